@@ -1,0 +1,38 @@
+import { evalCommand } from './commands/eval.ts';
+import { type Output, processOutput, UsageError } from './commands/output.ts';
+
+const HELP = `Usage: portico <command> [options]
+
+Commands:
+  eval <text>    Evaluate an expression or template and print the result as JSON
+                 --bindings FILE.json   request, attributes, session, contexts ... as plain JSON
+                 --type string|boolean|integer|number|object   the type the setting expects
+                 -Dname=value           set a system property (repeatable)
+  help           Show this text
+
+The server commands (start, validate) arrive with the gateway runtime.`;
+
+/** Runs one command; returns the process exit code (0 ok, 1 problems found, 2 usage or parse error). */
+export async function main(argv: string[], out: Output = processOutput): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'eval':
+        return await evalCommand(rest, out);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        out.stdout(HELP);
+        return 0;
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      out.stderr(`${error.code}: ${error.message}\n\n${HELP}`);
+      return 2;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import {
+  type Bindings,
+  compile,
+  type ExpectedType,
+  isPorticoError,
+  type Logger,
+  setSystemProperty,
+} from '@portico/gateway-core';
+import { type Output, UsageError } from './output.ts';
+
+const TYPES: Record<string, ExpectedType> = {
+  string: 'string',
+  boolean: 'boolean',
+  integer: 'integer',
+  number: 'number',
+  object: 'any',
+  any: 'any',
+};
+
+/**
+ * `portico eval '<text>'`: compiles and evaluates an expression the way a route would, and prints the
+ * result as JSON. Warnings go to standard error. A parse error prints the coded error and exits 2.
+ */
+export async function evalCommand(argv: string[], out: Output): Promise<number> {
+  const { values, positionals } = parseArguments(argv);
+  if (positionals.length !== 1) throw new UsageError('eval takes exactly one expression or template');
+  const type = TYPES[values.type ?? 'object'];
+  if (!type) throw new UsageError(`--type must be one of ${Object.keys(TYPES).join(', ')}`);
+  for (const property of values.D ?? []) {
+    const eq = property.indexOf('=');
+    if (eq <= 0) throw new UsageError(`-D expects name=value, got '${property}'`);
+    setSystemProperty(property.slice(0, eq), property.slice(eq + 1));
+  }
+  const bindings = values.bindings ? readBindings(values.bindings) : {};
+  const logger = stderrLogger(out);
+  try {
+    const expression = compile(positionals[0]!, type, { logger });
+    out.stdout(JSON.stringify(expression.evaluate(bindings), jsonValue, 2) ?? 'null');
+    return 0;
+  } catch (error) {
+    if (!isPorticoError(error)) throw error;
+    out.stderr(JSON.stringify(error.toJSON(), null, 2));
+    return 2;
+  }
+}
+
+function parseArguments(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        bindings: { type: 'string' },
+        type: { type: 'string' },
+        D: { type: 'string', short: 'D', multiple: true },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function readBindings(file: string): Bindings {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`cannot read bindings from ${file}: ${(error as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new UsageError(`${file} must hold a JSON object of bindings`);
+  }
+  return parsed as Bindings;
+}
+
+function stderrLogger(out: Output): Logger {
+  const write = (level: string) => (message: string, data?: Record<string, unknown>) =>
+    out.stderr(`${level}: ${message}${data ? ` ${JSON.stringify(data)}` : ''}`);
+  return { debug: () => {}, info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+/** Maps and sets print as JSON objects and arrays; model objects through their toString. */
+function jsonValue(_key: string, value: unknown): unknown {
+  if (value instanceof Map) return Object.fromEntries(value);
+  if (value instanceof Set) return [...value];
+  if (value === undefined) return null;
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const proto = Object.getPrototypeOf(value);
+    if (
+      proto !== Object.prototype &&
+      proto !== null &&
+      typeof (value as { toJSON?: unknown }).toJSON !== 'function'
+    ) {
+      return String(value);
+    }
+  }
+  return value;
+}

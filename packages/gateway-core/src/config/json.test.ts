@@ -1,0 +1,65 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseConfigJson } from './json.ts';
+
+describe('parseConfigJson', () => {
+  it('reads strict JSON exactly as JSON.parse does', () => {
+    fc.assert(
+      fc.property(fc.json(), (text) => {
+        expect(parseConfigJson(text)).toEqual(JSON.parse(text));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it.each<[string, string, unknown]>([
+    ['line comments', '{\n  // the router\n  "a": 1 // trailing\n}', { a: 1 }],
+    ['block comments', '/* head */ {"a": /* inline */ 1}', { a: 1 }],
+    ['a trailing comma in an object', '{"a": 1, "b": 2,}', { a: 1, b: 2 }],
+    ['a trailing comma in an array', '[1, 2, ]', [1, 2]],
+    ['a line break inside a string', '{"s": "line1\nline2"}', { s: 'line1\nline2' }],
+    ['a regular expression escape', '{"p": "^/x\\s+\\d$"}', { p: '^/x\\s+\\d$' }],
+    ['a no-break space after the document', '{"a": 1}\u00a0\n', { a: 1 }],
+    ['a byte order mark', '\ufeff{"a": 1}', { a: 1 }],
+    [
+      'a key named __proto__ as an ordinary key',
+      '{"__proto__": {"x": 1}}',
+      JSON.parse('{"__proto__": {"x": 1}}'),
+    ],
+    ['duplicate keys (the last wins)', '{"a": 1, "a": 2}', { a: 2 }],
+    ['URLs with // inside strings', '{"u": "http://x/y"}', { u: 'http://x/y' }],
+  ])('accepts %s', (_name, text, expected) => {
+    expect(parseConfigJson(text)).toEqual(expected);
+  });
+
+  it('never lets a __proto__ key change the prototype', () => {
+    const value = parseConfigJson('{"__proto__": {"polluted": true}}') as Record<string, unknown>;
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect((value as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(Object.keys(value)).toEqual(['__proto__']);
+  });
+
+  it.each<[string, string, string]>([
+    ['{"a": 1', 'r.json:1:8', "',' or '}'"],
+    ['{"a" 1}', 'r.json:1:6', "':'"],
+    ['{a: 1}', 'r.json:1:2', "a quoted key or '}'"],
+    ['[1, 2', 'r.json:1:6', "',' or ']'"],
+    ['{"a": "open}', 'r.json:1:13', 'a closing quote'],
+    ['{"a": tru}', 'r.json:1:7', "'true' or another JSON value"],
+    ['{"a": 1} {"b": 2}', 'r.json:1:10', 'the end of the file'],
+    ['{\n  "a": \n  @\n}', 'r.json:3:3', 'a JSON value'],
+    ['/* never closed', 'r.json:1:1', "'*/'"],
+    ['', 'r.json:1:1', 'a JSON value'],
+    ['{"a": "\\u12"}', 'r.json:1:10', 'four hexadecimal digits'],
+    ['{"a": 01}', 'r.json:1:8', "',' or '}'"],
+  ])('reports %j at %s', (text, where, expected) => {
+    let error: unknown;
+    try {
+      parseConfigJson(text, 'r.json');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'PORTICO_E_CONFIG', details: { file: 'r.json', expected } });
+    expect((error as Error).message.startsWith(`${where}:`)).toBe(true);
+  });
+});

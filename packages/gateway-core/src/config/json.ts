@@ -1,0 +1,212 @@
+import { ErrorCode, PorticoError } from '../errors.ts';
+
+/**
+ * Reads configuration files. Real route files written for the incumbents are not always strict
+ * JSON: they carry `//` and `/* *\/` comments, trailing commas, line breaks inside strings,
+ * backslashes before ordinary characters (regular expressions such as `\s`) and stray blanks such as
+ * a no-break space after the closing brace. The incumbents' parser accepts them, so this one does,
+ * and reports anything else with the file, line and column.
+ */
+export function parseConfigJson(text: string, file?: string): unknown {
+  return new JsonReader(text, file).readDocument();
+}
+
+const BLANK = /[\s\u00a0\ufeff]/;
+
+class JsonReader {
+  private i = 0;
+  private readonly text: string;
+  private readonly file: string | undefined;
+
+  constructor(text: string, file: string | undefined) {
+    this.text = text;
+    this.file = file;
+  }
+
+  readDocument(): unknown {
+    this.skip();
+    const value = this.readValue();
+    this.skip();
+    if (this.i < this.text.length)
+      throw this.error('unexpected text after the end of the document', 'the end of the file');
+    return value;
+  }
+
+  private error(message: string, expected: string): PorticoError {
+    const before = this.text.slice(0, this.i);
+    const line = before.split('\n').length;
+    const column = this.i - before.lastIndexOf('\n');
+    const where = `${this.file ?? 'JSON'}:${line}:${column}`;
+    return new PorticoError(ErrorCode.CONFIG, `${where}: ${message}`, {
+      ...(this.file === undefined ? {} : { file: this.file }),
+      jsonPath: `line ${line}, column ${column}`,
+      expected,
+    });
+  }
+
+  /** Skips blanks and comments. */
+  private skip(): void {
+    const t = this.text;
+    while (this.i < t.length) {
+      const c = t[this.i]!;
+      if (BLANK.test(c)) {
+        this.i++;
+      } else if (c === '/' && t[this.i + 1] === '/') {
+        const end = t.indexOf('\n', this.i);
+        this.i = end < 0 ? t.length : end + 1;
+      } else if (c === '/' && t[this.i + 1] === '*') {
+        const end = t.indexOf('*/', this.i + 2);
+        if (end < 0) throw this.error('unclosed comment', "'*/'");
+        this.i = end + 2;
+      } else {
+        return;
+      }
+    }
+  }
+
+  private readValue(): unknown {
+    const c = this.text[this.i];
+    switch (c) {
+      case '{':
+        return this.readObject();
+      case '[':
+        return this.readArray();
+      case '"':
+        return this.readString();
+      case 't':
+        return this.readWord('true', true);
+      case 'f':
+        return this.readWord('false', false);
+      case 'n':
+        return this.readWord('null', null);
+      default:
+        if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return this.readNumber();
+        throw this.error(
+          c === undefined ? 'unexpected end of file' : `unexpected character '${c}'`,
+          'a JSON value',
+        );
+    }
+  }
+
+  private readWord<T>(word: string, value: T): T {
+    if (!this.text.startsWith(word, this.i))
+      throw this.error('unexpected word', `'${word}' or another JSON value`);
+    this.i += word.length;
+    return value;
+  }
+
+  private readNumber(): number {
+    const match = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(this.text.slice(this.i, this.i + 400));
+    if (!match) throw this.error('malformed number', 'a JSON number');
+    this.i += match[0].length;
+    return Number(match[0]);
+  }
+
+  private readString(): string {
+    const t = this.text;
+    let out = '';
+    this.i++;
+    for (;;) {
+      const start = this.i;
+      while (this.i < t.length && t[this.i] !== '"' && t[this.i] !== '\\') this.i++;
+      out += t.slice(start, this.i);
+      if (this.i >= t.length) throw this.error('unterminated string', 'a closing quote');
+      if (t[this.i] === '"') {
+        this.i++;
+        return out;
+      }
+      const e = t[this.i + 1];
+      this.i += 2;
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          out += e;
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u': {
+          const hex = t.slice(this.i, this.i + 4);
+          if (!/^[0-9a-fA-F]{4}$/.test(hex))
+            throw this.error('malformed \\u escape', 'four hexadecimal digits');
+          out += String.fromCharCode(Number.parseInt(hex, 16));
+          this.i += 4;
+          break;
+        }
+        case undefined:
+          throw this.error('unterminated string', 'a closing quote');
+        default:
+          // Not a JSON escape: keep the backslash, as a regular expression would need it.
+          out += `\\${e}`;
+      }
+    }
+  }
+
+  private readArray(): unknown[] {
+    const out: unknown[] = [];
+    this.i++;
+    for (;;) {
+      this.skip();
+      if (this.text[this.i] === ']') {
+        this.i++;
+        return out;
+      }
+      out.push(this.readValue());
+      this.skip();
+      const c = this.text[this.i];
+      if (c === ',') this.i++;
+      else if (c !== ']')
+        throw this.error(
+          c === undefined ? 'unexpected end of file' : `unexpected character '${c}'`,
+          "',' or ']'",
+        );
+    }
+  }
+
+  private readObject(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    this.i++;
+    for (;;) {
+      this.skip();
+      const c = this.text[this.i];
+      if (c === '}') {
+        this.i++;
+        return out;
+      }
+      if (c !== '"')
+        throw this.error(
+          c === undefined ? 'unexpected end of file' : `unexpected character '${c}'`,
+          "a quoted key or '}'",
+        );
+      const key = this.readString();
+      this.skip();
+      if (this.text[this.i] !== ':') throw this.error(`missing ':' after key "${key}"`, "':'");
+      this.i++;
+      this.skip();
+      const value = this.readValue();
+      // A key named __proto__ must become an ordinary property, never the object's prototype.
+      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      this.skip();
+      const next = this.text[this.i];
+      if (next === ',') this.i++;
+      else if (next !== '}')
+        throw this.error(
+          next === undefined ? 'unexpected end of file' : `unexpected character '${next}'`,
+          "',' or '}'",
+        );
+    }
+  }
+}

@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { Duration } from '../duration/index.ts';
+import { setSystemProperty } from '../expression/implicit.ts';
+import { createMemoryLogger } from '../logging.ts';
+import { checkConfig, parseConfig, s } from './schema.ts';
+
+const logger = createMemoryLogger();
+
+const clientSettings = s.object({
+  name: s.string(),
+  connections: s.integer({ min: 1 }).default(64),
+  secure: s.boolean().default(false),
+  soTimeout: s.duration().default(() => Duration.parse('10 seconds')),
+  mode: s.enumOf(['REQUEST', 'RESPONSE'] as const).default('REQUEST'),
+  comment: s.string().optional(),
+  tags: s.array(s.string()).optional(),
+  condition: s.expression('boolean').optional(),
+  target: s.lvalue().optional(),
+});
+
+describe('configuration-time expressions', () => {
+  it('evaluates string, integer, boolean and duration settings with env and system', () => {
+    process.env.PORTICO_SCHEMA_HOST = 'upstream.local';
+    process.env.PORTICO_SCHEMA_CONNS = '16';
+    setSystemProperty('portico.schema.secure', 'TRUE');
+    const parsed = parseConfig(
+      clientSettings,
+      {
+        name: "${env['PORTICO_SCHEMA_HOST']}",
+        connections: "${env['PORTICO_SCHEMA_CONNS']}",
+        secure: "${system['portico.schema.secure']}",
+        soTimeout: "${'5 seconds'}",
+        mode: '${"response"}',
+      },
+      { logger },
+    );
+    expect(parsed).toMatchObject({ name: 'upstream.local', connections: 16, secure: true, mode: 'RESPONSE' });
+    expect(parsed.soTimeout.toMillis()).toBe(5000);
+  });
+
+  it('sees the heap properties, by name and under properties', () => {
+    const parsed = parseConfig(
+      s.object({ a: s.string(), b: s.string() }),
+      { a: '${urls.app}/x', b: "${properties.urls['app']}" },
+      {
+        properties: { urls: { app: 'http://app:8081' } },
+        logger,
+      },
+    );
+    expect(parsed).toEqual({ a: 'http://app:8081/x', b: 'http://app:8081' });
+  });
+
+  it('a required setting that evaluates to null is an error naming its JSON path', () => {
+    const { errors } = checkConfig(
+      clientSettings,
+      { name: "${env['PORTICO_NOT_SET_EVER']}" },
+      { file: 'config.json', jsonPath: '$.heap[0].config', logger },
+    );
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { file: 'config.json', jsonPath: '$.heap[0].config.name', expected: 'a string' },
+    });
+    expect(errors[0]!.message).toContain('evaluated to null');
+  });
+
+  it('an optional setting that evaluates to null falls back to its default', () => {
+    const parsed = parseConfig(
+      clientSettings,
+      { name: 'x', connections: "${env['PORTICO_NOT_SET_EVER']}", secure: '${null}' },
+      { logger },
+    );
+    expect(parsed.connections).toBe(64);
+    expect(parsed.secure).toBe(false);
+  });
+
+  it('a result of the wrong type is an error', () => {
+    const { errors } = checkConfig(clientSettings, { name: 'x', connections: "${'many'}" }, { logger });
+    expect(errors[0]).toMatchObject({
+      details: { jsonPath: '$.connections', expected: 'an integer of at least 1' },
+    });
+  });
+
+  it('an expression that does not parse is reported with its JSON path and column', () => {
+    const { errors } = checkConfig(clientSettings, { name: '${env[}' }, { file: 'f.json', logger });
+    expect(errors[0]).toMatchObject({
+      code: 'PORTICO_E_EXPRESSION',
+      details: { file: 'f.json', jsonPath: '$.name', column: 7 },
+    });
+  });
+
+  it('run-time expressions are compiled, not evaluated', () => {
+    const parsed = parseConfig(
+      clientSettings,
+      { name: 'x', condition: "${request.method == 'GET'}" },
+      { logger },
+    );
+    expect(parsed.condition?.evaluate({ request: { method: 'GET' } })).toBe(true);
+    expect(parsed.condition?.evaluate({ request: { method: 'PUT' } })).toBe(false);
+  });
+});
+
+describe('validation', () => {
+  it('applies defaults and leaves optional settings out', () => {
+    const parsed = parseConfig(clientSettings, { name: 'x' }, { logger });
+    expect(parsed).toMatchObject({ name: 'x', connections: 64, secure: false, mode: 'REQUEST' });
+    expect(parsed.soTimeout.equals(Duration.parse('10s'))).toBe(true);
+    expect('tags' in parsed).toBe(false);
+  });
+
+  it('reports every problem, not just the first', () => {
+    const { errors } = checkConfig(
+      clientSettings,
+      {
+        connections: 0,
+        secure: 'maybe',
+        soTimeout: '5 fortnights',
+        mode: 'SIDEWAYS',
+        tags: ['a', 3, {}],
+        extra: 1,
+      },
+      { logger },
+    );
+    expect(errors.map((e) => e.details.jsonPath).sort()).toEqual(
+      ['$.connections', '$.extra', '$.mode', '$.name', '$.secure', '$.soTimeout', '$.tags[2]'].sort(),
+    );
+    expect(errors.every((e) => e.code === 'PORTICO_E_CONFIG' && e.details.expected)).toBe(true);
+  });
+
+  it('names unknown keys and lists the known ones', () => {
+    const { errors } = checkConfig(s.object({ a: s.string() }), { a: 'x', 'odd key': 1 }, { logger });
+    expect(errors[0]).toMatchObject({ details: { jsonPath: '$["odd key"]', expected: 'one of a' } });
+  });
+
+  it('parseConfig throws the first problem and carries all of them', () => {
+    let error: unknown;
+    try {
+      parseConfig(clientSettings, { connections: 'x' }, { logger });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'PORTICO_E_CONFIG' });
+    expect((error as { details: { cause: unknown[] } }).details.cause).toHaveLength(2);
+  });
+
+  it('accepts enumerations in any case and numbers written as text', () => {
+    const parsed = parseConfig(clientSettings, { name: 'x', mode: 'response', connections: '8' }, { logger });
+    expect(parsed).toMatchObject({ mode: 'RESPONSE', connections: 8 });
+  });
+
+  it('maps and nested objects carry their paths', () => {
+    const schema = s.object({ headers: s.map(s.array(s.string())), inner: s.object({ n: s.integer() }) });
+    const { errors } = checkConfig(
+      schema,
+      { headers: { 'X-A': ['1'], 'X-B': 'no' }, inner: { n: 1.5 } },
+      { logger },
+    );
+    expect(errors.map((e) => e.details.jsonPath)).toEqual(['$.headers["X-B"]', '$.inner.n']);
+  });
+
+  it('describes itself as a JSON Schema', () => {
+    expect(clientSettings.jsonSchema()).toMatchObject({
+      type: 'object',
+      required: ['name'],
+      additionalProperties: false,
+      properties: {
+        connections: { type: 'integer', minimum: 1, default: 64 },
+        soTimeout: { type: 'string', format: 'duration', default: '10 seconds' },
+        mode: { enum: ['REQUEST', 'RESPONSE'] },
+      },
+    });
+  });
+});

@@ -1,0 +1,461 @@
+import { Duration } from '../duration/index.ts';
+import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
+import type { Bindings } from '../expression/compiler.ts';
+import {
+  compile,
+  compileLValue,
+  type ExpectedType,
+  type Expression,
+  type LValueExpression,
+} from '../expression/expression.ts';
+import { containsExpression } from '../expression/template.ts';
+import { consoleLogger, type Logger } from '../logging.ts';
+
+/**
+ * Configuration schemas: the one description of a setting that validates it, applies its default,
+ * evaluates its configuration-time expression, gives its TypeScript type and its JSON Schema.
+ *
+ * Settings of type string, integer, number and boolean (and the durations and enumerations written
+ * as strings) may be given as `${...}` expressions over `env`, `system` and the heap's properties;
+ * they are evaluated while the configuration loads. A required setting that evaluates to null is an
+ * error naming its JSON path; an optional one falls back to its default. Unknown keys are errors.
+ */
+
+export interface ParseContext {
+  /** The configuration file, for error messages. */
+  file?: string;
+  /** Bindings for configuration-time expressions (`env`, `system` and properties are implicit). */
+  bindings: Bindings;
+  logger: Logger;
+  /** Every problem found; parsing goes on after an error so that all of them are reported. */
+  errors: PorticoError[];
+}
+
+/** Marks a value that failed to parse; the error is already in the context. */
+export const INVALID: unique symbol = Symbol('invalid');
+type Parsed<T> = T | typeof INVALID;
+
+export abstract class Schema<T> {
+  /** @internal */ _required = true;
+  /** @internal */ _default: (() => T) | undefined;
+  /** @internal */ _description: string | undefined;
+
+  /** Parses a present value (not undefined); `path` is its JSON path. */
+  abstract parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T>;
+  abstract jsonSchema(): Record<string, unknown>;
+  /** In words, for error messages: 'an integer', 'a duration such as "10 seconds"'. */
+  abstract readonly expected: string;
+
+  /** The setting may be left out; then it is undefined. */
+  optional(): Schema<T | undefined> {
+    const copy = this.clone();
+    copy._required = false;
+    return copy as Schema<T | undefined>;
+  }
+
+  /** The setting may be left out (or evaluate to null); then it takes this value. */
+  default(value: T | (() => T)): Schema<T> {
+    const copy = this.clone();
+    copy._required = false;
+    copy._default = typeof value === 'function' ? (value as () => T) : () => value;
+    return copy;
+  }
+
+  describe(text: string): this {
+    const copy = this.clone();
+    copy._description = text;
+    return copy;
+  }
+
+  /** Parses a possibly absent value, applying the default. */
+  parse(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
+    if (value === undefined) return this.absent(path, ctx);
+    return this.parseValue(value, path, ctx);
+  }
+
+  /** @internal What an absent (or null-evaluating) optional setting becomes. */
+  absent(path: string, ctx: ParseContext, why = 'is required'): Parsed<T> {
+    if (this._default) return this._default();
+    if (!this._required) return undefined as T;
+    return fail(ctx, path, `the setting ${why}`, this.expected);
+  }
+
+  protected clone(): this {
+    return Object.assign(Object.create(Object.getPrototypeOf(this)), this);
+  }
+
+  protected withDescription(schema: Record<string, unknown>): Record<string, unknown> {
+    const out = { ...schema };
+    if (this._description) out.description = this._description;
+    if (this._default) out.default = toJson(this._default());
+    return out;
+  }
+}
+
+function toJson(value: unknown): unknown {
+  return value instanceof Duration ? value.toString() : value;
+}
+
+export type Infer<S> = S extends Schema<infer T> ? T : never;
+
+export function fail(ctx: ParseContext, path: string, message: string, expected: string): typeof INVALID {
+  ctx.errors.push(
+    new PorticoError(ErrorCode.CONFIG, `${path}: ${message}`, { file: ctx.file, jsonPath: path, expected }),
+  );
+  return INVALID;
+}
+
+function record(ctx: ParseContext, error: unknown, path: string): typeof INVALID {
+  if (!isPorticoError(error)) throw error;
+  ctx.errors.push(error.at({ ...(ctx.file === undefined ? {} : { file: ctx.file }), jsonPath: path }));
+  return INVALID;
+}
+
+/**
+ * A scalar setting: its value, or a `${...}` that evaluates to it while the configuration loads.
+ * `accept` converts an evaluated or literal value, or returns INVALID_VALUE.
+ */
+abstract class ScalarSchema<T> extends Schema<T> {
+  protected abstract accept(value: unknown): T | typeof INVALID_VALUE;
+
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
+    let resolved = value;
+    if (typeof value === 'string' && containsExpression(value)) {
+      try {
+        // Evaluated untyped, so that a result of the wrong type is reported rather than taken as null.
+        resolved = compile(value, 'any', { logger: ctx.logger }).evaluate(ctx.bindings);
+      } catch (error) {
+        return record(ctx, error, path);
+      }
+      if (resolved === null) return this.absent(path, ctx, `evaluated to null (${value})`);
+    }
+    const accepted = resolved === null ? INVALID_VALUE : this.accept(resolved);
+    if (accepted === INVALID_VALUE) {
+      return fail(ctx, path, `${JSON.stringify(resolved)} is not ${this.expected}`, this.expected);
+    }
+    return accepted;
+  }
+}
+
+const INVALID_VALUE: unique symbol = Symbol('invalid value');
+
+class StringSchema extends ScalarSchema<string> {
+  readonly expected = 'a string';
+  protected accept(value: unknown) {
+    return typeof value === 'string'
+      ? value
+      : typeof value === 'number' || typeof value === 'boolean'
+        ? String(value)
+        : INVALID_VALUE;
+  }
+  jsonSchema() {
+    return this.withDescription({ type: 'string' });
+  }
+}
+
+class NumberSchema extends ScalarSchema<number> {
+  readonly expected: string;
+  private readonly integer: boolean;
+  private readonly min: number | undefined;
+  private readonly max: number | undefined;
+
+  constructor(integer: boolean, min?: number, max?: number) {
+    super();
+    this.integer = integer;
+    this.min = min;
+    this.max = max;
+    const range =
+      min !== undefined && max !== undefined
+        ? ` from ${min} to ${max}`
+        : min !== undefined
+          ? ` of at least ${min}`
+          : max !== undefined
+            ? ` of at most ${max}`
+            : '';
+    this.expected = `${integer ? 'an integer' : 'a number'}${range}`;
+  }
+
+  protected accept(value: unknown) {
+    const n =
+      typeof value === 'number'
+        ? value
+        : typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)
+          ? Number(value)
+          : NaN;
+    if (Number.isNaN(n) || (this.integer && !Number.isInteger(n))) return INVALID_VALUE;
+    if ((this.min !== undefined && n < this.min) || (this.max !== undefined && n > this.max))
+      return INVALID_VALUE;
+    return n;
+  }
+
+  jsonSchema() {
+    const schema: Record<string, unknown> = { type: this.integer ? 'integer' : 'number' };
+    if (this.min !== undefined) schema.minimum = this.min;
+    if (this.max !== undefined) schema.maximum = this.max;
+    return this.withDescription(schema);
+  }
+}
+
+class BooleanSchema extends ScalarSchema<boolean> {
+  readonly expected = 'true or false';
+  protected accept(value: unknown) {
+    if (typeof value === 'boolean') return value;
+    if (typeof value === 'string' && /^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
+    return INVALID_VALUE;
+  }
+  jsonSchema() {
+    return this.withDescription({ type: 'boolean' });
+  }
+}
+
+class DurationSchema extends ScalarSchema<Duration> {
+  readonly expected = 'a duration such as "10 seconds" or "unlimited"';
+  protected accept(value: unknown) {
+    if (typeof value !== 'string') return INVALID_VALUE;
+    try {
+      return Duration.parse(value);
+    } catch {
+      return INVALID_VALUE;
+    }
+  }
+  jsonSchema() {
+    return this.withDescription({ type: 'string', format: 'duration' });
+  }
+}
+
+class EnumSchema<T extends string> extends ScalarSchema<T> {
+  readonly expected: string;
+
+  private readonly values: readonly T[];
+
+  constructor(values: readonly T[]) {
+    super();
+    this.values = values;
+    this.expected = `one of ${values.join(', ')}`;
+  }
+  /** Case-insensitive, as the incumbents read their enumerations. */
+  protected accept(value: unknown) {
+    if (typeof value !== 'string') return INVALID_VALUE;
+    return this.values.find((v) => v.toLowerCase() === value.toLowerCase()) ?? INVALID_VALUE;
+  }
+  jsonSchema() {
+    return this.withDescription({ type: 'string', enum: [...this.values] });
+  }
+}
+
+/** A run-time expression: compiled while loading, evaluated per request. Plain values are constants. */
+class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<unknown>> {
+  readonly expected: string;
+  private readonly type: T;
+
+  constructor(type: T) {
+    super();
+    this.type = type;
+    this.expected = `an expression${type === 'any' ? '' : ` of type ${type}`}`;
+  }
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<Expression<unknown>> {
+    if (typeof value !== 'string') {
+      if (value === null || typeof value === 'object')
+        return fail(ctx, path, `${JSON.stringify(value)} is not ${this.expected}`, this.expected);
+      value = String(value);
+    }
+    try {
+      return compile(value as string, this.type, { logger: ctx.logger });
+    } catch (error) {
+      return record(ctx, error, path);
+    }
+  }
+  jsonSchema() {
+    return this.withDescription({ type: this.type === 'boolean' ? ['string', 'boolean'] : 'string' });
+  }
+}
+
+class LValueSchema extends Schema<LValueExpression> {
+  readonly expected = 'an assignable expression such as "${attributes.name}"';
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<LValueExpression> {
+    if (typeof value !== 'string')
+      return fail(ctx, path, `${JSON.stringify(value)} is not ${this.expected}`, this.expected);
+    try {
+      return compileLValue(value, { logger: ctx.logger });
+    } catch (error) {
+      return record(ctx, error, path);
+    }
+  }
+  jsonSchema() {
+    return this.withDescription({ type: 'string' });
+  }
+}
+
+class ArraySchema<T> extends Schema<T[]> {
+  readonly expected: string;
+  private readonly item: Schema<T>;
+
+  constructor(item: Schema<T>) {
+    super();
+    this.item = item;
+    this.expected = `an array of ${item.expected.replace(/^an? /, '')} values`;
+  }
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T[]> {
+    if (!Array.isArray(value))
+      return fail(ctx, path, `${JSON.stringify(value)} is not an array`, this.expected);
+    const out = value.map((v, i) => this.item.parse(v, `${path}[${i}]`, ctx));
+    return out.includes(INVALID as never) ? INVALID : (out as T[]);
+  }
+  jsonSchema() {
+    return this.withDescription({ type: 'array', items: this.item.jsonSchema() });
+  }
+}
+
+class MapSchema<T> extends Schema<Record<string, T>> {
+  readonly expected: string;
+  private readonly value: Schema<T>;
+
+  constructor(value: Schema<T>) {
+    super();
+    this.value = value;
+    this.expected = 'an object';
+  }
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<Record<string, T>> {
+    if (!isObject(value)) return fail(ctx, path, `${JSON.stringify(value)} is not an object`, this.expected);
+    let ok = true;
+    const out: Record<string, T> = Object.create(null);
+    for (const [k, v] of Object.entries(value)) {
+      const parsed = this.value.parse(v, childPath(path, k), ctx);
+      if (parsed === INVALID) ok = false;
+      else out[k] = parsed;
+    }
+    return ok ? out : INVALID;
+  }
+  jsonSchema() {
+    return this.withDescription({ type: 'object', additionalProperties: this.value.jsonSchema() });
+  }
+}
+
+type Shape = Record<string, Schema<unknown>>;
+type ObjectOf<S extends Shape> = {
+  [K in keyof S as undefined extends Infer<S[K]> ? never : K]: Infer<S[K]>;
+} & {
+  [K in keyof S as undefined extends Infer<S[K]> ? K : never]?: Infer<S[K]>;
+};
+
+class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
+  readonly expected = 'an object';
+  readonly shape: S;
+  /** Keys accepted and ignored (comments, and fields the incumbent reads that we do not need). */
+  private readonly ignored: readonly string[];
+
+  constructor(shape: S, ignored: readonly string[] = ['comment', 'comments']) {
+    super();
+    this.shape = shape;
+    this.ignored = ignored;
+  }
+
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<ObjectOf<S>> {
+    if (!isObject(value)) return fail(ctx, path, `${JSON.stringify(value)} is not an object`, this.expected);
+    let ok = true;
+    for (const key of Object.keys(value)) {
+      if (!Object.hasOwn(this.shape, key) && !this.ignored.includes(key)) {
+        const known = Object.keys(this.shape).join(', ');
+        fail(ctx, childPath(path, key), `unknown setting '${key}'`, `one of ${known || 'no settings'}`);
+        ok = false;
+      }
+    }
+    const out: Record<string, unknown> = {};
+    for (const [key, schema] of Object.entries(this.shape)) {
+      const parsed = schema.parse(value[key], childPath(path, key), ctx);
+      if (parsed === INVALID) ok = false;
+      else if (parsed !== undefined) out[key] = parsed;
+    }
+    return ok ? (out as ObjectOf<S>) : INVALID;
+  }
+
+  jsonSchema() {
+    const required = Object.entries(this.shape)
+      .filter(([, s]) => s._required)
+      .map(([k]) => k);
+    const properties = Object.fromEntries(Object.entries(this.shape).map(([k, s]) => [k, s.jsonSchema()]));
+    for (const key of this.ignored) properties[key] = {};
+    return this.withDescription({ type: 'object', properties, required, additionalProperties: false });
+  }
+}
+
+class AnySchema extends Schema<unknown> {
+  readonly expected = 'a value';
+  parseValue(value: unknown): unknown {
+    return value;
+  }
+  jsonSchema() {
+    return this.withDescription({});
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** `$.a.b`, `$.a['odd key']`. */
+export function childPath(path: string, key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
+export const s = {
+  string: () => new StringSchema(),
+  integer: (range: { min?: number; max?: number } = {}) => new NumberSchema(true, range.min, range.max),
+  number: (range: { min?: number; max?: number } = {}) => new NumberSchema(false, range.min, range.max),
+  boolean: () => new BooleanSchema(),
+  duration: () => new DurationSchema(),
+  enumOf: <T extends string>(values: readonly T[]) => new EnumSchema(values),
+  expression: <T extends ExpectedType>(type: T) => new ExpressionSchema(type),
+  lvalue: () => new LValueSchema(),
+  array: <T>(item: Schema<T>) => new ArraySchema(item),
+  map: <T>(value: Schema<T>) => new MapSchema(value),
+  object: <S extends Shape>(shape: S, options: { ignored?: readonly string[] } = {}) =>
+    new ObjectSchema(shape, options.ignored),
+  any: () => new AnySchema(),
+};
+
+export interface ParseOptions {
+  file?: string;
+  /** JSON path of the value inside its file; `$` for a whole file. */
+  jsonPath?: string;
+  /** Extra configuration-time bindings: the heap's `properties` (also reachable one by one). */
+  properties?: Record<string, unknown>;
+  logger?: Logger;
+}
+
+/**
+ * Parses configuration against a schema, evaluating configuration-time expressions. Throws one
+ * PorticoError for the first problem, with every problem found in `details.cause` as `problems`.
+ */
+export function parseConfig<T>(schema: Schema<T>, value: unknown, options: ParseOptions = {}): T {
+  const { errors, value: parsed } = checkConfig(schema, value, options);
+  if (errors.length > 0) {
+    const [first] = errors;
+    throw new PorticoError(
+      first!.code,
+      errors.length === 1 ? first!.message : `${first!.message} (and ${errors.length - 1} more)`,
+      {
+        ...first!.details,
+        cause: errors,
+      },
+    );
+  }
+  return parsed as T;
+}
+
+/** Like parseConfig, but returns every problem instead of throwing (for `portico validate`). */
+export function checkConfig<T>(
+  schema: Schema<T>,
+  value: unknown,
+  options: ParseOptions = {},
+): { value: T | undefined; errors: PorticoError[] } {
+  const properties = options.properties ?? {};
+  const ctx: ParseContext = {
+    bindings: { ...properties, properties },
+    logger: options.logger ?? consoleLogger,
+    errors: [],
+    ...(options.file === undefined ? {} : { file: options.file }),
+  };
+  const parsed = schema.parse(value, options.jsonPath ?? '$', ctx);
+  return { value: parsed === INVALID ? undefined : parsed, errors: ctx.errors };
+}

@@ -1,0 +1,1 @@
+export { Duration, parseDuration } from './duration.ts';

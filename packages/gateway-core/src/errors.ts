@@ -1,0 +1,63 @@
+/**
+ * Every error Portico reports carries a stable code (`PORTICO_E_*`). Tests and tools compare codes,
+ * never messages. Where the fault comes from configuration, the error names the file, the JSON path
+ * and what was expected, so an operator can go straight to it.
+ */
+export const ErrorCode = {
+  /** An expression does not parse, names an unknown function, or cannot be assigned to. */
+  EXPRESSION: 'PORTICO_E_EXPRESSION',
+  /** A duration is not written in the accepted English form. */
+  DURATION: 'PORTICO_E_DURATION',
+  /** A configuration value has the wrong shape or type, or a required one is missing or null. */
+  CONFIG: 'PORTICO_E_CONFIG',
+  /** A command-line invocation is malformed. */
+  USAGE: 'PORTICO_E_USAGE',
+} as const;
+
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export interface PorticoErrorDetails {
+  /** The configuration file the fault is in, when known. */
+  file?: string;
+  /** JSON path of the faulty value inside that file, e.g. `$.heap[2].config.condition`. */
+  jsonPath?: string;
+  /** What was expected at that place, in words. */
+  expected?: string;
+  /** 1-based column inside the offending text (expressions). */
+  column?: number;
+  /** The offending text itself (an expression, a duration). */
+  text?: string;
+  cause?: unknown;
+}
+
+export class PorticoError extends Error {
+  readonly code: ErrorCodeValue;
+  readonly details: PorticoErrorDetails;
+
+  constructor(code: ErrorCodeValue, message: string, details: PorticoErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'PorticoError';
+    this.code = code;
+    this.details = details;
+  }
+
+  /** Returns a copy that also names where in the configuration the fault is. */
+  at(location: { file?: string; jsonPath?: string }): PorticoError {
+    return new PorticoError(this.code, this.message, { ...this.details, ...location });
+  }
+
+  /** One line for people: code, place, message and expectation. */
+  override toString(): string {
+    const { file, jsonPath, expected } = this.details;
+    const place = [file, jsonPath].filter(Boolean).join(' ');
+    return `${this.code}${place ? ` ${place}` : ''}: ${this.message}${expected ? ` (expected ${expected})` : ''}`;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { code: this.code, message: this.message, ...this.details, cause: undefined };
+  }
+}
+
+export function isPorticoError(value: unknown, code?: ErrorCodeValue): value is PorticoError {
+  return value instanceof PorticoError && (code === undefined || value.code === code);
+}

@@ -1,0 +1,102 @@
+import { isPlainObject } from './coercion.ts';
+
+/**
+ * How expressions read and write properties. Maps (JavaScript Maps and plain objects) are read by
+ * key, lists by index, and model objects (requests, URIs, headers ...) through the EL protocol
+ * below or their own fields and getters. Nothing reaches the JavaScript machinery behind a value:
+ * `constructor`, `__proto__` and methods are never properties.
+ */
+
+/** `obj[EL_GET](key)`: the value of property `key`, or undefined when there is none. */
+export const EL_GET: unique symbol = Symbol.for('portico.el.get');
+/** `obj[EL_SET](key, value)`: writes property `key`; a null value removes it where that makes sense. */
+export const EL_SET: unique symbol = Symbol.for('portico.el.set');
+/** `obj[EL_CALL](name, args)`: calls a method; returns NO_SUCH_METHOD when the object has none of that name. */
+export const EL_CALL: unique symbol = Symbol.for('portico.el.call');
+export const NO_SUCH_METHOD: unique symbol = Symbol.for('portico.el.noSuchMethod');
+
+export interface ElObject {
+  [EL_GET]?(key: string): unknown;
+  [EL_SET]?(key: string, value: unknown): void;
+  [EL_CALL]?(name: string, args: unknown[]): unknown;
+}
+
+/** Reads `base[key]`; anything missing is null. */
+export function getProperty(base: unknown, key: unknown): unknown {
+  if (base === null || typeof base !== 'object') return null;
+  if (Array.isArray(base)) {
+    const index = toIndex(key);
+    return index === undefined ? null : (base[index] ?? null);
+  }
+  if (base instanceof Map) {
+    if (base.has(key)) return base.get(key) ?? null;
+    return typeof key === 'number' ? (base.get(String(key)) ?? null) : null;
+  }
+  const name = typeof key === 'string' ? key : String(key);
+  const protocol = (base as ElObject)[EL_GET];
+  if (typeof protocol === 'function') return protocol.call(base, name) ?? null;
+  if (Object.hasOwn(base, name)) {
+    const value = (base as Record<string, unknown>)[name];
+    return typeof value === 'function' ? null : (value ?? null);
+  }
+  if (isPlainObject(base)) return null;
+  const getter = findGetter(base, name);
+  return getter ? (getter.call(base) ?? null) : null;
+}
+
+/** Writes `base[key] = value`; null removes a map entry. Returns false when the write was not possible. */
+export function setProperty(base: unknown, key: unknown, value: unknown): boolean {
+  if (base === null || typeof base !== 'object') return false;
+  if (Array.isArray(base)) {
+    const index = toIndex(key);
+    if (index === undefined || index > base.length) return false;
+    base[index] = value;
+    return true;
+  }
+  if (base instanceof Map) {
+    if (value === null || value === undefined) base.delete(key);
+    else base.set(key, value);
+    return true;
+  }
+  const name = typeof key === 'string' ? key : String(key);
+  const protocol = (base as ElObject)[EL_SET];
+  if (typeof protocol === 'function') {
+    protocol.call(base, name, value);
+    return true;
+  }
+  if (name === '__proto__' || name === 'constructor' || name === 'prototype') return false;
+  if (isPlainObject(base)) {
+    if (value === null || value === undefined) delete base[name];
+    else base[name] = value;
+    return true;
+  }
+  const descriptor = findDescriptor(base, name);
+  if (descriptor?.set) {
+    descriptor.set.call(base, value);
+    return true;
+  }
+  if (Object.hasOwn(base, name) && descriptor?.writable && typeof descriptor.value !== 'function') {
+    (base as Record<string, unknown>)[name] = value;
+    return true;
+  }
+  return false;
+}
+
+function toIndex(key: unknown): number | undefined {
+  const n =
+    typeof key === 'number' ? key : typeof key === 'string' && /^\s*\d+\s*$/.test(key) ? Number(key) : NaN;
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+/** A getter defined by the object's class (never one of Object.prototype). */
+function findGetter(base: object, name: string): (() => unknown) | undefined {
+  return findDescriptor(base, name)?.get;
+}
+
+function findDescriptor(base: object, name: string): PropertyDescriptor | undefined {
+  for (let o: object | null = base; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    const descriptor = Object.getOwnPropertyDescriptor(o, name);
+    if (descriptor) return descriptor;
+  }
+  return undefined;
+}

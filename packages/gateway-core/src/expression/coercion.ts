@@ -1,0 +1,160 @@
+import { evaluationError } from './expression-error.ts';
+
+/**
+ * Unified EL coercion rules, with JavaScript numbers standing in for Java's Long and Double.
+ * A failed coercion throws an EvaluationError, which makes the whole expression yield null.
+ */
+
+/** A number as Java's `Double.valueOf` / `Long.valueOf` would read it (surrounding blanks allowed). */
+const NUMERIC_TEXT = /^\s*[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)\s*$/;
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Maps in the sense of EL: JavaScript Maps and plain objects. */
+export function isMapLike(value: unknown): value is Map<unknown, unknown> | Record<string, unknown> {
+  return value instanceof Map || isPlainObject(value);
+}
+
+/** Coerces to a number for arithmetic and numeric comparison: null and '' are 0. */
+export function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (value === null || value === undefined || value === '') return 0;
+  if (typeof value === 'string') {
+    if (NUMERIC_TEXT.test(value)) return Number(value);
+    throw evaluationError(`cannot convert ${JSON.stringify(value)} to a number`);
+  }
+  if (typeof value === 'bigint') return Number(value);
+  throw evaluationError(`cannot convert ${typeName(value)} to a number`);
+}
+
+/** True when a string would coerce to a number, for operators that pick a numeric comparison. */
+export function isNumericText(value: string): boolean {
+  return NUMERIC_TEXT.test(value);
+}
+
+/** Coerces to a boolean: null and '' are false; text is true only when it reads 'true' in any case. */
+export function toBoolean(value: unknown): boolean {
+  if (typeof value === 'boolean') return value;
+  if (value === null || value === undefined) return false;
+  if (typeof value === 'string') return value.length === 4 && value.toLowerCase() === 'true';
+  throw evaluationError(`cannot convert ${typeName(value)} to a boolean`);
+}
+
+/** Coerces to text the way EL composes templates: null is '', collections print like Java's. */
+export function toText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === null || value === undefined) return '';
+  return display(value, 0);
+}
+
+function display(value: unknown, depth: number): string {
+  if (value === null || value === undefined) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(value);
+    case 'function':
+    case 'symbol':
+      return typeName(value);
+  }
+  if (depth > 8) return '...';
+  if (Array.isArray(value)) return `[${value.map((v) => display(v, depth + 1)).join(', ')}]`;
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+  if (value instanceof Map) {
+    return `{${[...value].map(([k, v]) => `${display(k, depth + 1)}=${display(v, depth + 1)}`).join(', ')}}`;
+  }
+  if (value instanceof Set) return `[${[...value].map((v) => display(v, depth + 1)).join(', ')}]`;
+  if (isPlainObject(value)) {
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${k}=${display(v, depth + 1)}`)
+      .join(', ')}}`;
+  }
+  if (value instanceof Date) return value.toISOString();
+  // Model objects (URIs, headers, ...) print through their own toString.
+  return String(value);
+}
+
+/** EL `empty`: null, '', and empty collections, maps and arrays. */
+export function isEmpty(value: unknown): boolean {
+  if (value === null || value === undefined || value === '') return true;
+  if (typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.length === 0;
+  if (value instanceof Map || value instanceof Set) return value.size === 0;
+  if (isPlainObject(value)) {
+    for (const _ in value) return false;
+    return true;
+  }
+  const size = (value as { size?: unknown }).size;
+  return typeof size === 'number' ? size === 0 : false;
+}
+
+/** EL `==`: numeric when either side is a number, boolean when either is a boolean, else text or equals. */
+export function elEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || a === undefined || b === null || b === undefined) return false;
+  if (typeof a === 'number' || typeof b === 'number') return toNumber(a) === toNumber(b);
+  if (typeof a === 'boolean' || typeof b === 'boolean') return toBoolean(a) === toBoolean(b);
+  if (typeof a === 'string' || typeof b === 'string') return toText(a) === toText(b);
+  return javaEquals(a, b);
+}
+
+/**
+ * EL ordering: numeric when either side is a number, text when either is a string, booleans
+ * false < true. Returns undefined when either side is null (every ordering operator is then false).
+ */
+export function elCompare(a: unknown, b: unknown): number | undefined {
+  if (a === null || a === undefined || b === null || b === undefined) return undefined;
+  if (typeof a === 'number' || typeof b === 'number') {
+    const x = toNumber(a);
+    const y = toNumber(b);
+    return x < y ? -1 : x > y ? 1 : x === y ? 0 : undefined;
+  }
+  if (typeof a === 'string' || typeof b === 'string') {
+    if (typeof a === 'object' || typeof b === 'object') {
+      throw evaluationError(`cannot compare ${typeName(a)} with ${typeName(b)}`);
+    }
+    const x = toText(a);
+    const y = toText(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
+  if (a instanceof Date && b instanceof Date) return Math.sign(a.getTime() - b.getTime());
+  throw evaluationError(`cannot compare ${typeName(a)} with ${typeName(b)}`);
+}
+
+/** Java `equals`: no coercion; lists and maps compare element by element. */
+export function javaEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    return typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b);
+  }
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((v, i) => javaEquals(v, b[i]));
+  }
+  if (isMapLike(a) && isMapLike(b)) {
+    const x = entries(a);
+    const y = new Map(entries(b));
+    return x.length === y.size && x.every(([k, v]) => y.has(k) && javaEquals(v, y.get(k)));
+  }
+  return false;
+}
+
+function entries(map: Map<unknown, unknown> | Record<string, unknown>): [unknown, unknown][] {
+  return map instanceof Map ? [...map] : Object.entries(map);
+}
+
+export function typeName(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (value instanceof Map || isPlainObject(value)) return 'a map';
+  if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'Object'})`;
+  return `a ${typeof value}`;
+}

@@ -1,0 +1,272 @@
+import { isPorticoError } from '../errors.ts';
+import { getProperty, NO_SUCH_METHOD } from './access.ts';
+import type { BinaryOp, Node } from './ast.ts';
+import { elCompare, elEquals, isEmpty, toBoolean, toNumber, typeName } from './coercion.ts';
+import { EvaluationError, evaluationError, expressionError } from './expression-error.ts';
+import { lookupFunction } from './functions.ts';
+import { implicitObject } from './implicit.ts';
+import { compileJavaRegex } from './java/index.ts';
+import { callMethod } from './methods.ts';
+
+/** What an expression is evaluated against: `request`, `attributes`, `contexts`, ... */
+export type Bindings = Readonly<Record<string, unknown>>;
+export type Evaluator = (bindings: Bindings) => unknown;
+
+export interface CompileContext {
+  /** The whole configuration text, for error messages. */
+  text: string;
+  /** Reports a non-fatal problem found while evaluating (an unknown method). */
+  warn(message: string): void;
+}
+
+/** A compiled node: its closure, and its value when it is known at load time. */
+interface Compiled {
+  ev: Evaluator;
+  constant: boolean;
+  value?: unknown;
+}
+
+const constant = (value: unknown): Compiled => ({ ev: () => value, constant: true, value });
+
+/**
+ * Turns a tree into nested closures once, at load time. Constant sub-trees are folded, constant
+ * regular expressions compiled, functions resolved and their arity checked; evaluation then only
+ * runs closures: no parsing, no switching on node kinds.
+ */
+export function compileNode(node: Node, ctx: CompileContext): Compiled {
+  const compiled = compileDynamic(node, ctx);
+  return compiled.constant ? compiled : fold(compiled, node, ctx);
+}
+
+/** Folds a node whose inputs are all constant; an evaluation error is left for run time. */
+function fold(compiled: Compiled, node: Node, ctx: CompileContext): Compiled {
+  if (!isFoldable(node, ctx)) return compiled;
+  try {
+    return constant(compiled.ev(EMPTY));
+  } catch (error) {
+    if (error instanceof EvaluationError || isPorticoError(error)) return compiled;
+    throw error;
+  }
+}
+
+const EMPTY: Bindings = Object.freeze(Object.create(null));
+
+function isFoldable(node: Node, ctx: CompileContext): boolean {
+  switch (node.kind) {
+    case 'literal':
+      return true;
+    case 'identifier':
+      return false;
+    case 'member':
+      return isFoldable(node.object, ctx) && isFoldable(node.property, ctx);
+    case 'method':
+      return isFoldable(node.object, ctx) && node.args.every((a) => isFoldable(a, ctx));
+    case 'call':
+      return (lookupFunction(node.name)?.pure ?? false) && node.args.every((a) => isFoldable(a, ctx));
+    case 'unary':
+      return isFoldable(node.operand, ctx);
+    case 'binary':
+      return isFoldable(node.left, ctx) && isFoldable(node.right, ctx);
+    case 'conditional':
+      return (
+        isFoldable(node.test, ctx) && isFoldable(node.consequent, ctx) && isFoldable(node.alternate, ctx)
+      );
+  }
+}
+
+function compileDynamic(node: Node, ctx: CompileContext): Compiled {
+  switch (node.kind) {
+    case 'literal':
+      return constant(node.value);
+    case 'identifier':
+      return { ev: identifier(node.name), constant: false };
+    case 'member':
+      return { ev: member(node, ctx), constant: false };
+    case 'method':
+      return { ev: method(node, ctx), constant: false };
+    case 'call':
+      return { ev: call(node, ctx), constant: false };
+    case 'unary':
+      return { ev: unary(node.op, compileNode(node.operand, ctx).ev), constant: false };
+    case 'binary':
+      return {
+        ev: binary(node.op, compileNode(node.left, ctx).ev, compileNode(node.right, ctx).ev),
+        constant: false,
+      };
+    case 'conditional': {
+      const test = compileNode(node.test, ctx).ev;
+      const yes = compileNode(node.consequent, ctx).ev;
+      const no = compileNode(node.alternate, ctx).ev;
+      return { ev: (b) => (toBoolean(test(b)) ? yes(b) : no(b)), constant: false };
+    }
+  }
+}
+
+/** A top-level name: a binding, else an implicit object (`system`, `env`, `now`), else null. */
+function identifier(name: string): Evaluator {
+  const implicit = implicitObject(name);
+  if (implicit) {
+    return (b) => {
+      const value = Object.hasOwn(b, name) ? b[name] : undefined;
+      return value === undefined ? implicit() : value;
+    };
+  }
+  return (b) => (Object.hasOwn(b, name) ? (b[name] ?? null) : null);
+}
+
+function member(node: Extract<Node, { kind: 'member' }>, ctx: CompileContext): Evaluator {
+  const object = compileNode(node.object, ctx).ev;
+  const property = compileNode(node.property, ctx);
+  if (property.constant) {
+    const key = property.value;
+    return (b) => getProperty(object(b), key);
+  }
+  const key = property.ev;
+  return (b) => getProperty(object(b), key(b));
+}
+
+function method(node: Extract<Node, { kind: 'method' }>, ctx: CompileContext): Evaluator {
+  const object = compileNode(node.object, ctx).ev;
+  const args = node.args.map((a) => compileNode(a, ctx).ev);
+  const name = node.name;
+  return (b) => {
+    const self = object(b);
+    const result = callMethod(
+      self,
+      name,
+      args.map((a) => a(b)),
+    );
+    if (result !== NO_SUCH_METHOD) return result;
+    ctx.warn(`unknown method ${name}() on ${typeName(self)}`);
+    return null;
+  };
+}
+
+function call(node: Extract<Node, { kind: 'call' }>, ctx: CompileContext): Evaluator {
+  const fn = lookupFunction(node.name);
+  if (!fn)
+    throw expressionError(`unknown function '${node.name}'`, ctx.text, node.pos, 'a built-in function');
+  const [min, max] = fn.arity;
+  if (node.args.length < min || node.args.length > max) {
+    const count =
+      min === max ? `${min}` : max === Number.POSITIVE_INFINITY ? `at least ${min}` : `${min} to ${max}`;
+    throw expressionError(
+      `${node.name}() takes ${count} argument(s), not ${node.args.length}`,
+      ctx.text,
+      node.pos,
+      `${count} argument(s)`,
+    );
+  }
+  const args = node.args.map((a, i) => {
+    const compiled = compileNode(a, ctx);
+    const precompile = fn.regexArgs?.includes(i);
+    if (
+      !(precompile || fn.patternArgs?.includes(i)) ||
+      !compiled.constant ||
+      typeof compiled.value !== 'string'
+    ) {
+      return compiled.ev;
+    }
+    const pattern = compiled.value;
+    try {
+      const re = compileJavaRegex(pattern);
+      return precompile ? () => re : compiled.ev;
+    } catch (error) {
+      throw expressionError(
+        `invalid regular expression ${JSON.stringify(pattern)} (${(error as Error).message})`,
+        ctx.text,
+        a.pos,
+        'a valid Java regular expression',
+      );
+    }
+  });
+  const f = fn.fn;
+  switch (args.length) {
+    case 0:
+      return () => f([]);
+    case 1: {
+      const [a0] = args as [Evaluator];
+      return (b) => f([a0(b)]);
+    }
+    case 2: {
+      const [a0, a1] = args as [Evaluator, Evaluator];
+      return (b) => f([a0(b), a1(b)]);
+    }
+    default:
+      return (b) => f(args.map((a) => a(b)));
+  }
+}
+
+function unary(op: '-' | '!' | 'empty', operand: Evaluator): Evaluator {
+  switch (op) {
+    case '-':
+      return (b) => {
+        const v = operand(b);
+        if (typeof v === 'boolean') throw evaluationError('cannot negate a boolean');
+        return -toNumber(v);
+      };
+    case '!':
+      return (b) => !toBoolean(operand(b));
+    case 'empty':
+      return (b) => isEmpty(operand(b));
+  }
+}
+
+function binary(op: BinaryOp, left: Evaluator, right: Evaluator): Evaluator {
+  switch (op) {
+    case '&&':
+      return (b) => toBoolean(left(b)) && toBoolean(right(b));
+    case '||':
+      return (b) => toBoolean(left(b)) || toBoolean(right(b));
+    case '==':
+      return (b) => elEquals(left(b), right(b));
+    case '!=':
+      return (b) => !elEquals(left(b), right(b));
+    case '<':
+      return (b) => (elCompare(left(b), right(b)) ?? 0) < 0;
+    case '>':
+      return (b) => (elCompare(left(b), right(b)) ?? 0) > 0;
+    case '<=':
+      return (b) => {
+        const x = left(b);
+        const y = right(b);
+        return x === y || (elCompare(x, y) ?? 1) <= 0;
+      };
+    case '>=':
+      return (b) => {
+        const x = left(b);
+        const y = right(b);
+        return x === y || (elCompare(x, y) ?? -1) >= 0;
+      };
+    default:
+      return (b) => arithmetic(op, left(b), right(b));
+  }
+}
+
+/** `+ - * / %` with EL's rules: both operands null is 0; text is read as a number; booleans are errors. */
+function arithmetic(op: '+' | '-' | '*' | '/' | '%', a: unknown, b: unknown): number {
+  if ((a === null || a === undefined) && (b === null || b === undefined)) return 0;
+  if (typeof a === 'boolean' || typeof b === 'boolean')
+    throw evaluationError(`cannot apply '${op}' to a boolean`);
+  const x = toNumber(a);
+  const y = toNumber(b);
+  switch (op) {
+    case '+':
+      return x + y;
+    case '-':
+      return x - y;
+    case '*':
+      return x * y;
+    case '/':
+      return x / y;
+    case '%':
+      // Integer remainder by zero is Java's ArithmeticException; a decimal one is NaN.
+      if (y === 0 && Number.isInteger(x) && isIntegral(a) && isIntegral(b))
+        throw evaluationError('division by zero');
+      return x % y;
+  }
+}
+
+function isIntegral(value: unknown): boolean {
+  return typeof value === 'number' ? Number.isInteger(value) : !/[.eE]/.test(String(value ?? ''));
+}

@@ -1,0 +1,250 @@
+import { isPorticoError } from '../errors.ts';
+import { consoleLogger, type Logger } from '../logging.ts';
+import { getProperty, setProperty } from './access.ts';
+import type { Node } from './ast.ts';
+import { isMapLike, isNumericText, toText } from './coercion.ts';
+import { type Bindings, type CompileContext, compileNode, type Evaluator } from './compiler.ts';
+import { EvaluationError, expressionError } from './expression-error.ts';
+import { parseTemplate } from './template.ts';
+
+/**
+ * The type a setting expects. The result is converted to it where EL would (`'5'` for an integer
+ * is 5, `'TRUE'` for a boolean is true); a value that cannot be converted is null, with a note in
+ * the log.
+ */
+export type ExpectedType = 'any' | 'string' | 'boolean' | 'integer' | 'number';
+
+type Result<T extends ExpectedType> = T extends 'string'
+  ? string
+  : T extends 'boolean'
+    ? boolean
+    : T extends 'integer' | 'number'
+      ? number
+      : unknown;
+
+export interface Expression<T = unknown> {
+  /** The configuration text it was compiled from. */
+  readonly text: string;
+  readonly expectedType: ExpectedType;
+  /** True when the value does not depend on bindings or time (plain text, `${1 + 2}`). */
+  readonly isConstant: boolean;
+  /** Evaluates against the bindings; never throws: an evaluation error is null and a warning. */
+  evaluate(bindings?: Bindings): T | null;
+}
+
+export interface LValueExpression {
+  readonly text: string;
+  /** Reads the current value. */
+  evaluate(bindings?: Bindings): unknown;
+  /** Writes a value; null removes it. Never throws: a place that cannot be written is left alone. */
+  assign(bindings: Bindings, value: unknown): void;
+}
+
+export interface CompileOptions {
+  /** Where evaluation warnings go; defaults to standard error. */
+  logger?: Logger;
+}
+
+const EMPTY_BINDINGS: Bindings = Object.freeze(Object.create(null));
+
+/** Evaluation warnings of one expression are logged at most this often, with a count of the rest. */
+const WARNING_INTERVAL_MS = 60_000;
+
+/**
+ * Compiles configuration text once, at load time: either one `${...}` (whose result keeps its type)
+ * or a template mixing text and expressions (whose result is text). Throws a PorticoError
+ * (`PORTICO_E_EXPRESSION`) with the column for any syntax error, unknown function, wrong number of
+ * arguments or constant regular expression that does not compile.
+ */
+export function compile<T extends ExpectedType = 'any'>(
+  text: string,
+  expectedType: T = 'any' as T,
+  options: CompileOptions = {},
+): Expression<Result<T>> {
+  return new CompiledExpression(text, expectedType, options.logger ?? consoleLogger) as Expression<Result<T>>;
+}
+
+/**
+ * Compiles an assignment target such as `${attributes.user}`, `${session['a b'].c}` or
+ * `${request.headers['X-Foo']}`: one expression made of a name followed by `.` or `[]` steps.
+ */
+export function compileLValue(text: string, options: CompileOptions = {}): LValueExpression {
+  const logger = options.logger ?? consoleLogger;
+  const parts = parseTemplate(text);
+  const part = parts[0];
+  if (parts.length !== 1 || part?.kind !== 'expr' || part.source !== text.trim()) {
+    throw expressionError(
+      'not an assignable expression',
+      text,
+      0,
+      'a single ${...} such as ${attributes.name}',
+    );
+  }
+  const node = part.node;
+  if (node.kind !== 'member') {
+    throw expressionError(
+      'not an assignable expression',
+      text,
+      node.pos,
+      'a property such as ${attributes.name}',
+    );
+  }
+  const warnings = new WarningLimiter(text, logger);
+  const ctx: CompileContext = { text, warn: (m) => warnings.warn(m) };
+  const container = compileContainer(node.object, ctx);
+  const key = compileNode(node.property, ctx).ev;
+  const read = compileNode(node, ctx).ev;
+  return {
+    text,
+    evaluate: (bindings = EMPTY_BINDINGS) => guard(() => read(bindings), warnings),
+    assign(bindings, value) {
+      guard(() => {
+        const base = container(bindings, value !== null && value !== undefined);
+        if (base === null || base === undefined) {
+          warnings.warn('the place to assign to does not exist');
+        } else if (!setProperty(base, key(bindings), value ?? null)) {
+          warnings.warn(`cannot assign to a property of ${describeBase(base)}`);
+        }
+      }, warnings);
+    },
+  };
+}
+
+/**
+ * Resolves the object an assignment writes into. Missing intermediate maps are created when a value
+ * is written (the incumbent silently drops such a write instead).
+ */
+function compileContainer(node: Node, ctx: CompileContext): (b: Bindings, create: boolean) => unknown {
+  if (node.kind !== 'member') {
+    const ev = compileNode(node, ctx).ev;
+    return (b) => ev(b);
+  }
+  const parent = compileContainer(node.object, ctx);
+  const key = compileNode(node.property, ctx).ev;
+  return (b, create) => {
+    const base = parent(b, create);
+    const k = key(b);
+    const value = getProperty(base, k);
+    if (value !== null || !create || !isMapLike(base)) return value;
+    const created = {};
+    setProperty(base, k, created);
+    return created;
+  };
+}
+
+function describeBase(base: unknown): string {
+  return typeof base === 'object' && base !== null ? (base.constructor?.name ?? 'an object') : typeof base;
+}
+
+class CompiledExpression<T> implements Expression<T> {
+  readonly isConstant: boolean;
+  private readonly evaluator: Evaluator;
+  private readonly constantValue: T | null = null;
+  private readonly warnings: WarningLimiter;
+  readonly text: string;
+  readonly expectedType: ExpectedType;
+
+  constructor(text: string, expectedType: ExpectedType, logger: Logger) {
+    this.text = text;
+    this.expectedType = expectedType;
+    this.warnings = new WarningLimiter(text, logger);
+    const ctx: CompileContext = { text, warn: (m) => this.warnings.warn(m) };
+    const parts = parseTemplate(text);
+    const compiled = parts.map((p) =>
+      p.kind === 'text' ? { ev: () => p.text, constant: true } : compileNode(p.node, ctx),
+    );
+    this.isConstant = compiled.every((c) => c.constant);
+    if (compiled.length === 1 && parts[0]!.kind === 'expr') {
+      this.evaluator = compiled[0]!.ev;
+    } else {
+      const evs = compiled.map((c) => c.ev);
+      this.evaluator = (b) => {
+        let out = '';
+        for (const ev of evs) out += toText(ev(b));
+        return out;
+      };
+    }
+    if (this.isConstant) this.constantValue = this.run(EMPTY_BINDINGS);
+  }
+
+  evaluate(bindings: Bindings = EMPTY_BINDINGS): T | null {
+    return this.isConstant ? this.constantValue : this.run(bindings);
+  }
+
+  private run(bindings: Bindings): T | null {
+    const value = guard(() => this.evaluator(bindings), this.warnings);
+    return convert(value, this.expectedType, this.warnings) as T | null;
+  }
+}
+
+/** Runs an evaluation; any error becomes null and a (rate-limited) warning naming the expression. */
+function guard(run: () => unknown, warnings: WarningLimiter): unknown {
+  try {
+    return run() ?? null;
+  } catch (error) {
+    const message =
+      error instanceof EvaluationError || isPorticoError(error)
+        ? error.message
+        : `unexpected error: ${String(error)}`;
+    warnings.warn(message);
+    return null;
+  }
+}
+
+function convert(value: unknown, type: ExpectedType, warnings: WarningLimiter): unknown {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case 'any':
+      return value;
+    case 'string':
+      return typeof value === 'string' ? value : toText(value);
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      if (typeof value === 'string' && /^(true|false)$/i.test(value.trim()))
+        return value.trim().toLowerCase() === 'true';
+      break;
+    case 'integer':
+    case 'number': {
+      const n =
+        typeof value === 'number'
+          ? value
+          : typeof value === 'string' && isNumericText(value)
+            ? Number(value)
+            : NaN;
+      if (type === 'number' ? !Number.isNaN(n) : Number.isInteger(n)) return n;
+      break;
+    }
+  }
+  warnings.warn(
+    `the result is not ${type === 'integer' ? 'an integer' : `a ${type}`}: ${toText(value)}`,
+    'info',
+  );
+  return null;
+}
+
+/** Logs the first warning of an expression, then at most one a minute with the count in between. */
+class WarningLimiter {
+  private last = 0;
+  private suppressed = 0;
+
+  private readonly text: string;
+  private readonly logger: Logger;
+
+  constructor(text: string, logger: Logger) {
+    this.text = text;
+    this.logger = logger;
+  }
+
+  warn(message: string, level: 'warn' | 'info' = 'warn'): void {
+    const now = Date.now();
+    if (this.last !== 0 && now - this.last < WARNING_INTERVAL_MS) {
+      this.suppressed++;
+      return;
+    }
+    const data: Record<string, unknown> = { expression: this.text, problem: message };
+    if (this.suppressed > 0) data.suppressedSinceLast = this.suppressed;
+    this.logger[level]('expression evaluated to null', data);
+    this.last = now;
+    this.suppressed = 0;
+  }
+}

@@ -1,0 +1,22 @@
+export {
+  EL_CALL,
+  EL_GET,
+  EL_SET,
+  type ElObject,
+  getProperty,
+  NO_SUCH_METHOD,
+  setProperty,
+} from './access.ts';
+export { elCompare, elEquals, isEmpty, toBoolean, toNumber, toText } from './coercion.ts';
+export type { Bindings } from './compiler.ts';
+export {
+  type CompileOptions,
+  compile,
+  compileLValue,
+  type ExpectedType,
+  type Expression,
+  type LValueExpression,
+} from './expression.ts';
+export { FUNCTIONS } from './functions.ts';
+export { getSystemProperties, Now, setSystemProperty } from './implicit.ts';
+export { containsExpression, templatesParsed } from './template.ts';

@@ -1,0 +1,19 @@
+/** Java semantics the expression language needs: regular expressions, strings, URIs, properties. */
+export { parseJavaProperties } from './properties.ts';
+export { cachedJavaRegex, compileJavaRegex, find, findFrom, fullMatch } from './regex.ts';
+export { javaReplaceAll, javaReplaceFirst, javaSplit, javaStringReplace } from './strings.ts';
+export {
+  formDecodeParameterNameOrValue,
+  formEncodeParameterNameOrValue,
+  URI_FUNCTIONS,
+  urlDecode,
+  urlDecodeFragment,
+  urlDecodePathElement,
+  urlDecodeQueryParameterNameOrValue,
+  urlDecodeUserInfo,
+  urlEncode,
+  urlEncodeFragment,
+  urlEncodePathElement,
+  urlEncodeQueryParameterNameOrValue,
+  urlEncodeUserInfo,
+} from './uris.ts';

@@ -1,0 +1,1052 @@
+/**
+ * Translation of `java.util.regex` patterns into JavaScript regular expressions.
+ *
+ * Configurations written for the Java gateway carry Java patterns. This module parses such a
+ * pattern and emits a JavaScript source with the same meaning, working like Java on UTF-16 code
+ * units (no `u` flag). Constructs whose meaning differs between the two engines are rewritten
+ * explicitly: `.`, `^`, `$` and their line-terminator sets, `\s`, `\v`, `\h`, `\R`, the ASCII POSIX
+ * classes, nested character classes, `\Q...\E` quoting, comments mode, octal and control escapes,
+ * inline flags anywhere in the pattern. Java constructs that JavaScript cannot express (possessive
+ * quantifiers, atomic groups, class intersection, `\G`, Unicode properties...) are reported as
+ * `PORTICO_E_EXPRESSION` errors, as is anything else either engine rejects.
+ */
+import { ErrorCode, PorticoError } from '../../errors.ts';
+
+type Range = readonly [number, number];
+
+/** A set of UTF-16 code units; `js` is a shorter equivalent to emit outside character classes. */
+interface CharSet {
+  readonly ranges: readonly Range[];
+  readonly negated: boolean;
+  readonly js?: string;
+}
+
+/** A translated atom; `wrap` marks text that must be grouped before a quantifier can follow it. */
+interface Atom {
+  readonly text: string;
+  readonly wrap: boolean;
+}
+
+/** The alternation being parsed: JS case-insensitivity at its start and modifier groups left open. */
+interface Level {
+  base: number;
+  wrappers: number;
+}
+
+const FLAG_I = 1;
+const FLAG_D = 2;
+const FLAG_M = 4;
+const FLAG_S = 8;
+const FLAG_U = 16;
+const FLAG_X = 32;
+
+const INLINE_FLAGS: Readonly<Record<string, number>> = {
+  i: FLAG_I,
+  d: FLAG_D,
+  m: FLAG_M,
+  s: FLAG_S,
+  u: FLAG_U,
+  x: FLAG_X,
+};
+
+const MAX_CODE_UNIT = 0xffff;
+const BACKREF_MARK = '\uE000';
+
+const DIGIT: readonly Range[] = [[0x30, 0x39]];
+const WORD: readonly Range[] = [
+  [0x30, 0x39],
+  [0x41, 0x5a],
+  [0x5f, 0x5f],
+  [0x61, 0x7a],
+];
+const SPACE: readonly Range[] = [
+  [0x09, 0x0d],
+  [0x20, 0x20],
+];
+const HORIZONTAL_SPACE: readonly Range[] = [
+  [0x09, 0x09],
+  [0x20, 0x20],
+  [0xa0, 0xa0],
+  [0x1680, 0x1680],
+  [0x180e, 0x180e],
+  [0x2000, 0x200a],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x3000, 0x3000],
+];
+const VERTICAL_SPACE: readonly Range[] = [
+  [0x0a, 0x0d],
+  [0x85, 0x85],
+  [0x2028, 0x2029],
+];
+
+/** The US-ASCII POSIX classes of `java.util.regex.Pattern` (without UNICODE_CHARACTER_CLASS). */
+const POSIX: Readonly<Record<string, readonly Range[]>> = {
+  Lower: [[0x61, 0x7a]],
+  Upper: [[0x41, 0x5a]],
+  ASCII: [[0x00, 0x7f]],
+  Alpha: [
+    [0x41, 0x5a],
+    [0x61, 0x7a],
+  ],
+  Digit: DIGIT,
+  Alnum: [
+    [0x30, 0x39],
+    [0x41, 0x5a],
+    [0x61, 0x7a],
+  ],
+  Punct: [
+    [0x21, 0x2f],
+    [0x3a, 0x40],
+    [0x5b, 0x60],
+    [0x7b, 0x7e],
+  ],
+  Graph: [[0x21, 0x7e]],
+  Print: [[0x20, 0x7e]],
+  Blank: [
+    [0x09, 0x09],
+    [0x20, 0x20],
+  ],
+  Cntrl: [
+    [0x00, 0x1f],
+    [0x7f, 0x7f],
+  ],
+  XDigit: [
+    [0x30, 0x39],
+    [0x41, 0x46],
+    [0x61, 0x66],
+  ],
+  Space: SPACE,
+};
+
+const LINE_BREAK = '(?:\\r\\n|[\\n\\x0B\\f\\r\\x85\\u2028\\u2029])';
+
+function normalize(ranges: readonly Range[]): Range[] {
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const [lo, hi] of sorted) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && lo <= last[1] + 1) {
+      if (hi > last[1]) last[1] = hi;
+    } else {
+      merged.push([lo, hi]);
+    }
+  }
+  return merged;
+}
+
+function complement(ranges: readonly Range[]): Range[] {
+  const result: Range[] = [];
+  let next = 0;
+  for (const [lo, hi] of normalize(ranges)) {
+    if (lo > next) result.push([next, lo - 1]);
+    next = hi + 1;
+  }
+  if (next <= MAX_CODE_UNIT) result.push([next, MAX_CODE_UNIT]);
+  return result;
+}
+
+/** Adds the other case of every ASCII letter, as Java's CASE_INSENSITIVE does without UNICODE_CASE. */
+function asciiCaseClosure(ranges: readonly Range[]): Range[] {
+  const result: Range[] = [...ranges];
+  for (const [lo, hi] of ranges) {
+    const upperLo = Math.max(lo, 0x41);
+    const upperHi = Math.min(hi, 0x5a);
+    if (upperLo <= upperHi) result.push([upperLo + 32, upperHi + 32]);
+    const lowerLo = Math.max(lo, 0x61);
+    const lowerHi = Math.min(hi, 0x7a);
+    if (lowerLo <= lowerHi) result.push([lowerLo - 32, lowerHi - 32]);
+  }
+  return normalize(result);
+}
+
+function isAsciiAlnum(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+}
+
+function isAsciiLetter(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x41 && c <= 0x46) return c - 0x37;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  return -1;
+}
+
+function isHighSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
+}
+
+function isLowSurrogate(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
+}
+
+function hexEscape(c: number): string {
+  return c < 0x100
+    ? '\\x' + c.toString(16).toUpperCase().padStart(2, '0')
+    : '\\u' + c.toString(16).toUpperCase().padStart(4, '0');
+}
+
+function classChar(c: number): string {
+  return isAsciiAlnum(c) ? String.fromCharCode(c) : hexEscape(c);
+}
+
+function classBody(ranges: readonly Range[]): string {
+  let body = '';
+  for (const [lo, hi] of ranges) {
+    body += classChar(lo);
+    if (hi === lo + 1) body += classChar(hi);
+    else if (hi > lo) body += '-' + classChar(hi);
+  }
+  return body;
+}
+
+/** One code unit as a JavaScript literal outside classes, safe next to anything that follows. */
+function literalUnit(c: number): string {
+  if (isAsciiAlnum(c) || c === 0x20) return String.fromCharCode(c);
+  if (c > 0x20 && c < 0x7f) return '\\' + String.fromCharCode(c);
+  return hexEscape(c);
+}
+
+function isJavaWhitespace(c: number): boolean {
+  return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+}
+
+class Translator {
+  readonly src: string;
+  pos = 0;
+  flags = 0;
+  inQuote = false;
+  groupCount = 0;
+  readonly names = new Set<string>();
+  leading = true;
+  jsFlags = '';
+  jsMultiline = false;
+
+  constructor(src: string) {
+    this.src = src;
+  }
+
+  fail(message: string, expected: string, at: number = this.pos): PorticoError {
+    return new PorticoError(ErrorCode.EXPRESSION, `Java regular expression: ${message}`, {
+      text: this.src,
+      expected,
+      column: Math.min(at, this.src.length) + 1,
+    });
+  }
+
+  unsupported(construct: string, at: number): PorticoError {
+    return this.fail(
+      `${construct} is not supported`,
+      `a Java regular expression without ${construct} (no JavaScript equivalent)`,
+      at,
+    );
+  }
+
+  translate(): { source: string; flags: string } {
+    const body = this.parseAlternation(0);
+    this.endLeading();
+    const groups = this.groupCount;
+    const source = body.replace(/\uE000(\d)/g, (_, d: string) =>
+      Number(d) <= groups ? `(?:\\${d})` : '(?!)',
+    );
+    return { source, flags: this.jsFlags };
+  }
+
+  has(flag: number): boolean {
+    return (this.flags & flag) !== 0;
+  }
+
+  atEnd(): boolean {
+    return this.pos >= this.src.length;
+  }
+
+  /** In comments mode, skips whitespace and `#` comments, as Java does before most reads. */
+  skipComments(): void {
+    if (!this.has(FLAG_X)) return;
+    const src = this.src;
+    while (this.pos < src.length) {
+      const c = src.charCodeAt(this.pos);
+      if (isJavaWhitespace(c)) {
+        this.pos++;
+      } else if (c === 0x23) {
+        while (this.pos < src.length && !this.endsComment(src.charCodeAt(this.pos))) this.pos++;
+        this.pos = Math.min(this.pos + 1, src.length);
+      } else {
+        return;
+      }
+    }
+  }
+
+  endsComment(c: number): boolean {
+    return c === 0x0a || (c === 0x0d && !this.has(FLAG_D));
+  }
+
+  /** The next character after skipping what comments mode ignores; the cursor stays on it. */
+  look(): string | undefined {
+    this.skipComments();
+    return this.src[this.pos];
+  }
+
+  /** Skips `\Q`/`\E` boundaries and, in comments mode, whitespace and `#` comments. */
+  settle(): void {
+    const src = this.src;
+    for (;;) {
+      if (this.inQuote) {
+        if (src.startsWith('\\E', this.pos)) {
+          this.pos += 2;
+          this.inQuote = false;
+          continue;
+        }
+        return;
+      }
+      this.skipComments();
+      if (src.startsWith('\\Q', this.pos)) {
+        this.pos += 2;
+        this.inQuote = true;
+        continue;
+      }
+      return;
+    }
+  }
+
+  /** The syntax character at the cursor, or undefined when at the end or inside `\Q...\E`. */
+  syntax(): string | undefined {
+    return this.inQuote ? undefined : this.src[this.pos];
+  }
+
+  endLeading(): void {
+    if (!this.leading) return;
+    this.leading = false;
+    this.jsFlags = (this.has(FLAG_I) ? 'i' : '') + (this.has(FLAG_M) ? 'm' : '') + (this.has(FLAG_S) ? 's' : '');
+    this.jsMultiline = this.has(FLAG_M);
+  }
+
+  /** Java's CASE_INSENSITIVE without UNICODE_CASE folds ASCII letters only. */
+  asciiCaseInsensitive(): boolean {
+    return this.has(FLAG_I) && !this.has(FLAG_U);
+  }
+
+  parseAlternation(depth: number): string {
+    const level: Level = { base: this.flags & FLAG_I, wrappers: 0 };
+    let out = '';
+    for (;;) {
+      this.settle();
+      if (this.atEnd()) {
+        if (depth > 0) throw this.fail('unclosed group', 'a closing parenthesis');
+        break;
+      }
+      const c = this.syntax();
+      if (c === ')') {
+        if (depth === 0) throw this.fail("unmatched closing ')'", 'balanced parentheses');
+        break;
+      }
+      if (c === '|') {
+        this.pos++;
+        this.endLeading();
+        out += ')'.repeat(level.wrappers) + '|';
+        level.wrappers = 0;
+        const current = this.flags & FLAG_I;
+        if (current !== level.base) {
+          out += current !== 0 ? '(?i:' : '(?-i:';
+          level.wrappers = 1;
+        }
+        continue;
+      }
+      out += this.parseTerm(level);
+    }
+    return out + ')'.repeat(level.wrappers);
+  }
+
+  parseTerm(level: Level): string {
+    const atom = this.parseAtom(level);
+    // Inline flags: a modifier group opening (or nothing), which no quantifier may follow.
+    if (typeof atom === 'string') return atom;
+    return this.parseQuantifier(atom);
+  }
+
+  parseQuantifier(atom: Atom): string {
+    this.settle();
+    const c = this.syntax();
+    let quantifier: string;
+    if (c === '*' || c === '+' || c === '?') {
+      quantifier = c;
+      this.pos++;
+    } else if (c === '{') {
+      quantifier = this.parseBraces();
+    } else {
+      return atom.text;
+    }
+    this.settle();
+    const mode = this.syntax();
+    if (mode === '?') {
+      quantifier += '?';
+      this.pos++;
+    } else if (mode === '+') {
+      throw this.unsupported('possessive quantifier', this.pos);
+    }
+    return (atom.wrap ? `(?:${atom.text})` : atom.text) + quantifier;
+  }
+
+  parseBraces(): string {
+    const start = this.pos;
+    // Java wants a digit right after the brace; further reads skip what comments mode ignores.
+    if (!isDigit(this.src.charCodeAt(start + 1))) {
+      throw this.fail('illegal repetition', 'a quantifier {n}, {n,} or {n,m}', start);
+    }
+    this.pos++;
+    const readNumber = (): string => {
+      let digits = '';
+      for (let c = this.look(); c !== undefined && c >= '0' && c <= '9'; c = this.look()) {
+        digits += c;
+        this.pos++;
+      }
+      if (Number(digits) > 0x7fffffff) throw this.fail('illegal repetition', 'a repetition count below 2^31', start);
+      return digits;
+    };
+    const min = readNumber();
+    let text = min;
+    if (this.look() === ',') {
+      this.pos++;
+      const max = readNumber();
+      if (max !== '' && Number(max) < Number(min)) {
+        throw this.fail('illegal repetition range', 'a minimum not above the maximum', start);
+      }
+      text += ',' + max;
+    }
+    if (this.look() !== '}') throw this.fail('unclosed counted closure', 'a closing brace', start);
+    this.pos++;
+    return `{${text}}`;
+  }
+
+  parseAtom(level: Level): Atom | string {
+    const start = this.pos;
+    if (this.inQuote) {
+      this.endLeading();
+      return this.literal(this.readLiteralCodePoint());
+    }
+    const c = this.src[this.pos];
+    if (c === '(') return this.parseGroup(level);
+    this.endLeading();
+    switch (c) {
+      case '[': {
+        const set = this.parseClass();
+        return { text: this.emitSet(set.ranges, set.negated), wrap: false };
+      }
+      case '.':
+        this.pos++;
+        return { text: this.dot(), wrap: false };
+      case '^':
+        this.pos++;
+        return { text: this.caret(), wrap: true };
+      case '$':
+        this.pos++;
+        return { text: this.dollar(this.has(FLAG_M)), wrap: true };
+      case '\\': {
+        const escaped = this.parseEscape(false, false);
+        if (typeof escaped === 'number') return this.literal(escaped);
+        if ('ranges' in escaped) return { text: escaped.js ?? this.emitSet(escaped.ranges, escaped.negated), wrap: false };
+        return escaped;
+      }
+      case '*':
+      case '+':
+      case '?':
+        throw this.fail(`dangling meta character '${c}'`, 'something to repeat before the quantifier', start);
+      case '{':
+        // Java accepts a counted quantifier with nothing before it: it repeats the empty string.
+        if (!isDigit(this.src.charCodeAt(start + 1))) {
+          throw this.fail('illegal repetition', `an escaped '{' or a quantifier after an atom`, start);
+        }
+        return { text: '(?:)', wrap: false };
+      default:
+        return this.literal(this.readLiteralCodePoint());
+    }
+  }
+
+  /** Reads one literal character, joining a surrogate pair into one code point as Java does. */
+  readLiteralCodePoint(): number {
+    const c = this.src.charCodeAt(this.pos);
+    this.pos++;
+    const low = this.src.charCodeAt(this.pos);
+    if (isHighSurrogate(c) && isLowSurrogate(low)) {
+      this.pos++;
+      return (c - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
+    }
+    return c;
+  }
+
+  literal(codePoint: number): Atom {
+    if (codePoint > MAX_CODE_UNIT) {
+      const s = String.fromCodePoint(codePoint);
+      return { text: literalUnit(s.charCodeAt(0)) + literalUnit(s.charCodeAt(1)), wrap: true };
+    }
+    const text = literalUnit(codePoint);
+    if (codePoint >= 0x80 && this.asciiCaseInsensitive()) return { text: `(?-i:${text})`, wrap: false };
+    return { text, wrap: false };
+  }
+
+  /** A character class for a set; under ASCII-only case-insensitivity JavaScript must not fold it. */
+  emitSet(ranges: readonly Range[], negated: boolean): string {
+    if (this.asciiCaseInsensitive() && ranges.some(([, hi]) => hi >= 0x80)) {
+      return `(?-i:${negated ? '[^' : '['}${classBody(asciiCaseClosure(ranges))}])`;
+    }
+    return (negated ? '[^' : '[') + classBody(ranges) + ']';
+  }
+
+  startAnchor(): string {
+    return this.jsMultiline ? '(?<![\\s\\S])' : '^';
+  }
+
+  endAnchor(): string {
+    return this.jsMultiline ? '(?![\\s\\S])' : '$';
+  }
+
+  dot(): string {
+    if (this.has(FLAG_S)) return '[\\s\\S]';
+    if (this.has(FLAG_D)) return '[^\\n]';
+    return '[^\\n\\r\\x85\\u2028\\u2029]';
+  }
+
+  caret(): string {
+    if (!this.has(FLAG_M)) return this.startAnchor();
+    // Java's multiline ^ never matches at the end of input, nor between \r and \n.
+    const afterTerminator = this.has(FLAG_D) ? '(?<=\\n)' : '(?<=[\\n\\x85\\u2028\\u2029]|\\r(?!\\n))';
+    return `(?=[\\s\\S])(?:${this.startAnchor()}|${afterTerminator})`;
+  }
+
+  dollar(multiline: boolean): string {
+    const end = this.endAnchor();
+    if (this.has(FLAG_D)) return multiline ? `(?=\\n|${end})` : `(?=\\n?${end})`;
+    if (multiline) return `(?:${end}|(?=[\\r\\x85\\u2028\\u2029])|(?<!\\r)(?=\\n))`;
+    return `(?=(?:\\r\\n|(?<!\\r)\\n|[\\r\\x85\\u2028\\u2029])?${end})`;
+  }
+
+  /** The code units a set stands for inside an enclosing class (negation made explicit). */
+  materialize(set: CharSet): readonly Range[] {
+    if (!set.negated) return set.ranges;
+    return complement(this.has(FLAG_I) ? asciiCaseClosure(set.ranges) : set.ranges);
+  }
+
+  parseGroup(level: Level): Atom | string {
+    const src = this.src;
+    const start = this.pos;
+    this.pos++;
+    let prefix = '(';
+    let assertion = false;
+    const saved = this.flags;
+    let scoped = saved;
+    this.settle();
+    if (!this.inQuote && src[this.pos] === '?') {
+      this.pos++;
+      const kind = src[this.pos];
+      if (kind === ':') {
+        this.pos++;
+        prefix = '(?:';
+      } else if (kind === '=' || kind === '!') {
+        this.pos++;
+        prefix = `(?${kind}`;
+        assertion = true;
+      } else if (kind === '<') {
+        this.pos++;
+        const next = this.look();
+        if (next === '=' || next === '!') {
+          this.pos++;
+          prefix = `(?<${next}`;
+          assertion = true;
+        } else {
+          const name = this.parseGroupName();
+          if (this.names.has(name)) {
+            throw this.fail(`named capturing group <${name}> is already defined`, 'unique group names', start);
+          }
+          this.names.add(name);
+          this.groupCount++;
+          prefix = `(?<${name}>`;
+        }
+      } else if (kind === '>') {
+        throw this.unsupported('atomic group (?>...)', start);
+      } else {
+        scoped = this.parseInlineFlags(start);
+        const end = this.look();
+        if (end === ')') {
+          this.pos++;
+          return this.applyInlineFlags(scoped, saved, level);
+        }
+        if (end !== ':') {
+          throw this.fail(
+            'unknown inline modifier',
+            'one of (?:, (?=, (?!, (?<=, (?<!, (?<name>, (?flags) or (?flags:',
+            start,
+          );
+        }
+        this.pos++;
+        this.flags = saved;
+        prefix = this.modifierPrefix(saved & FLAG_I, scoped & FLAG_I);
+      }
+    } else {
+      this.groupCount++;
+    }
+    this.endLeading();
+    this.flags = scoped;
+    const body = this.parseAlternation(1);
+    this.pos++;
+    this.flags = saved;
+    return { text: prefix + body + ')', wrap: assertion };
+  }
+
+  modifierPrefix(before: number, after: number): string {
+    if (before === after) return '(?:';
+    return after !== 0 ? '(?i:' : '(?-i:';
+  }
+
+  parseGroupName(): string {
+    const start = this.pos;
+    let name = '';
+    for (let c = this.look(); c !== undefined && isAsciiAlnum(c.charCodeAt(0)); c = this.look()) {
+      name += c;
+      this.pos++;
+    }
+    if (name === '' || !isAsciiLetter(name.charCodeAt(0)) || this.look() !== '>') {
+      throw this.fail(
+        'invalid group name',
+        'a group name of ASCII letters and digits starting with a letter, closed by >',
+        start,
+      );
+    }
+    this.pos++;
+    return name;
+  }
+
+  parseInlineFlags(start: number): number {
+    let flags = this.flags;
+    let negate = false;
+    for (let c = this.look(); c !== undefined; c = this.look()) {
+      const bit = INLINE_FLAGS[c];
+      if (c === '-' && !negate) {
+        negate = true;
+      } else if (bit !== undefined) {
+        flags = negate ? flags & ~bit : flags | bit;
+      } else if (c === 'U') {
+        throw this.unsupported('the UNICODE_CHARACTER_CLASS flag (?U)', start);
+      } else if (c === 'c') {
+        throw this.unsupported('the CANON_EQ flag', start);
+      } else {
+        break;
+      }
+      this.pos++;
+      // The flags just read govern how the rest of the group is read (comments mode).
+      this.flags = flags;
+    }
+    return flags;
+  }
+
+  applyInlineFlags(flags: number, before: number, level: Level): string {
+    this.flags = flags;
+    const after = flags & FLAG_I;
+    if (this.leading) {
+      level.base = after;
+      return '';
+    }
+    if ((before & FLAG_I) === after) return '';
+    level.wrappers++;
+    return this.modifierPrefix(before & FLAG_I, after);
+  }
+
+  parseClass(): CharSet {
+    const src = this.src;
+    const start = this.pos;
+    this.pos++;
+    let negated = false;
+    if (src[this.pos] === '^') {
+      negated = true;
+      this.pos++;
+    }
+    const ranges: Range[] = [];
+    let empty = true;
+    for (;;) {
+      this.settle();
+      if (this.atEnd()) throw this.fail('unclosed character class', 'a closing bracket', start);
+      const c = this.syntax();
+      if (c === '[') {
+        ranges.push(...this.materialize(this.parseClass()));
+        empty = false;
+        continue;
+      }
+      if (c === '&') {
+        const at = this.pos;
+        this.pos++;
+        const next = this.look();
+        this.pos = at;
+        if (next === '&') throw this.unsupported('character class intersection (&&)', at);
+      }
+      if (c === ']' && !empty) {
+        this.pos++;
+        break;
+      }
+      empty = false;
+      const first = this.parseClassAtom(false);
+      if (typeof first !== 'number') {
+        ranges.push(...this.materialize(first));
+        continue;
+      }
+      this.settle();
+      if (this.syntax() === '-') {
+        const after = src[this.pos + 1];
+        if (after !== undefined && after !== ']' && after !== '[') {
+          const dash = this.pos;
+          this.pos++;
+          this.settle();
+          if (this.atEnd()) throw this.fail('unclosed character class', 'a closing bracket', start);
+          const last = this.parseClassAtom(true);
+          if (typeof last !== 'number' || last < first) {
+            throw this.fail('illegal character range', 'a range whose end is not below its start', dash);
+          }
+          ranges.push([first, last]);
+          continue;
+        }
+      }
+      ranges.push([first, first]);
+    }
+    return { ranges: normalize(ranges), negated };
+  }
+
+  parseClassAtom(rangeEnd: boolean): number | CharSet {
+    const at = this.pos;
+    let value: number | CharSet;
+    if (!this.inQuote && this.src[this.pos] === '\\') {
+      const escaped = this.parseEscape(true, rangeEnd);
+      if (typeof escaped !== 'number' && !('ranges' in escaped)) {
+        throw this.fail('escape not allowed in a character class', 'a character or class escape', at);
+      }
+      value = escaped;
+    } else {
+      value = this.readLiteralCodePoint();
+    }
+    if (typeof value === 'number') {
+      if (value > MAX_CODE_UNIT) {
+        throw this.unsupported('a supplementary code point in a character class', at);
+      }
+      if (isHighSurrogate(value) && this.followedByLowSurrogateEscape()) {
+        throw this.unsupported('a supplementary code point in a character class', at);
+      }
+    }
+    return value;
+  }
+
+  followedByLowSurrogateEscape(): boolean {
+    if (this.inQuote || !this.src.startsWith('\\u', this.pos)) return false;
+    const save = this.pos;
+    this.pos += 2;
+    const value = this.readHex(4);
+    this.pos = save;
+    return value >= 0 && isLowSurrogate(value);
+  }
+
+  /** Reads `count` hex digits (skipping what comments mode ignores); -1 if they are not there. */
+  readHex(count: number): number {
+    let value = 0;
+    for (let k = 0; k < count; k++) {
+      const digit = hexValue(this.look()?.charCodeAt(0) ?? -1);
+      if (digit < 0) return -1;
+      value = value * 16 + digit;
+      this.pos++;
+    }
+    return value;
+  }
+
+  /**
+   * Parses an escape at the cursor (a backslash). Returns a code point, a character set, or (outside
+   * classes) a translated atom.
+   */
+  parseEscape(inClass: boolean, rangeEnd: boolean): number | CharSet | Atom {
+    const src = this.src;
+    const start = this.pos;
+    this.pos++;
+    if (this.atEnd()) throw this.fail('trailing backslash', 'a character after the backslash', start);
+    const c = src[this.pos]!;
+    const code = src.charCodeAt(this.pos);
+    this.pos++;
+    const notInClass = (what: string): void => {
+      if (inClass) throw this.fail(`${what} is not allowed in a character class`, 'a class escape', start);
+    };
+    switch (c) {
+      case '0':
+        return this.parseOctal(start);
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9':
+        notInClass('a back reference');
+        return this.parseBackReference(code - 0x30);
+      case 'a':
+        return 0x07;
+      case 'e':
+        return 0x1b;
+      case 'f':
+        return 0x0c;
+      case 'n':
+        return 0x0a;
+      case 'r':
+        return 0x0d;
+      case 't':
+        return 0x09;
+      case 'c':
+        if (this.look() === undefined) throw this.fail('illegal control escape', 'a character after \\c', start);
+        return this.readLiteralCodePoint() ^ 64;
+      case 'x':
+        return this.parseHexEscape(start);
+      case 'u':
+        return this.parseUnicodeEscape(start);
+      case 'd':
+        return { ranges: DIGIT, negated: false, js: '\\d' };
+      case 'D':
+        return { ranges: DIGIT, negated: true, js: '\\D' };
+      case 'w':
+        return { ranges: WORD, negated: false, js: '\\w' };
+      case 'W':
+        return { ranges: WORD, negated: true, js: '\\W' };
+      case 's':
+        return { ranges: SPACE, negated: false };
+      case 'S':
+        return { ranges: SPACE, negated: true };
+      case 'h':
+        return { ranges: HORIZONTAL_SPACE, negated: false };
+      case 'H':
+        return { ranges: HORIZONTAL_SPACE, negated: true };
+      case 'v':
+        // Java reads \v as VT (0x0B) where a single character is needed: a range bound.
+        if (inClass && (rangeEnd || src[this.pos] === '-')) return 0x0b;
+        return { ranges: VERTICAL_SPACE, negated: false };
+      case 'V':
+        return { ranges: VERTICAL_SPACE, negated: true };
+      case 'p':
+      case 'P':
+        return this.parseProperty(c === 'P', start);
+      case 'b':
+        notInClass('\\b');
+        if (this.look() === '{' && src[this.pos + 1] === 'g') {
+          throw this.unsupported('\\b{g} grapheme cluster boundary', start);
+        }
+        return { text: '\\b', wrap: true };
+      case 'B':
+        notInClass('\\B');
+        return { text: '\\B', wrap: true };
+      case 'A':
+        notInClass('\\A');
+        return { text: this.startAnchor(), wrap: true };
+      case 'z':
+        notInClass('\\z');
+        return { text: this.endAnchor(), wrap: true };
+      case 'Z':
+        notInClass('\\Z');
+        return { text: this.dollar(false), wrap: true };
+      case 'R':
+        notInClass('\\R');
+        return { text: LINE_BREAK, wrap: false };
+      case 'k':
+        notInClass('a named back reference');
+        return this.parseNamedBackReference(start);
+      case 'G':
+        throw this.unsupported('\\G (end of previous match)', start);
+      case 'X':
+        throw this.unsupported('\\X (grapheme cluster)', start);
+      case 'N':
+        throw this.unsupported('\\N{name} (named character)', start);
+      default:
+        if (isAsciiLetter(code)) {
+          throw this.fail(`illegal/unsupported escape sequence \\${c}`, 'a Java regular expression escape', start);
+        }
+        this.pos--;
+        return this.readLiteralCodePoint();
+    }
+  }
+
+  parseOctal(start: number): number {
+    const octal = (): number => {
+      const c = this.look()?.charCodeAt(0) ?? -1;
+      return c >= 0x30 && c <= 0x37 ? c - 0x30 : -1;
+    };
+    const first = octal();
+    if (first < 0) throw this.fail('illegal octal escape sequence', 'one to three octal digits after \\0', start);
+    this.pos++;
+    const second = octal();
+    if (second < 0) return first;
+    this.pos++;
+    const third = octal();
+    if (third < 0 || first > 3) return first * 8 + second;
+    this.pos++;
+    return first * 64 + second * 8 + third;
+  }
+
+  parseHexEscape(start: number): number {
+    if (this.look() === '{') {
+      this.pos++;
+      let value = 0;
+      let digits = 0;
+      for (let digit = hexValue(this.look()?.charCodeAt(0) ?? -1); digit >= 0; ) {
+        value = value * 16 + digit;
+        digits++;
+        this.pos++;
+        if (value > 0x10ffff) break;
+        digit = hexValue(this.look()?.charCodeAt(0) ?? -1);
+      }
+      if (digits === 0 || value > 0x10ffff || this.look() !== '}') {
+        throw this.fail('illegal hexadecimal escape sequence', 'a code point \\x{h...h} up to 10FFFF', start);
+      }
+      this.pos++;
+      return value;
+    }
+    const value = this.readHex(2);
+    if (value < 0) throw this.fail('illegal hexadecimal escape sequence', 'two hex digits after \\x', start);
+    return value;
+  }
+
+  parseUnicodeEscape(start: number): number {
+    const value = this.readHex(4);
+    if (value < 0) throw this.fail('illegal Unicode escape sequence', 'four hex digits after \\u', start);
+    if (isHighSurrogate(value)) {
+      const save = this.pos;
+      if (this.look() === '\\') {
+        this.pos++;
+        if (this.look() === 'u') {
+          this.pos++;
+          const low = this.readHex(4);
+          if (low >= 0 && isLowSurrogate(low)) return (value - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
+        }
+      }
+      this.pos = save;
+    }
+    return value;
+  }
+
+  parseProperty(negated: boolean, start: number): CharSet {
+    const src = this.src;
+    let name: string;
+    const open = this.look();
+    if (open === undefined) throw this.fail('illegal character family', 'a property name', start);
+    if (open === '{') {
+      const close = src.indexOf('}', this.pos);
+      if (close < 0) throw this.fail('unclosed character family', 'a closing brace', start);
+      name = src.slice(this.pos + 1, close);
+      if (this.has(FLAG_X)) name = name.trim();
+      this.pos = close + 1;
+    } else {
+      name = open;
+      this.pos++;
+    }
+    const ranges = Object.hasOwn(POSIX, name) ? POSIX[name] : undefined;
+    if (ranges === undefined) throw this.unsupported(`the Unicode property \\p{${name}}`, start);
+    return { ranges, negated };
+  }
+
+  parseBackReference(first: number): Atom {
+    let ref = first;
+    for (let c = this.look(); c !== undefined && c >= '0' && c <= '9'; c = this.look()) {
+      const next = ref * 10 + Number(c);
+      if (next > this.groupCount) break;
+      ref = next;
+      this.pos++;
+    }
+    // A group not opened yet is resolved once the whole pattern is read: Java never matches a
+    // reference to a group that does not exist.
+    if (ref > this.groupCount) return { text: BACKREF_MARK + String(ref), wrap: false };
+    return { text: `(?:\\${ref})`, wrap: false };
+  }
+
+  parseNamedBackReference(start: number): Atom {
+    if (this.look() !== '<') {
+      throw this.fail('\\k is not followed by <name>', 'a named back reference \\k<name>', start);
+    }
+    this.pos++;
+    const name = this.parseGroupName();
+    if (!this.names.has(name)) {
+      throw this.fail(`named capturing group <${name}> does not exist`, 'a group defined before', start);
+    }
+    return { text: `(?:\\k<${name}>)`, wrap: false };
+  }
+}
+
+/**
+ * Translates a Java regular expression into an equivalent JavaScript RegExp (never global or
+ * sticky). Throws a `PORTICO_E_EXPRESSION` PorticoError for patterns Java or JavaScript would reject
+ * and for Java constructs that have no JavaScript equivalent.
+ */
+export function compileJavaRegex(pattern: string): RegExp {
+  const { source, flags } = new Translator(pattern).translate();
+  try {
+    return new RegExp(source, flags);
+  } catch (cause) {
+    throw new PorticoError(
+      ErrorCode.EXPRESSION,
+      `Java regular expression: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { text: pattern, expected: 'a valid regular expression', cause },
+    );
+  }
+}
+
+const CACHE_LIMIT = 256;
+const cache = new Map<string, RegExp>();
+
+/** `compileJavaRegex` behind a small cache, for patterns only known when an expression runs. */
+export function cachedJavaRegex(pattern: string): RegExp {
+  let re = cache.get(pattern);
+  if (re === undefined) {
+    re = compileJavaRegex(pattern);
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(pattern, re);
+  }
+  return re;
+}
+
+const anchoredVariants = new WeakMap<RegExp, RegExp>();
+const plainVariants = new WeakMap<RegExp, RegExp>();
+const globalVariants = new WeakMap<RegExp, RegExp>();
+
+function withoutStateFlags(re: RegExp): string {
+  return re.flags.replace(/[gy]/g, '');
+}
+
+/** Java `Matcher.matches()`: true when the whole of `s` matches `re`. */
+export function fullMatch(re: RegExp, s: string): boolean {
+  let anchored = anchoredVariants.get(re);
+  if (anchored === undefined) {
+    const flags = withoutStateFlags(re);
+    const source = flags.includes('m')
+      ? `(?<![\\s\\S])(?:${re.source})(?![\\s\\S])`
+      : `^(?:${re.source})$`;
+    anchored = new RegExp(source, flags);
+    anchoredVariants.set(re, anchored);
+  }
+  return anchored.test(s);
+}
+
+/** Java `Matcher.find()` on a fresh matcher: the first match in `s`, whatever `re.lastIndex` says. */
+export function find(re: RegExp, s: string): RegExpExecArray | null {
+  let plain = re;
+  if (re.global || re.sticky) {
+    plain = plainVariants.get(re) ?? new RegExp(re.source, withoutStateFlags(re));
+    plainVariants.set(re, plain);
+  }
+  return plain.exec(s);
+}
+
+/** Java `Matcher.find(from)`: the first match that starts at or after index `from` of `s`. */
+export function findFrom(re: RegExp, s: string, from: number): RegExpExecArray | null {
+  let scanner = globalVariants.get(re);
+  if (scanner === undefined) {
+    scanner = new RegExp(re.source, withoutStateFlags(re) + 'g');
+    globalVariants.set(re, scanner);
+  }
+  scanner.lastIndex = from;
+  return scanner.exec(s);
+}

@@ -1,0 +1,30 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The compatibility corpus: real configuration files written for the incumbent gateways, kept in
+ * the shared folder beside the repository (`../shared/compat-corpus`). Tests use it by reference.
+ */
+export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
+export const corpusRoot =
+  process.env.PORTICO_CORPUS ?? path.resolve(repositoryRoot, '../shared/compat-corpus');
+
+export function corpusAvailable(): boolean {
+  return existsSync(corpusRoot);
+}
+
+/** Every JSON file of the corpus, as [path relative to the corpus, text]. */
+export function corpusFiles(): [string, string][] {
+  const out: [string, string][] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name.endsWith('.json'))
+        out.push([path.relative(corpusRoot, full), readFileSync(full, 'utf8')]);
+    }
+  };
+  walk(corpusRoot);
+  return out.sort(([a], [b]) => a.localeCompare(b));
+}

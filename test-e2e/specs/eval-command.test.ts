@@ -1,0 +1,59 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runPortico } from '../support/portico.ts';
+
+describe('portico eval (the real command)', () => {
+  it('prints the typed result of an expression as JSON', async () => {
+    const result = await runPortico(['eval', '${1 + 2 * 3}']);
+    expect(result).toMatchObject({ code: 0 });
+    expect(JSON.parse(result.stdout)).toBe(7);
+  });
+
+  it('evaluates against a bindings file', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-eval-'));
+    const file = path.join(dir, 'bindings.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ request: { method: 'GET', uri: { path: '/api/v1' } }, attributes: { user: 'alice' } }),
+    );
+    const condition = "${matches(request.uri.path, '^/api/') and request.method == 'GET'}";
+    const result = await runPortico(['eval', condition, '--bindings', file, '--type', 'boolean']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toBe(true);
+    const template = await runPortico(['eval', 'Hello ${attributes.user}', '--bindings', file]);
+    expect(JSON.parse(template.stdout)).toBe('Hello alice');
+  });
+
+  it('reads environment variables and -D system properties', async () => {
+    const result = await runPortico(['eval', "${env['PORTICO_E2E']}-${system['my.prop']}", '-Dmy.prop=cli'], {
+      env: { PORTICO_E2E: 'env' },
+    });
+    expect(JSON.parse(result.stdout)).toBe('env-cli');
+  });
+
+  it('converts to the requested type', async () => {
+    const result = await runPortico(['eval', "${'42'}", '--type', 'integer']);
+    expect(JSON.parse(result.stdout)).toBe(42);
+  });
+
+  it('exits 2 with the coded error on a parse error', async () => {
+    const result = await runPortico(['eval', '${request.method ==}']);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stderr)).toMatchObject({ code: 'PORTICO_E_EXPRESSION', column: 20 });
+  });
+
+  it('prints null and a warning when evaluation fails', async () => {
+    const result = await runPortico(['eval', "${'abc' * 2}"]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toBeNull();
+    expect(result.stderr).toContain('warn');
+  });
+
+  it('exits 2 on a malformed command line', async () => {
+    expect((await runPortico(['eval'])).code).toBe(2);
+    expect((await runPortico(['eval', 'x', '--type', 'float'])).code).toBe(2);
+    expect((await runPortico(['frobnicate'])).code).toBe(2);
+  });
+});
