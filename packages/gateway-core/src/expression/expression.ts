@@ -99,9 +99,11 @@ export function compileLValue(text: string, options: CompileOptions = {}): LValu
     evaluate: (bindings = EMPTY_BINDINGS) => guard(() => read(bindings), warnings),
     assign(bindings, value) {
       guard(() => {
-        const base = container(bindings, value !== null && value !== undefined);
+        const removing = value === null || value === undefined;
+        const base = container(bindings, !removing);
         if (base === null || base === undefined) {
-          warnings.warn('the place to assign to does not exist');
+          // Removing something whose container is missing is already done.
+          if (!removing) warnings.warn('the place to assign to does not exist');
         } else if (!setProperty(base, key(bindings), value ?? null)) {
           warnings.warn(`cannot assign to a property of ${describeBase(base)}`);
         }

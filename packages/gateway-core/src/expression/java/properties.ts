@@ -18,41 +18,59 @@ function isLineEnd(c: string | undefined): boolean {
   return c === '\n' || c === '\r';
 }
 
-/** The logical lines of a properties text, continuations joined, comments and blank lines dropped. */
+/**
+ * The logical lines of a properties text, as `Properties.load` reads them: continuations joined,
+ * comments and blank lines dropped. A logical line that is still empty after a continuation starts
+ * over, so a comment or a blank line may follow it.
+ */
 function logicalLines(text: string): string[] {
   const lines: string[] = [];
   const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const c = text[i];
-    if (isBlank(c) || isLineEnd(c)) {
-      i++;
-      continue;
-    }
-    if (c === '#' || c === '!') {
-      while (i < n && !isLineEnd(text[i])) i++;
-      continue;
-    }
+  let off = 0;
+  for (;;) {
     let line = '';
-    for (;;) {
-      const start = i;
-      while (i < n && !isLineEnd(text[i])) i++;
-      const segment = text.slice(start, i);
-      let backslashes = 0;
-      while (backslashes < segment.length && segment[segment.length - 1 - backslashes] === '\\') backslashes++;
-      if (text[i] === '\r' && text[i + 1] === '\n') i += 2;
-      else if (i < n) i++;
-      if (backslashes % 2 === 0) {
-        line += segment;
+    let skipBlanks = true;
+    let appended = false;
+    let backslash = false;
+    let done = false;
+    while (!done) {
+      if (off >= n) {
+        if (line === '') return lines;
+        if (backslash) line = line.slice(0, -1);
         break;
       }
-      line += segment.slice(0, -1);
-      while (i < n && isBlank(text[i])) i++;
-      if (i >= n) break;
+      const c = text[off++];
+      if (skipBlanks) {
+        if (isBlank(c) || (!appended && isLineEnd(c))) continue;
+        skipBlanks = false;
+        appended = false;
+      }
+      if (line === '' && (c === '#' || c === '!')) {
+        while (off < n && !isLineEnd(text[off++]));
+        skipBlanks = true;
+        continue;
+      }
+      if (!isLineEnd(c)) {
+        line += c;
+        backslash = c === '\\' ? !backslash : false;
+        continue;
+      }
+      if (line === '') {
+        skipBlanks = true;
+      } else if (off >= n || !backslash) {
+        // A backslash before a line end that ends the text is dropped, like one at the very end.
+        if (backslash) line = line.slice(0, -1);
+        done = true;
+      } else {
+        line = line.slice(0, -1);
+        skipBlanks = true;
+        appended = true;
+        backslash = false;
+        if (c === '\r' && text[off] === '\n') off++;
+      }
     }
     lines.push(line);
   }
-  return lines;
 }
 
 function malformed(text: string): PorticoError {
@@ -63,7 +81,7 @@ function malformed(text: string): PorticoError {
 }
 
 /** Resolves the escapes of a key or a value. */
-function unescape(s: string): string {
+function unescapeProperty(s: string): string {
   if (!s.includes('\\')) return s;
   let out = '';
   let i = 0;
@@ -137,7 +155,7 @@ export function parseJavaProperties(text: string): Record<string, string> {
       }
       valueStart++;
     }
-    result[unescape(line.slice(0, keyEnd))] = unescape(line.slice(valueStart));
+    result[unescapeProperty(line.slice(0, keyEnd))] = unescapeProperty(line.slice(valueStart));
   }
   return result;
 }

@@ -2,13 +2,21 @@
  * Translation of `java.util.regex` patterns into JavaScript regular expressions.
  *
  * Configurations written for the Java gateway carry Java patterns. This module parses such a
- * pattern and emits a JavaScript source with the same meaning, working like Java on UTF-16 code
- * units (no `u` flag). Constructs whose meaning differs between the two engines are rewritten
- * explicitly: `.`, `^`, `$` and their line-terminator sets, `\s`, `\v`, `\h`, `\R`, the ASCII POSIX
- * classes, nested character classes, `\Q...\E` quoting, comments mode, octal and control escapes,
- * inline flags anywhere in the pattern. Java constructs that JavaScript cannot express (possessive
- * quantifiers, atomic groups, class intersection, `\G`, Unicode properties...) are reported as
- * `PORTICO_E_EXPRESSION` errors, as is anything else either engine rejects.
+ * pattern the way `Pattern.compile` does and emits a JavaScript source (no `u` flag) with the same
+ * meaning. Constructs whose meaning differs between the two engines are rewritten explicitly: `.`,
+ * `^`, `$`, `\Z` and Java's line terminators, `\s`, `\v`, `\h`, `\R`, the ASCII POSIX classes, nested
+ * classes, `\Q...\E` quoting, comments mode (which Java applies inside classes and escapes too),
+ * octal and control escapes, back references to missing groups, inline flags anywhere in the
+ * pattern, and case-insensitivity limited to ASCII unless UNICODE_CASE (`(?u)`) is on. Java
+ * constructs JavaScript cannot express (possessive quantifiers, atomic groups, class intersection,
+ * `\G`, `\X`, Unicode properties, CANON_EQ and UNICODE_CHARACTER_CLASS) are reported as
+ * `PORTICO_E_EXPRESSION` errors, as are patterns Java rejects (bar a few oddities of its parser).
+ *
+ * Known differences, all around rare input: JavaScript matches UTF-16 code units, while Java's `.`
+ * and negated classes take a surrogate pair as one character (`.` fully matches an emoji in Java),
+ * and supplementary characters inside classes are rejected; a back reference to a group that has
+ * not matched (yet) matches the empty string instead of failing; `\b` is ASCII-only as in Java 19+;
+ * case-insensitive back references fold beyond ASCII.
  */
 import { ErrorCode, PorticoError } from '../../errors.ts';
 
@@ -21,10 +29,14 @@ interface CharSet {
   readonly js?: string;
 }
 
-/** A translated atom; `wrap` marks text that must be grouped before a quantifier can follow it. */
+/**
+ * A translated atom; `wrap` marks text that must be grouped before a quantifier can follow it, and
+ * `quantified` replaces the text when a quantifier does follow.
+ */
 interface Atom {
   readonly text: string;
   readonly wrap: boolean;
+  readonly quantified?: string;
 }
 
 /** The alternation being parsed: JS case-insensitivity at its start and modifier groups left open. */
@@ -120,6 +132,8 @@ const POSIX: Readonly<Record<string, readonly Range[]>> = {
 };
 
 const LINE_BREAK = '(?:\\r\\n|[\\n\\x0B\\f\\r\\x85\\u2028\\u2029])';
+/** Java repeats \R without going back into an iteration: \r alone only when no \n follows. */
+const LINE_BREAK_REPEATED = '(?:\\r\\n|(?!\\r\\n)[\\n\\x0B\\f\\r\\x85\\u2028\\u2029])';
 
 function normalize(ranges: readonly Range[]): Range[] {
   const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
@@ -226,6 +240,7 @@ class Translator {
   groupCount = 0;
   readonly names = new Set<string>();
   leading = true;
+  lookbehinds = 0;
   jsFlags = '';
   jsMultiline = false;
 
@@ -269,23 +284,50 @@ class Translator {
 
   /** In comments mode, skips whitespace and `#` comments, as Java does before most reads. */
   skipComments(): void {
-    if (!this.has(FLAG_X)) return;
+    if (!this.has(FLAG_X) || this.inQuote) return;
     const src = this.src;
-    while (this.pos < src.length) {
+    while (this.pos < src.length && !this.inQuote) {
       const c = src.charCodeAt(this.pos);
       if (isJavaWhitespace(c)) {
         this.pos++;
       } else if (c === 0x23) {
-        while (this.pos < src.length && !this.endsComment(src.charCodeAt(this.pos))) this.pos++;
-        this.pos = Math.min(this.pos + 1, src.length);
+        this.skipComment();
       } else {
         return;
       }
     }
   }
 
+  /**
+   * Skips a `#` comment up to a line separator, which stays (only \n and \r are then skipped as
+   * blanks). Java removes `\Q...\E` quoting before it looks for comments, so a quote can begin
+   * inside a comment and outlive it.
+   */
+  skipComment(): void {
+    const src = this.src;
+    this.pos++;
+    while (this.pos < src.length) {
+      const c = src.charCodeAt(this.pos);
+      if (this.endsComment(c)) {
+        // Inside a quote the separator was escaped; the comment ate the backslash, the blank is skipped.
+        if (this.inQuote && (c === 0x0a || c === 0x0d)) this.pos++;
+        return;
+      }
+      if (this.inQuote) {
+        if (src.startsWith('\\E', this.pos)) this.inQuote = false;
+        this.pos += this.inQuote ? 1 : 2;
+      } else if (c === 0x5c && (src[this.pos + 1] === 'Q' || src[this.pos + 1] === '\\')) {
+        this.inQuote = src[this.pos + 1] === 'Q';
+        this.pos += 2;
+      } else {
+        this.pos++;
+      }
+    }
+  }
+
   endsComment(c: number): boolean {
-    return c === 0x0a || (c === 0x0d && !this.has(FLAG_D));
+    if (this.has(FLAG_D)) return c === 0x0a;
+    return c === 0x0a || c === 0x0d || c === 0x85 || c === 0x2028 || c === 0x2029;
   }
 
   /** The next character after skipping what comments mode ignores; the cursor stays on it. */
@@ -324,7 +366,8 @@ class Translator {
   endLeading(): void {
     if (!this.leading) return;
     this.leading = false;
-    this.jsFlags = (this.has(FLAG_I) ? 'i' : '') + (this.has(FLAG_M) ? 'm' : '') + (this.has(FLAG_S) ? 's' : '');
+    this.jsFlags =
+      (this.has(FLAG_I) ? 'i' : '') + (this.has(FLAG_M) ? 'm' : '') + (this.has(FLAG_S) ? 's' : '');
     this.jsMultiline = this.has(FLAG_M);
   }
 
@@ -391,7 +434,8 @@ class Translator {
     } else if (mode === '+') {
       throw this.unsupported('possessive quantifier', this.pos);
     }
-    return (atom.wrap ? `(?:${atom.text})` : atom.text) + quantifier;
+    const text = atom.quantified ?? atom.text;
+    return (atom.wrap ? `(?:${text})` : text) + quantifier;
   }
 
   parseBraces(): string {
@@ -407,7 +451,9 @@ class Translator {
         digits += c;
         this.pos++;
       }
-      if (Number(digits) > 0x7fffffff) throw this.fail('illegal repetition', 'a repetition count below 2^31', start);
+      if (Number(digits) > 0x7fffffff) {
+        throw this.fail('illegal repetition', 'a repetition count below 2^31', start);
+      }
       return digits;
     };
     const min = readNumber();
@@ -451,7 +497,9 @@ class Translator {
       case '\\': {
         const escaped = this.parseEscape(false, false);
         if (typeof escaped === 'number') return this.literal(escaped);
-        if ('ranges' in escaped) return { text: escaped.js ?? this.emitSet(escaped.ranges, escaped.negated), wrap: false };
+        if ('ranges' in escaped) {
+          return { text: escaped.js ?? this.emitSet(escaped.ranges, escaped.negated), wrap: false };
+        }
         return escaped;
       }
       case '*':
@@ -539,6 +587,8 @@ class Translator {
     this.pos++;
     let prefix = '(';
     let assertion = false;
+    let lookbehind = false;
+    let lookahead = false;
     const saved = this.flags;
     let scoped = saved;
     this.settle();
@@ -552,6 +602,7 @@ class Translator {
         this.pos++;
         prefix = `(?${kind}`;
         assertion = true;
+        lookahead = true;
       } else if (kind === '<') {
         this.pos++;
         const next = this.look();
@@ -559,10 +610,15 @@ class Translator {
           this.pos++;
           prefix = `(?<${next}`;
           assertion = true;
+          lookbehind = true;
         } else {
           const name = this.parseGroupName();
           if (this.names.has(name)) {
-            throw this.fail(`named capturing group <${name}> is already defined`, 'unique group names', start);
+            throw this.fail(
+              `named capturing group <${name}> is already defined`,
+              'unique group names',
+              start,
+            );
           }
           this.names.add(name);
           this.groupCount++;
@@ -593,7 +649,12 @@ class Translator {
     }
     this.endLeading();
     this.flags = scoped;
+    // Java measures look-behinds for back references, but not through a look-ahead inside one.
+    const lookbehinds = this.lookbehinds;
+    if (lookbehind) this.lookbehinds++;
+    if (lookahead) this.lookbehinds = 0;
     const body = this.parseAlternation(1);
+    this.lookbehinds = lookbehinds;
     this.pos++;
     this.flags = saved;
     return { text: prefix + body + ')', wrap: assertion };
@@ -787,6 +848,7 @@ class Translator {
       case '8':
       case '9':
         notInClass('a back reference');
+        this.noBackReferenceInLookbehind(start);
         return this.parseBackReference(code - 0x30);
       case 'a':
         return 0x07;
@@ -801,7 +863,8 @@ class Translator {
       case 't':
         return 0x09;
       case 'c':
-        if (this.look() === undefined) throw this.fail('illegal control escape', 'a character after \\c', start);
+        if (this.look() === undefined)
+          throw this.fail('illegal control escape', 'a character after \\c', start);
         return this.readLiteralCodePoint() ^ 64;
       case 'x':
         return this.parseHexEscape(start);
@@ -852,9 +915,10 @@ class Translator {
         return { text: this.dollar(false), wrap: true };
       case 'R':
         notInClass('\\R');
-        return { text: LINE_BREAK, wrap: false };
+        return { text: LINE_BREAK, wrap: false, quantified: LINE_BREAK_REPEATED };
       case 'k':
         notInClass('a named back reference');
+        this.noBackReferenceInLookbehind(start);
         return this.parseNamedBackReference(start);
       case 'G':
         throw this.unsupported('\\G (end of previous match)', start);
@@ -864,7 +928,11 @@ class Translator {
         throw this.unsupported('\\N{name} (named character)', start);
       default:
         if (isAsciiLetter(code)) {
-          throw this.fail(`illegal/unsupported escape sequence \\${c}`, 'a Java regular expression escape', start);
+          throw this.fail(
+            `illegal/unsupported escape sequence \\${c}`,
+            'a Java regular expression escape',
+            start,
+          );
         }
         this.pos--;
         return this.readLiteralCodePoint();
@@ -877,7 +945,8 @@ class Translator {
       return c >= 0x30 && c <= 0x37 ? c - 0x30 : -1;
     };
     const first = octal();
-    if (first < 0) throw this.fail('illegal octal escape sequence', 'one to three octal digits after \\0', start);
+    if (first < 0)
+      throw this.fail('illegal octal escape sequence', 'one to three octal digits after \\0', start);
     this.pos++;
     const second = octal();
     if (second < 0) return first;
@@ -938,7 +1007,7 @@ class Translator {
       const close = src.indexOf('}', this.pos);
       if (close < 0) throw this.fail('unclosed character family', 'a closing brace', start);
       name = src.slice(this.pos + 1, close);
-      if (this.has(FLAG_X)) name = name.trim();
+      if (this.has(FLAG_X)) name = name.replace(/^[\t-\r ]+/, '');
       this.pos = close + 1;
     } else {
       name = open;
@@ -947,6 +1016,16 @@ class Translator {
     const ranges = Object.hasOwn(POSIX, name) ? POSIX[name] : undefined;
     if (ranges === undefined) throw this.unsupported(`the Unicode property \\p{${name}}`, start);
     return { ranges, negated };
+  }
+
+  noBackReferenceInLookbehind(start: number): void {
+    if (this.lookbehinds > 0) {
+      throw this.fail(
+        'look-behind group does not have an obvious maximum length',
+        'no back reference inside a look-behind',
+        start,
+      );
+    }
   }
 
   parseBackReference(first: number): Atom {
@@ -1021,9 +1100,7 @@ export function fullMatch(re: RegExp, s: string): boolean {
   let anchored = anchoredVariants.get(re);
   if (anchored === undefined) {
     const flags = withoutStateFlags(re);
-    const source = flags.includes('m')
-      ? `(?<![\\s\\S])(?:${re.source})(?![\\s\\S])`
-      : `^(?:${re.source})$`;
+    const source = flags.includes('m') ? `(?<![\\s\\S])(?:${re.source})(?![\\s\\S])` : `^(?:${re.source})$`;
     anchored = new RegExp(source, flags);
     anchoredVariants.set(re, anchored);
   }
@@ -1032,9 +1109,10 @@ export function fullMatch(re: RegExp, s: string): boolean {
 
 /** Java `Matcher.find()` on a fresh matcher: the first match in `s`, whatever `re.lastIndex` says. */
 export function find(re: RegExp, s: string): RegExpExecArray | null {
-  let plain = re;
-  if (re.global || re.sticky) {
-    plain = plainVariants.get(re) ?? new RegExp(re.source, withoutStateFlags(re));
+  if (!re.global && !re.sticky) return re.exec(s);
+  let plain = plainVariants.get(re);
+  if (plain === undefined) {
+    plain = new RegExp(re.source, withoutStateFlags(re));
     plainVariants.set(re, plain);
   }
   return plain.exec(s);

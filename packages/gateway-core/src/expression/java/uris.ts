@@ -115,42 +115,42 @@ function decode(s: string, plusAsSpace: boolean): string | null {
   return out;
 }
 
-type Encoder = (s: string | null | undefined) => string | null;
+type Codec = (s: string | null | undefined) => string | null;
 
-function encoder(table: Allowed, spaceAsPlus: boolean): Encoder {
+function encoder(table: Allowed, spaceAsPlus: boolean): Codec {
   return (s) => (s === null || s === undefined ? null : encode(s, table, spaceAsPlus));
 }
 
-function decoder(plusAsSpace: boolean): Encoder {
+function decoder(plusAsSpace: boolean): Codec {
   return (s) => (s === null || s === undefined ? null : decode(s, plusAsSpace));
 }
 
 /** Encodes a path segment: `/`, `?`, `#`, `%` and space are escaped; sub-delims, `:` and `@` are not. */
-export const urlEncodePathElement: Encoder = encoder(PATH_ELEMENT, false);
+export const urlEncodePathElement: Codec = encoder(PATH_ELEMENT, false);
 /** Decodes a path segment (percent-decoding only; `+` stays `+`). */
-export const urlDecodePathElement: Encoder = decoder(false);
+export const urlDecodePathElement: Codec = decoder(false);
 /** Encodes a query parameter name or value: `&`, `=`, `+`, `#` and space (as `%20`) are escaped. */
-export const urlEncodeQueryParameterNameOrValue: Encoder = encoder(QUERY_PARAMETER, false);
+export const urlEncodeQueryParameterNameOrValue: Codec = encoder(QUERY_PARAMETER, false);
 /** Decodes a query parameter name or value (percent-decoding only; `+` stays `+`). */
-export const urlDecodeQueryParameterNameOrValue: Encoder = decoder(false);
+export const urlDecodeQueryParameterNameOrValue: Codec = decoder(false);
 /** Encodes a fragment: unreserved, sub-delims, `:`, `@`, `/` and `?` are kept. */
-export const urlEncodeFragment: Encoder = encoder(FRAGMENT, false);
+export const urlEncodeFragment: Codec = encoder(FRAGMENT, false);
 /** Decodes a fragment (percent-decoding only). */
-export const urlDecodeFragment: Encoder = decoder(false);
+export const urlDecodeFragment: Codec = decoder(false);
 /** Encodes user information: unreserved, sub-delims and `:` are kept. */
-export const urlEncodeUserInfo: Encoder = encoder(USER_INFO, false);
+export const urlEncodeUserInfo: Codec = encoder(USER_INFO, false);
 /** Decodes user information (percent-decoding only). */
-export const urlDecodeUserInfo: Encoder = decoder(false);
+export const urlDecodeUserInfo: Codec = decoder(false);
 /** Java `URLEncoder.encode(s, UTF_8)`: keeps `A-Z a-z 0-9 . - * _`, space becomes `+`. */
-export const formEncodeParameterNameOrValue: Encoder = encoder(FORM, true);
+export const formEncodeParameterNameOrValue: Codec = encoder(FORM, true);
 /** Java `URLDecoder.decode(s, UTF_8)`: `+` becomes a space; null where Java would throw. */
-export const formDecodeParameterNameOrValue: Encoder = decoder(true);
+export const formDecodeParameterNameOrValue: Codec = decoder(true);
 /** Same as `formEncodeParameterNameOrValue` (Java `URLEncoder`). */
-export const urlEncode: Encoder = formEncodeParameterNameOrValue;
+export const urlEncode: Codec = formEncodeParameterNameOrValue;
 /** Same as `formDecodeParameterNameOrValue` (Java `URLDecoder`). */
-export const urlDecode: Encoder = formDecodeParameterNameOrValue;
+export const urlDecode: Codec = formDecodeParameterNameOrValue;
 
-function coerced(fn: Encoder): (s: unknown) => string | null {
+function coerced(fn: Codec): (s: unknown) => string | null {
   return (s) => {
     if (typeof s === 'string') return fn(s);
     if (typeof s === 'number' || typeof s === 'boolean' || typeof s === 'bigint') return fn(String(s));
