@@ -1,4 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMemoryLogger } from '../logging.ts';
 import { compile, compileLValue, type ExpectedType } from './expression.ts';
@@ -479,6 +481,40 @@ table('list and map methods', [
   ['${attributes.map.toString()}', '{k=v, x=1}'],
   ['${attributes.list.equals(attributes.list)}', true],
 ]);
+
+describe('functions that read files', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-el-'));
+  writeFileSync(path.join(dir, 'page.html'), '<h1>hi</h1>\n');
+  writeFileSync(
+    path.join(dir, 'app.properties'),
+    '# settings\nurl = http://app:8081\nname:portico\nmulti = a\\\n  b\n',
+  );
+
+  it('read returns the text of a file, or null', () => {
+    expect(compile('${read(f)}').evaluate({ f: path.join(dir, 'page.html') })).toBe('<h1>hi</h1>\n');
+    expect(compile('${read(f)}').evaluate({ f: path.join(dir, 'missing.html') })).toBeNull();
+    expect(
+      compile("${read(env['PORTICO_EL_DIR'].concat('/page.html'))}").evaluate({
+        env: { PORTICO_EL_DIR: dir },
+      }),
+    ).toBe('<h1>hi</h1>\n');
+  });
+
+  it('readProperties returns a Java properties file as a map, or null', () => {
+    const props = compile('${readProperties(f)}').evaluate({ f: path.join(dir, 'app.properties') });
+    expect({ ...(props as object) }).toEqual({ url: 'http://app:8081', name: 'portico', multi: 'ab' });
+    expect(compile("${readProperties(f)['url']}").evaluate({ f: path.join(dir, 'app.properties') })).toBe(
+      'http://app:8081',
+    );
+    expect(compile('${readProperties(f)}').evaluate({ f: path.join(dir, 'nope.properties') })).toBeNull();
+  });
+
+  it('fileToUrl and pathToUrl resolve relative paths against the working directory', () => {
+    expect(compile("${fileToUrl('x y.txt')}").evaluate({})).toBe(
+      `file://${process.cwd().split('/').map(encodeURIComponent).join('/')}/x%20y.txt`,
+    );
+  });
+});
 
 describe('implicit objects', () => {
   it('env reads environment variables', () => {
