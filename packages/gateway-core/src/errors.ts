@@ -12,6 +12,24 @@ export const ErrorCode = {
   CONFIG: 'PORTICO_E_CONFIG',
   /** A command-line invocation is malformed. */
   USAGE: 'PORTICO_E_USAGE',
+  /** A heap object names a type no installed plugin provides. */
+  UNKNOWN_TYPE: 'PORTICO_E_UNKNOWN_TYPE',
+  /** Two plugins provide the same type name. */
+  DUPLICATE_TYPE: 'PORTICO_E_DUPLICATE_TYPE',
+  /** A plugin's manifest disagrees with its package.json, or is not a manifest at all. */
+  MANIFEST: 'PORTICO_E_MANIFEST',
+  /** A reference names no heap object, or an object of the wrong kind. */
+  REFERENCE: 'PORTICO_E_REFERENCE',
+  /** Heap objects refer to each other in a cycle. */
+  CYCLE: 'PORTICO_E_CYCLE',
+  /** Two heap objects, or two routes, share a name. */
+  DUPLICATE_NAME: 'PORTICO_E_DUPLICATE_NAME',
+  /** A route file cannot be loaded. */
+  ROUTE: 'PORTICO_E_ROUTE',
+  /** A body is larger than the configured bound (answered with 413). */
+  ENTITY_TOO_LARGE: 'PORTICO_E_ENTITY_TOO_LARGE',
+  /** The upstream could not be reached or did not answer in time. */
+  UPSTREAM: 'PORTICO_E_UPSTREAM',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];

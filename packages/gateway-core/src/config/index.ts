@@ -2,10 +2,13 @@ export { parseConfigJson } from './json.ts';
 export {
   checkConfig,
   childPath,
+  INVALID,
   type Infer,
   type ParseContext,
   type ParseOptions,
   parseConfig,
+  Reference,
+  type ReferenceKind,
   Schema,
   s,
 } from './schema.ts';

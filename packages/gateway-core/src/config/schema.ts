@@ -115,7 +115,7 @@ function record(ctx: ParseContext, error: unknown, path: string): typeof INVALID
  * A scalar setting: its value, or a `${...}` that evaluates to it while the configuration loads.
  * `accept` converts an evaluated or literal value, or returns INVALID_VALUE.
  */
-abstract class ScalarSchema<T> extends Schema<T> {
+export abstract class ScalarSchema<T> extends Schema<T> {
   protected abstract accept(value: unknown): T | typeof INVALID_VALUE;
 
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
@@ -137,9 +137,9 @@ abstract class ScalarSchema<T> extends Schema<T> {
   }
 }
 
-const INVALID_VALUE: unique symbol = Symbol('invalid value');
+export const INVALID_VALUE: unique symbol = Symbol('invalid value');
 
-class StringSchema extends ScalarSchema<string> {
+export class StringSchema extends ScalarSchema<string> {
   readonly expected = 'a string';
   protected accept(value: unknown) {
     return typeof value === 'string'
@@ -153,7 +153,7 @@ class StringSchema extends ScalarSchema<string> {
   }
 }
 
-class NumberSchema extends ScalarSchema<number> {
+export class NumberSchema extends ScalarSchema<number> {
   readonly expected: string;
   private readonly integer: boolean;
   private readonly min: number | undefined;
@@ -196,7 +196,7 @@ class NumberSchema extends ScalarSchema<number> {
   }
 }
 
-class BooleanSchema extends ScalarSchema<boolean> {
+export class BooleanSchema extends ScalarSchema<boolean> {
   readonly expected = 'true or false';
   protected accept(value: unknown) {
     if (typeof value === 'boolean') return value;
@@ -208,7 +208,7 @@ class BooleanSchema extends ScalarSchema<boolean> {
   }
 }
 
-class DurationSchema extends ScalarSchema<Duration> {
+export class DurationSchema extends ScalarSchema<Duration> {
   readonly expected = 'a duration such as "10 seconds" or "unlimited"';
   protected accept(value: unknown) {
     if (typeof value !== 'string') return INVALID_VALUE;
@@ -223,7 +223,7 @@ class DurationSchema extends ScalarSchema<Duration> {
   }
 }
 
-class EnumSchema<T extends string> extends ScalarSchema<T> {
+export class EnumSchema<T extends string> extends ScalarSchema<T> {
   readonly expected: string;
 
   private readonly values: readonly T[];
@@ -244,7 +244,7 @@ class EnumSchema<T extends string> extends ScalarSchema<T> {
 }
 
 /** A run-time expression: compiled while loading, evaluated per request. Plain values are constants. */
-class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<unknown>> {
+export class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<unknown>> {
   readonly expected: string;
   private readonly type: T;
 
@@ -270,7 +270,7 @@ class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<unknown
   }
 }
 
-class LValueSchema extends Schema<LValueExpression> {
+export class LValueSchema extends Schema<LValueExpression> {
   readonly expected = 'an assignable expression such as "${attributes.name}"';
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<LValueExpression> {
     if (typeof value !== 'string')
@@ -286,7 +286,7 @@ class LValueSchema extends Schema<LValueExpression> {
   }
 }
 
-class ArraySchema<T> extends Schema<T[]> {
+export class ArraySchema<T> extends Schema<T[]> {
   readonly expected: string;
   private readonly item: Schema<T>;
 
@@ -306,7 +306,7 @@ class ArraySchema<T> extends Schema<T[]> {
   }
 }
 
-class MapSchema<T> extends Schema<Record<string, T>> {
+export class MapSchema<T> extends Schema<Record<string, T>> {
   readonly expected: string;
   private readonly value: Schema<T>;
 
@@ -338,7 +338,7 @@ type ObjectOf<S extends Shape> = {
   [K in keyof S as undefined extends Infer<S[K]> ? K : never]?: Infer<S[K]>;
 };
 
-class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
+export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
   readonly expected = 'an object';
   readonly shape: S;
   /** Keys accepted and ignored (comments, and fields the incumbent reads that we do not need). */
@@ -379,7 +379,64 @@ class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
   }
 }
 
-class AnySchema extends Schema<unknown> {
+/** The kinds of heap object a reference may name. */
+export type ReferenceKind = 'filter' | 'handler' | 'decorator' | 'audit-handler' | 'object';
+
+/**
+ * A reference to a heap object as written in configuration: a name, or an inline declaration
+ * (`{"type": "...", "config": {...}}`). The heap resolves it to the object before the referring
+ * object is created, so heaplets receive the object itself.
+ */
+export class Reference {
+  readonly kind: ReferenceKind;
+  /** Accepted type names when the reference must be of particular types (e.g. a ClientRegistration). */
+  readonly types: readonly string[] | undefined;
+  readonly value: string | Record<string, unknown>;
+  readonly jsonPath: string;
+  readonly file: string | undefined;
+
+  constructor(
+    kind: ReferenceKind,
+    value: string | Record<string, unknown>,
+    jsonPath: string,
+    file?: string,
+    types?: readonly string[],
+  ) {
+    this.kind = kind;
+    this.value = value;
+    this.jsonPath = jsonPath;
+    this.file = file;
+    this.types = types;
+  }
+}
+
+export class ReferenceSchema<T> extends Schema<T> {
+  readonly expected: string;
+  private readonly kind: ReferenceKind;
+  private readonly types: readonly string[] | undefined;
+
+  constructor(kind: ReferenceKind, types?: readonly string[]) {
+    super();
+    this.kind = kind;
+    this.types = types;
+    this.expected = `the name of a ${types ? types.join(' or ') : kind} or an inline declaration`;
+  }
+
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
+    if (typeof value === 'string' && value.length > 0)
+      return new Reference(this.kind, value, path, ctx.file, this.types) as T;
+    if (isObject(value) && typeof value.type === 'string') {
+      return new Reference(this.kind, value, path, ctx.file, this.types) as T;
+    }
+    return fail(ctx, path, `${JSON.stringify(value)} is not a reference`, this.expected);
+  }
+
+  jsonSchema() {
+    return this.withDescription({ oneOf: [{ type: 'string' }, { type: 'object', required: ['type'] }] });
+  }
+}
+
+export class AnySchema extends Schema<unknown> {
   readonly expected = 'a value';
   parseValue(value: unknown): unknown {
     return value;
@@ -412,6 +469,11 @@ export const s = {
   object: <S extends Shape>(shape: S, options: { ignored?: readonly string[] } = {}) =>
     new ObjectSchema(shape, options.ignored),
   any: () => new AnySchema(),
+  /**
+   * A heap object by name or inline declaration. The parsed value is a Reference; the heap replaces
+   * it with the object before `create`, hence the declared type T.
+   */
+  ref: <T>(kind: ReferenceKind, types?: readonly string[]) => new ReferenceSchema<T>(kind, types),
 };
 
 export interface ParseOptions {

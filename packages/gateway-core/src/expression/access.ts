@@ -14,11 +14,22 @@ export const EL_SET: unique symbol = Symbol.for('portico.el.set');
 /** `obj[EL_CALL](name, args)`: calls a method; returns NO_SUCH_METHOD when the object has none of that name. */
 export const EL_CALL: unique symbol = Symbol.for('portico.el.call');
 export const NO_SUCH_METHOD: unique symbol = Symbol.for('portico.el.noSuchMethod');
+/** `obj[EL_KEYS]()`: the keys of a map-like model object (headers, forms), for `keyMatch` and friends. */
+export const EL_KEYS: unique symbol = Symbol.for('portico.el.keys');
 
 export interface ElObject {
   [EL_GET]?(key: string): unknown;
   [EL_SET]?(key: string, value: unknown): void;
   [EL_CALL]?(name: string, args: unknown[]): unknown;
+  [EL_KEYS]?(): string[];
+}
+
+/** The keys of a map, or of a model object that lists them; undefined for anything else. */
+export function keysOf(value: unknown): unknown[] | undefined {
+  if (value instanceof Map) return [...value.keys()];
+  if (isPlainObject(value)) return Object.keys(value);
+  const keys = value !== null && typeof value === 'object' ? (value as ElObject)[EL_KEYS] : undefined;
+  return typeof keys === 'function' ? keys.call(value) : undefined;
 }
 
 /** Reads `base[key]`; anything missing is null. */

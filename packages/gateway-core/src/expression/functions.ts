@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { getProperty } from './access.ts';
+import { keysOf } from './access.ts';
 import { isMapLike, javaEquals, toNumber, toText } from './coercion.ts';
 import { evaluationError } from './expression-error.ts';
 import {
@@ -87,7 +87,7 @@ function length(value: unknown): number {
   if (value instanceof Map || value instanceof Set) return value.size;
   if (isMapLike(value)) return Object.keys(value).length;
   // Model objects (headers, forms) expose their size like Java collections do.
-  const size = value !== null && typeof value === 'object' ? getProperty(value, 'size') : null;
+  const size = value !== null && typeof value === 'object' ? (value as { size?: unknown }).size : undefined;
   return typeof size === 'number' ? size : 0;
 }
 
@@ -102,9 +102,9 @@ function matchingGroups(s: unknown, re: unknown): (string | null)[] | null {
 }
 
 function keyMatch(map: unknown, re: unknown): string | null {
-  if (!isMapLike(map)) return null;
+  const keys = keysOf(map);
+  if (!keys) return null;
   const pattern = regex(re);
-  const keys = map instanceof Map ? [...map.keys()] : Object.keys(map);
   for (const key of keys) {
     if (typeof key === 'string' && fullMatch(pattern, key)) return key;
   }

@@ -1,9 +1,11 @@
 export {
   EL_CALL,
   EL_GET,
+  EL_KEYS,
   EL_SET,
   type ElObject,
   getProperty,
+  keysOf,
   NO_SUCH_METHOD,
   setProperty,
 } from './access.ts';

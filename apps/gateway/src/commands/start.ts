@@ -1,0 +1,143 @@
+import cluster from 'node:cluster';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { isPorticoError, problemsOf, setSystemProperty } from '@portico/gateway-core';
+import { createLogger, type LogFormat } from '../logging.ts';
+import { startSampleApp } from '../quickstart/sample-app.ts';
+import { locateInstance } from '../server/instance.ts';
+import { type RunningServer, startServer } from '../server/server.ts';
+import { type Output, UsageError } from './output.ts';
+
+/**
+ * `portico start [--base DIR] [--port N] [--host H] [--workers N] [-Dname=value]`: serves the
+ * instance's configuration (or the embedded quickstart). One worker per core by default
+ * (node:cluster, sharing the ports); `--workers 1` runs a single process. SIGTERM or SIGINT stops
+ * accepting, lets in-flight requests finish, destroys every heap and exits 0.
+ */
+export async function startCommand(argv: string[], out: Output): Promise<number> {
+  const { values } = parse(argv);
+  for (const property of values.D ?? []) {
+    const eq = property.indexOf('=');
+    if (eq <= 0) throw new UsageError(`-D expects name=value, got '${property}'`);
+    setSystemProperty(property.slice(0, eq), property.slice(eq + 1));
+  }
+  const workers = values.workers === undefined ? os.availableParallelism() : Number(values.workers);
+  if (!Number.isInteger(workers) || workers < 1)
+    throw new UsageError('--workers takes a whole number of at least 1');
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
+    throw new UsageError('--port takes 0 to 65535');
+  const format = values['log-format'] as LogFormat | undefined;
+  if (format !== undefined && format !== 'json' && format !== 'pretty')
+    throw new UsageError('--log-format is json or pretty');
+  const logger = createLogger(format ? { format } : {});
+
+  if (workers > 1 && cluster.isPrimary) return runPrimary(workers, logger, out);
+
+  const instance = locateInstance({ base: values.base });
+  if (instance.quickstart) setSystemProperty('portico.quickstart.app', (await startSampleApp()).url);
+  let server: RunningServer;
+  try {
+    server = await startServer({
+      instance,
+      logger,
+      ...(port === undefined ? {} : { port }),
+      ...(values.host ? { host: values.host } : {}),
+    });
+  } catch (error) {
+    if (!isPorticoError(error)) throw error;
+    for (const problem of problemsOf(error)) logger.error('configuration problem', problem.toJSON());
+    out.stderr(`${error.toString()}`);
+    return 1;
+  }
+  if (cluster.isPrimary) announce(server, out);
+  else process.send?.({ type: 'portico:listening', urls: server.urls });
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string) => {
+      logger.info('shutting down', { signal });
+      void server.stop().then(resolve);
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    if (!cluster.isPrimary) process.once('disconnect', () => shutdown('disconnect'));
+  });
+  logger.info('stopped');
+  return 0;
+}
+
+function announce(server: RunningServer, out: Output): void {
+  const [url] = server.urls;
+  const prefix = server.gateway.settings.prefix;
+  const lines = [`Portico is listening on ${server.urls.join(', ')}`];
+  if (server.gateway.instance.quickstart && url) {
+    lines.push(
+      '',
+      'Quickstart (embedded configuration; use --base DIR or $HOME/.portico for your own):',
+      `  ${url}/                 welcome page`,
+      `  ${url}/app/hello        proxied to the sample application`,
+      `  ${url}/static.json      a static JSON route`,
+      `  ${url}/${prefix}/ping        administrative ping (loopback only)`,
+      `  ${url}/${prefix}/api/routes  the routes being served`,
+    );
+  }
+  out.stdout(lines.join('\n'));
+}
+
+/** The primary process: forks the workers, restarts one that dies, and stops them all on a signal. */
+async function runPrimary(
+  count: number,
+  logger: ReturnType<typeof createLogger>,
+  out: Output,
+): Promise<number> {
+  let stopping = false;
+  let announced = false;
+  const fork = () => {
+    const worker = cluster.fork();
+    worker.on('message', (message: { type?: string; urls?: string[] }) => {
+      if (message?.type === 'portico:listening' && !announced) {
+        announced = true;
+        out.stdout(`Portico is listening on ${message.urls?.join(', ')} with ${count} workers`);
+      }
+    });
+  };
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    logger.error('worker exited; starting another', { pid: worker.process.pid, code, signal });
+    setTimeout(fork, 500).unref();
+  });
+  for (let i = 0; i < count; i++) fork();
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string) => {
+      stopping = true;
+      logger.info('stopping workers', { signal });
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+      const check = setInterval(() => {
+        if (Object.keys(cluster.workers ?? {}).length === 0) {
+          clearInterval(check);
+          resolve();
+        }
+      }, 50);
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+  return 0;
+}
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      options: {
+        base: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        workers: { type: 'string' },
+        'log-format': { type: 'string' },
+        D: { type: 'string', short: 'D', multiple: true },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}

@@ -1,0 +1,188 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import {
+  Context,
+  Entity,
+  ErrorCode,
+  type Handler,
+  Headers,
+  isPorticoError,
+  type Logger,
+  Request,
+  Response,
+  type Session,
+  Uri,
+} from '@portico/gateway-core';
+
+/**
+ * The one place where Node's HTTP objects meet the core model: an incoming message becomes a
+ * Request (its body left streaming), the handler's Response is written straight to the socket.
+ * Writing to the raw response (not through Koa's body handling) was about twice as fast in a
+ * measurement and lets us handle aborted streams ourselves.
+ */
+export interface ExchangeOptions {
+  handler: Handler;
+  logger: Logger;
+  /** Loads the session lazily; returns what to do with it once the response is ready. */
+  session?: () => { data: Session; commit(response: Response): Promise<void> };
+}
+
+export async function handleExchange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ExchangeOptions,
+): Promise<void> {
+  const abort = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) abort.abort(new Error('the client closed the connection'));
+  };
+  res.once('close', onClose);
+  const request = toRequest(req);
+  let session: ReturnType<NonNullable<ExchangeOptions['session']>> | undefined;
+  const context = new Context({
+    client: clientOf(req),
+    signal: abort.signal,
+    session: () => {
+      session = options.session?.();
+      return session?.data ?? {};
+    },
+  });
+  let response: Response;
+  try {
+    response = await options.handler.handle(context, request);
+  } catch (error) {
+    response = errorResponse(error, context, options.logger);
+  }
+  // An unread request body is drained so the connection can serve the next request.
+  if (!request.entity.isBuffered && !req.readableEnded) req.resume();
+  try {
+    if (session) await session.commit(response);
+  } catch (error) {
+    options.logger.error('the session could not be saved', {
+      transactionId: context.transactionId,
+      error: String(error),
+    });
+  }
+  await writeResponse(res, response, request.method, options.logger);
+}
+
+/** Builds a core Request; the URI is absolute, from the Host header and the connection's scheme. */
+export function toRequest(req: IncomingMessage): Request {
+  const secure = (req.socket as TLSSocket).encrypted === true;
+  const host = req.headers.host ?? `${req.socket.localAddress}:${req.socket.localPort}`;
+  const target = req.url ?? '/';
+  const uri = target.startsWith('/')
+    ? Uri.parse(`${secure ? 'https' : 'http'}://${host}${target}`)
+    : Uri.parse(target);
+  const length = req.headers['content-length'];
+  const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
+  return new Request({
+    method: req.method ?? 'GET',
+    uri,
+    version: `HTTP/${req.httpVersion}`,
+    headers: Headers.fromRaw(req.rawHeaders),
+    entity: hasBody ? new Entity(req, length === undefined ? undefined : Number(length)) : null,
+  });
+}
+
+function clientOf(req: IncomingMessage) {
+  const socket = req.socket as TLSSocket;
+  const certificate = socket.encrypted ? socket.getPeerCertificate?.(false) : undefined;
+  return {
+    remoteAddress: socket.remoteAddress ?? '',
+    remotePort: socket.remotePort ?? 0,
+    localAddress: socket.localAddress ?? '',
+    localPort: socket.localPort ?? 0,
+    isSecure: socket.encrypted === true,
+    certificates: certificate?.raw ? [certificate.raw] : [],
+    userAgent: req.headers['user-agent'] ?? null,
+  };
+}
+
+/** What a failure that escaped every filter looks like to the client. */
+function errorResponse(error: unknown, context: Context, logger: Logger): Response {
+  if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) return plain(413, 'Payload Too Large');
+  if (isPorticoError(error, ErrorCode.UPSTREAM)) {
+    const status = (error as { upstreamStatus?: number }).upstreamStatus ?? 502;
+    logger.warn('upstream failure', { transactionId: context.transactionId, error: error.message });
+    return plain(status, status === 504 ? 'Gateway Timeout' : 'Bad Gateway');
+  }
+  logger.error('request failed', {
+    transactionId: context.transactionId,
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
+  return plain(500, 'Internal Server Error');
+}
+
+function plain(status: number, text: string): Response {
+  return new Response({
+    status,
+    headers: {
+      'Content-Type': 'text/plain; charset=UTF-8',
+      'Content-Length': String(Buffer.byteLength(text)),
+    },
+    entity: text,
+  });
+}
+
+/** Headers that describe one connection and must not be copied from a response object to ours. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+]);
+
+/** Writes a Response to the client, streaming its body, and never throws. */
+export function writeResponse(
+  res: ServerResponse,
+  response: Response,
+  method: string,
+  logger: Logger,
+): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.headersSent || res.destroyed) {
+      response.entity.discard();
+      resolve();
+      return;
+    }
+    const raw: string[] = [];
+    for (const [name, values] of response.headers) {
+      if (HOP_BY_HOP.has(name.toLowerCase())) continue;
+      for (const value of values) raw.push(name, value);
+    }
+    const noBody =
+      method === 'HEAD' || response.status === 204 || response.status === 304 || response.status < 200;
+    try {
+      res.writeHead(response.status, response.reason, raw);
+    } catch (error) {
+      logger.error('invalid response headers', { error: String(error) });
+      res.destroy();
+      resolve();
+      return;
+    }
+    const body = noBody ? null : response.entity.stream();
+    if (noBody) response.entity.discard();
+    if (!body) {
+      res.end(resolve);
+      return;
+    }
+    const finish = () => {
+      res.off('close', finish);
+      resolve();
+    };
+    res.once('close', finish);
+    body.once('error', (error) => {
+      // The upstream went away mid-body: the client cannot be told with a status any more.
+      logger.warn('response body failed while streaming', { error: String(error) });
+      res.destroy();
+    });
+    res.once('close', () => {
+      if (!res.writableFinished) body.destroy();
+    });
+    body.pipe(res);
+  });
+}

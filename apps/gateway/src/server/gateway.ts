@@ -1,0 +1,182 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  Chain,
+  checkConfig,
+  coreManifest,
+  type Decorator,
+  ErrorCode,
+  type Filter,
+  type Handler,
+  Heap,
+  type Logger,
+  PorticoError,
+  problemsOf,
+  Router,
+  TypeRegistry,
+} from '@portico/gateway-core';
+import type { Instance } from './instance.ts';
+import { type AdminSettings, adminSchema, configFields } from './settings.ts';
+
+const APP_PACKAGE_JSON = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json');
+
+/**
+ * The objects every configuration can use without declaring them (spec: "Objects created by
+ * default"). Declaring an object of the same name replaces the default.
+ */
+export const DEFAULT_OBJECTS = [
+  { name: 'ClientHandler', type: 'ClientHandler' },
+  { name: 'ReverseProxyHandler', type: 'ReverseProxyHandler' },
+  { name: 'VendorClientHandler', type: 'VendorClientHandler' },
+  { name: 'ForgeRockClientHandler', type: 'VendorClientHandler' },
+  { name: 'LogSink', type: 'ConsoleLogSink' },
+  { name: 'TemporaryStorage', type: 'TemporaryStorage' },
+  { name: 'ApiProtectionFilter', type: 'ApiProtectionFilter' },
+];
+
+/**
+ * A loaded configuration: the type registry, the heaps of admin.json and config.json, the main
+ * handler, and the filter that guards the administrative endpoints.
+ */
+export class Gateway {
+  readonly instance: Instance;
+  readonly settings: AdminSettings;
+  readonly handler: Handler;
+  readonly apiProtection: Filter;
+  readonly #heaps: Heap[];
+  readonly #logger: Logger;
+  readonly startedAt = Date.now();
+
+  private constructor(init: {
+    instance: Instance;
+    settings: AdminSettings;
+    handler: Handler;
+    apiProtection: Filter;
+    heaps: Heap[];
+    logger: Logger;
+  }) {
+    this.instance = init.instance;
+    this.settings = init.settings;
+    this.handler = init.handler;
+    this.apiProtection = init.apiProtection;
+    this.#heaps = init.heaps;
+    this.#logger = init.logger;
+  }
+
+  /**
+   * Loads admin.json and config.json and creates the main handler (and with it the routers, which
+   * load their routes before this resolves). Throws one coded error carrying every problem found.
+   */
+  static async load(instance: Instance, logger: Logger): Promise<Gateway> {
+    const { value: settings, errors } = checkConfig(adminSchema, instance.admin, {
+      file: instance.adminFile,
+      logger,
+    });
+    if (!settings) throw combine(errors);
+    const registry = new TypeRegistry();
+    registry.register(coreManifest);
+    await registry.discover({
+      appPackageJson: APP_PACKAGE_JSON,
+      pluginDirectories: [
+        path.join(instance.base, 'plugins'),
+        ...settings.pluginDirectories.map((d) => path.resolve(instance.base, d)),
+      ],
+    });
+    const config = (instance.config ?? { handler: { type: 'Router', name: '_router' } }) as Record<
+      string,
+      unknown
+    >;
+    const properties = {
+      ...settings.properties,
+      ...(config.properties as Record<string, unknown> | undefined),
+    };
+    const adminHeap = new Heap({
+      registry,
+      logger,
+      environment: instance.environment,
+      file: instance.adminFile,
+      properties,
+      defaults: DEFAULT_OBJECTS,
+    });
+    const heaps = [adminHeap];
+    try {
+      const problems = settings.heap === undefined ? [] : adminHeap.declare(settings.heap, '$.heap');
+      const configHeap = adminHeap.child({
+        file: instance.configFile,
+        jsonPath: '$.heap',
+        ...(config.globalDecorators
+          ? { globalDecorations: Object.entries(config.globalDecorators as object) }
+          : {}),
+      });
+      heaps.unshift(configHeap);
+      if (config.heap !== undefined) problems.push(...configHeap.declare(config.heap, '$.heap'));
+      if (problems.length > 0) throw combine(problems);
+      if (config.handler === undefined) {
+        throw new PorticoError(ErrorCode.CONFIG, 'config.json has no handler', {
+          file: instance.configFile,
+          jsonPath: '$.handler',
+          expected: 'the name of a handler or an inline handler declaration',
+        });
+      }
+      let handler = await configHeap.resolve<Handler>(config.handler as string, 'handler', '$.handler');
+      for (const [name, value] of Object.entries(config)) {
+        if (configFields.has(name)) continue;
+        const decorator = await configHeap.get<Decorator>(name, 'decorator');
+        handler = (await decorator.decorate(handler, value, {
+          name: '_main',
+          kind: 'handler',
+          heap: configHeap,
+        })) as Handler;
+      }
+      const apiProtection = await adminHeap.resolve<Filter>(
+        (settings.apiProtectionFilter as string | undefined) ?? 'ApiProtectionFilter',
+        'filter',
+        '$.apiProtectionFilter',
+      );
+      return new Gateway({ instance, settings, handler, apiProtection, heaps, logger });
+    } catch (error) {
+      for (const heap of heaps) await heap.destroy();
+      throw error;
+    }
+  }
+
+  /** Every Router reachable from the main handler's heaps, for the admin API. */
+  routers(): Router[] {
+    return this.#heaps.flatMap((heap) => heap.created().filter((o): o is Router => o instanceof Router));
+  }
+
+  /** The administrative handler guarded by the API protection filter. */
+  guard(handler: Handler): Handler {
+    return new Chain([this.apiProtection], handler);
+  }
+
+  /** Creates every declared object of every heap, collecting the problems (for `portico validate`). */
+  async createAll(): Promise<PorticoError[]> {
+    const problems: PorticoError[] = [];
+    for (const heap of this.#heaps) problems.push(...(await heap.createAll()));
+    return problems;
+  }
+
+  /** Destroys every heap (routes, clients, ...), flushing what they buffer. */
+  async destroy(): Promise<void> {
+    for (const heap of this.#heaps) {
+      try {
+        await heap.destroy();
+      } catch (error) {
+        this.#logger.error('heap destroy failed', { error: String(error) });
+      }
+    }
+  }
+}
+
+function combine(errors: PorticoError[]): PorticoError {
+  const all = errors.flatMap((e) => problemsOf(e));
+  const [first] = all;
+  if (!first) return new PorticoError(ErrorCode.CONFIG, 'the configuration could not be loaded');
+  return all.length === 1
+    ? first
+    : new PorticoError(first.code, `${first.message} (and ${all.length - 1} more)`, {
+        ...first.details,
+        cause: all,
+      });
+}

@@ -1,0 +1,158 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import path from 'node:path';
+import { checkConfig, type Logger } from '@portico/gateway-core';
+import Koa from 'koa';
+import { createApp } from './app.ts';
+import { Gateway } from './gateway.ts';
+import type { Instance } from './instance.ts';
+import { createSessionSupport, type SessionSupport, sessionSchema } from './sessions.ts';
+import type { ConnectorSettings } from './settings.ts';
+import { handleUpgrade } from './upgrade.ts';
+
+export interface RunningServer {
+  gateway: Gateway;
+  /** Where each connector listens, e.g. `http://127.0.0.1:8080`. */
+  urls: string[];
+  /** Stops accepting, lets in-flight requests finish (up to the grace period), destroys every heap. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  instance: Instance;
+  logger: Logger;
+  /** Overrides the connectors of admin.json with one HTTP port (0 picks a free one). */
+  port?: number;
+  host?: string;
+}
+
+/**
+ * Loads the configuration and listens on every connector (admin.json `connectors`, default one HTTP
+ * connector on 8080). Limits and timeouts come from admin.json `limits`; Node's parser already
+ * rejects ambiguous framing (both Content-Length and Transfer-Encoding, conflicting Content-Lengths)
+ * with 400 before any filter runs.
+ */
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const { instance, logger } = options;
+  const gateway = await Gateway.load(instance, logger);
+  const { limits } = gateway.settings;
+  let sessions: SessionSupport | undefined;
+  const koa = new Koa();
+  if (gateway.settings.session !== undefined || !hasSessionObject(instance)) {
+    const { value, errors } = checkConfig(sessionSchema, gateway.settings.session ?? {}, {
+      file: instance.adminFile,
+      jsonPath: '$.session',
+      logger,
+    });
+    if (!value) throw errors[0];
+    sessions = await createSessionSupport(koa, value, logger);
+  }
+  const app = createApp(gateway, logger, sessions, koa);
+  const callback = app.callback();
+  const connectors: ConnectorSettings[] =
+    options.port !== undefined
+      ? [{ port: options.port, ...(options.host ? { host: options.host } : {}) }]
+      : (gateway.settings.connectors ?? [{ port: 8080, ...(options.host ? { host: options.host } : {}) }]);
+
+  const servers: http.Server[] = [];
+  const active = new Set<Socket>();
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
+  const track: http.RequestListener = (req, res) => {
+    inFlight++;
+    res.once('close', () => {
+      if (--inFlight === 0) idle?.();
+    });
+    callback(req, res);
+  };
+  try {
+    for (const connector of connectors) {
+      const serverOptions: http.ServerOptions = {
+        maxHeaderSize: limits.maxHeaderSize,
+        requestTimeout: limits.requestTimeout.toMillis(),
+        headersTimeout: limits.headersTimeout.toMillis(),
+        keepAliveTimeout: limits.keepAliveTimeout.toMillis(),
+        requireHostHeader: false,
+      };
+      const server = connector.tls
+        ? https.createServer({ ...serverOptions, ...tlsOptions(connector, instance) }, track)
+        : http.createServer(serverOptions, track);
+      server.maxHeadersCount = limits.maxHeadersCount;
+      server.on('connection', (socket: Socket) => {
+        active.add(socket);
+        socket.once('close', () => active.delete(socket));
+      });
+      server.on(
+        'upgrade',
+        (req, socket, head) => void handleUpgrade(req, socket as Socket, head, gateway, logger),
+      );
+      server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+        if (!socket.writable) return socket.destroy();
+        const status =
+          error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+        socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      });
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(connector.port, connector.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      servers.push(server);
+    }
+  } catch (error) {
+    for (const server of servers) server.close();
+    await gateway.destroy();
+    throw error;
+  }
+
+  const urls = servers.map((server, i) => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : connectors[i]!.port;
+    const host = connectors[i]!.host ?? 'localhost';
+    return `${connectors[i]!.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const server of servers) server.close();
+      for (const server of servers) server.closeIdleConnections();
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, limits.shutdownGracePeriod.toMillis());
+          timer.unref();
+          idle = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      for (const socket of active) socket.destroy();
+      await gateway.destroy();
+      await sessions?.close();
+    })());
+  return { gateway, urls, stop };
+}
+
+function tlsOptions(connector: ConnectorSettings, instance: Instance): https.ServerOptions {
+  const tls = connector.tls!;
+  const read = (file: string) => readFileSync(path.resolve(instance.environment.configDirectory, file));
+  return {
+    key: read(tls.key),
+    cert: read(tls.cert),
+    ...(tls.ca ? { ca: read(tls.ca) } : {}),
+    ...(tls.passphrase ? { passphrase: tls.passphrase } : {}),
+    requestCert: tls.clientAuth !== 'NONE',
+    rejectUnauthorized: tls.clientAuth === 'REQUIRE',
+  };
+}
+
+/** A heap object named `Session` in config.json replaces the server-side session. */
+function hasSessionObject(instance: Instance): boolean {
+  const heap = (instance.config as { heap?: unknown } | undefined)?.heap;
+  return Array.isArray(heap) && heap.some((d) => (d as { name?: unknown })?.name === 'Session');
+}

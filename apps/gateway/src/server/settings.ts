@@ -1,0 +1,71 @@
+import { Duration, type Infer, s } from '@portico/gateway-core';
+
+/** One listening socket; `tls` (Portico's form) makes it HTTPS. */
+const connector = s.object({
+  port: s.integer({ min: 0, max: 65535 }),
+  host: s.string().optional(),
+  tls: s
+    .object({
+      key: s.string(),
+      cert: s.string(),
+      ca: s.string().optional(),
+      clientAuth: s.enumOf(['NONE', 'REQUEST', 'REQUIRE'] as const).default('NONE'),
+      passphrase: s.string().optional(),
+    })
+    .optional(),
+});
+
+/**
+ * Safe defaults for what a client may send and how long it may take. Exceeding a size gets 431 or
+ * 413; a slow client is cut off.
+ */
+const limits = s.object({
+  maxHeaderSize: s.integer({ min: 1024 }).default(16 * 1024),
+  maxHeadersCount: s.integer({ min: 1 }).default(100),
+  maxBufferedBodySize: s.integer({ min: 0 }).default(10 * 1024 * 1024),
+  headersTimeout: s.duration().default(() => Duration.parse('30 seconds')),
+  requestTimeout: s.duration().default(() => Duration.parse('5 minutes')),
+  keepAliveTimeout: s.duration().default(() => Duration.parse('5 seconds')),
+  shutdownGracePeriod: s.duration().default(() => Duration.parse('30 seconds')),
+});
+
+/** admin.json: the server's own settings (the incumbents' fields, plus Portico's `limits`). */
+export const adminSchema = s.object({
+  prefix: s.string().default('openig'),
+  connectors: s.array(connector).optional(),
+  heap: s.any().optional(),
+  properties: s.map(s.any()).optional(),
+  apiProtectionFilter: s.any().optional(),
+  mode: s.enumOf(['PRODUCTION', 'DEVELOPMENT', 'EVALUATION'] as const).default('PRODUCTION'),
+  temporaryDirectory: s.string().optional(),
+  temporaryStorage: s.any().optional(),
+  session: s.any().optional(),
+  preserveOriginalQueryString: s.boolean().default(false),
+  streamingEnabled: s.boolean().default(true),
+  pluginDirectories: s.array(s.string()).default([]),
+  limits: limits.default(() => ({
+    maxHeaderSize: 16 * 1024,
+    maxHeadersCount: 100,
+    maxBufferedBodySize: 10 * 1024 * 1024,
+    headersTimeout: Duration.parse('30 seconds'),
+    requestTimeout: Duration.parse('5 minutes'),
+    keepAliveTimeout: Duration.parse('5 seconds'),
+    shutdownGracePeriod: Duration.parse('30 seconds'),
+  })),
+});
+
+export type AdminSettings = Infer<typeof adminSchema>;
+export type ConnectorSettings = Infer<typeof connector>;
+
+/** config.json: the top-level object. Keys other than these are decorations of the main handler. */
+export const configFields = new Set([
+  'handler',
+  'heap',
+  'logSink',
+  'temporaryStorage',
+  'properties',
+  'session',
+  'globalDecorators',
+  'comment',
+  'comments',
+]);

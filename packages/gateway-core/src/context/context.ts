@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import type { Bindings } from '../expression/compiler.ts';
+import type { Request, Response } from '../http/message.ts';
+
+/** Who is calling: `contexts.client` in expressions. */
+export interface ClientInfo {
+  remoteAddress: string;
+  remotePort: number;
+  localAddress: string;
+  localPort: number;
+  isSecure: boolean;
+  /** The client's TLS certificate chain (DER), when it presented one. */
+  certificates: Uint8Array[];
+  userAgent: string | null;
+}
+
+/** Where the router matched: `contexts.router`. */
+export interface RouterInfo {
+  /** The id (file name without .json) and name of the route that took the request. */
+  routeId: string;
+  routeName: string;
+  originalUri: string;
+  matchedUri: string;
+  remainingUri: string;
+  uriTemplateVariables: Record<string, string>;
+}
+
+export type Session = Record<string, unknown>;
+
+const UNKNOWN_CLIENT: ClientInfo = Object.freeze({
+  remoteAddress: '127.0.0.1',
+  remotePort: 0,
+  localAddress: '127.0.0.1',
+  localPort: 0,
+  isSecure: false,
+  certificates: [],
+  userAgent: null,
+});
+
+/**
+ * The context a request is processed in: its transaction ID, the caller, the request attributes,
+ * the session, and named contexts filters add on the way (`contexts.router`, `contexts.oauth2` ...).
+ * A child context adds or replaces named contexts and shares attributes and session with its
+ * parent, so a filter can hand the next handler more context without changing what others see.
+ */
+export class Context {
+  readonly transactionId: string;
+  readonly client: ClientInfo;
+  readonly attributes: Record<string, unknown>;
+  /** @internal The session, or how to load it on first use (the server loads sessions lazily). */
+  _session: Session | (() => Session);
+  /** Aborted when the client goes away; outbound calls made for the request should follow it. */
+  readonly signal: AbortSignal;
+  readonly contexts: Readonly<Record<string, unknown>>;
+  readonly parent: Context | undefined;
+
+  constructor(
+    init: {
+      transactionId?: string;
+      client?: Partial<ClientInfo>;
+      attributes?: Record<string, unknown>;
+      session?: Session | (() => Session);
+      signal?: AbortSignal;
+    } = {},
+  ) {
+    this.transactionId = init.transactionId ?? randomUUID();
+    this.client = { ...UNKNOWN_CLIENT, ...init.client };
+    this.attributes = init.attributes ?? {};
+    this._session = init.session ?? {};
+    this.signal = init.signal ?? new AbortController().signal;
+    this.parent = undefined;
+    this.contexts = {
+      transactionId: { transactionId: this.transactionId },
+      client: this.client,
+      attributes: { attributes: this.attributes },
+    };
+  }
+
+  /** The session, loaded on first use. */
+  get session(): Session {
+    if (typeof this._session === 'function') this._session = this._session();
+    return this._session;
+  }
+  set session(value: Session) {
+    this._session = value;
+  }
+
+  /** True once something has looked at the session (the server only saves sessions that were used). */
+  get sessionUsed(): boolean {
+    return typeof this._session !== 'function';
+  }
+
+  /** A context that also carries `contexts[name]`. */
+  child(name: string, value: unknown): Context {
+    const child: Context = Object.create(Context.prototype);
+    Object.assign(child, this, { parent: this, contexts: { ...this.contexts, [name]: value } });
+    // The session belongs to the request, not to one context: a child sees and sets the root's.
+    Object.defineProperty(child, 'session', {
+      get: () => this.session,
+      set: (session: Session) => {
+        this.session = session;
+      },
+    });
+    return child;
+  }
+
+  /** The named context, nearest first. */
+  get<T = unknown>(name: string): T | undefined {
+    return this.contexts[name] as T | undefined;
+  }
+
+  get router(): RouterInfo | undefined {
+    return this.get<RouterInfo>('router');
+  }
+}
+
+/** What expressions evaluated for a request see. */
+export function bindingsFor(context: Context, request: Request, response?: Response): Bindings {
+  return {
+    request,
+    response,
+    context,
+    contexts: context.contexts,
+    attributes: context.attributes,
+    // A getter, so that expressions that never mention the session never load it.
+    get session() {
+      return context.session;
+    },
+  };
+}

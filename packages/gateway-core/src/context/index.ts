@@ -1,0 +1,1 @@
+export { bindingsFor, type ClientInfo, Context, type RouterInfo, type Session } from './context.ts';

@@ -1,0 +1,297 @@
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ConnectionOptions } from 'node:tls';
+import { Agent, type Dispatcher, EnvHttpProxyAgent, ProxyAgent } from 'undici';
+import type { Context } from '../../context/context.ts';
+import { Duration } from '../../duration/index.ts';
+import { ErrorCode, PorticoError } from '../../errors.ts';
+import { Entity } from '../../http/entity.ts';
+import { type Request, Response } from '../../http/message.ts';
+import { Uri } from '../../http/uri.ts';
+import { consoleLogger, type Logger } from '../../logging.ts';
+import type { Handler } from '../../types.ts';
+import { DeferredBody } from './body.ts';
+import { type FailureContext, isRetryableConnectFailure, upstreamError } from './errors.ts';
+import { forwardedFor, type HeaderList, responseHeadersFrom, upstreamRequestHeaders } from './headers.ts';
+import { NO_PROXY, type ProxySetting } from './proxy.ts';
+import { type TlsSettings, tlsConnectOptions } from './tls.ts';
+
+export interface RetrySettings {
+  /** Attempts after the first. */
+  count: number;
+  delay: Duration;
+}
+
+/** The settings of a ClientHandler as code passes them; the heaplets build them from configuration. */
+export interface ClientHandlerOptions {
+  /** Connections per origin (scheme, host, port). */
+  connections?: number;
+  connectionTimeout?: Duration;
+  /** Time to wait for the response head, and between two chunks of the response body. */
+  soTimeout?: Duration;
+  /** How long an idle connection is kept for reuse (less if the upstream's Keep-Alive says so). */
+  keepAliveTimeout?: Duration;
+  disableReuseConnection?: boolean;
+  /** Retries of idempotent requests whose connection failed; false for none. */
+  retries?: RetrySettings | false;
+  /** Append X-Forwarded-For, set X-Forwarded-Proto and X-Forwarded-Host when absent. */
+  forwardedHeaders?: boolean;
+  proxy?: ProxySetting;
+  tls?: TlsSettings;
+  logger?: Logger;
+  /** Relative PEM paths are read from here. */
+  baseDirectory?: string;
+  /** Where the settings were declared, for configuration errors. */
+  jsonPath?: string;
+  file?: string;
+}
+
+export const CLIENT_DEFAULTS = Object.freeze({
+  connections: 64,
+  connectionTimeout: Duration.parse('10 seconds'),
+  soTimeout: Duration.parse('10 seconds'),
+  // Below the 5 seconds of Node's and many other servers' own idle timeout: the gateway should be
+  // the side that closes an idle connection, or it may reuse one the upstream is closing.
+  keepAliveTimeout: Duration.parse('4 seconds'),
+  retries: Object.freeze({ count: 3, delay: Duration.parse('10 milliseconds') }),
+});
+
+/** RFC 9110 §9.2.2: a request with one of these methods may be sent again without harm. */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+/** Methods whose semantics expect a body; an empty one is sent with `Content-Length: 0`. */
+const PAYLOAD = new Set(['POST', 'PUT', 'PATCH']);
+const UPSTREAM_SCHEMES: Record<string, string> = { http: 'http', https: 'https', ws: 'http', wss: 'https' };
+
+/** Undici's "no timeout" is 0; zero and unlimited both mean none, as in the incumbents. */
+function timeoutMs(duration: Duration): number {
+  return duration.isZero || duration.isUnlimited ? 0 : Math.max(1, duration.toMillis());
+}
+
+/** Where a request goes: undici's origin and path, and the Host field. */
+export interface UpstreamTarget {
+  origin: string;
+  path: string;
+  host: string;
+}
+
+export function upstreamTarget(uri: Uri): UpstreamTarget {
+  const scheme = UPSTREAM_SCHEMES[uri.scheme ?? ''];
+  if (!scheme || !uri.host) {
+    throw new PorticoError(ErrorCode.CONFIG, `the request URI ${uri} is not an absolute http(s) URI`, {
+      text: uri.toString(),
+      expected: 'an absolute http or https URI (set by a baseURI or a filter)',
+    });
+  }
+  const port = uri.port ?? (scheme === 'https' ? 443 : 80);
+  return { origin: `${scheme}://${uri.host}:${port}`, path: uri.pathAndQuery, host: uri.hostAndPort! };
+}
+
+/**
+ * Sends the request to `request.uri` and returns the upstream's response as it arrives: status and
+ * headers first, the body as a stream that nothing has read. Keep-alive pools per origin (one
+ * undici dispatcher per handler), bodies streamed both ways with back-pressure, hop-by-hop headers
+ * removed, Host set from the URI, timeouts and TLS from the settings. The client's disconnect
+ * (`context.signal`) aborts the upstream exchange. An unreachable or silent upstream is an
+ * UpstreamError (PORTICO_E_UPSTREAM) for the caller to handle.
+ */
+export class ClientHandler implements Handler {
+  protected readonly logger: Logger;
+  protected readonly dispatcher: Dispatcher;
+  protected readonly soTimeoutMs: number;
+  /** Whether X-Forwarded-* are sent. */
+  protected readonly forwardedHeaders: boolean;
+  readonly #retries: RetrySettings | false;
+  readonly #failureContext: Omit<FailureContext, 'origin'>;
+
+  constructor(options: ClientHandlerOptions = {}) {
+    this.logger = options.logger ?? consoleLogger;
+    const connectionTimeout = options.connectionTimeout ?? CLIENT_DEFAULTS.connectionTimeout;
+    const soTimeout = options.soTimeout ?? CLIENT_DEFAULTS.soTimeout;
+    const keepAlive = options.keepAliveTimeout ?? CLIENT_DEFAULTS.keepAliveTimeout;
+    this.soTimeoutMs = timeoutMs(soTimeout);
+    this.#retries = options.retries ?? CLIENT_DEFAULTS.retries;
+    this.forwardedHeaders = options.forwardedHeaders ?? false;
+    this.#failureContext = {
+      connectionTimeout: connectionTimeout.toString(),
+      soTimeout: soTimeout.toString(),
+    };
+    const reuse = !options.disableReuseConnection && !keepAlive.isZero;
+    const tls = tlsConnectOptions(options.tls ?? {}, {
+      baseDirectory: options.baseDirectory ?? process.cwd(),
+      jsonPath: options.jsonPath ?? '$',
+      file: options.file,
+      logger: this.logger,
+    });
+    this.dispatcher = createDispatcher(options.proxy ?? NO_PROXY, tls, {
+      connections: options.connections ?? CLIENT_DEFAULTS.connections,
+      connectTimeout: timeoutMs(connectionTimeout),
+      headersTimeout: this.soTimeoutMs,
+      bodyTimeout: this.soTimeoutMs,
+      // Past the maximum undici allows for a server's Keep-Alive hint, unlimited means that maximum.
+      keepAliveTimeout: keepAlive.isUnlimited ? 600_000 : Math.max(1, keepAlive.toMillis()),
+      // Pipelining 0 is undici's "no keep-alive": every request says `Connection: close`.
+      pipelining: reuse ? 1 : 0,
+      // HTTP/1.1 only, as the incumbents' default protocolVersion: header spelling survives, and
+      // the upstream sees the same kind of exchange the client made.
+      allowH2: false,
+    });
+  }
+
+  async handle(context: Context, request: Request): Promise<Response> {
+    const target = upstreamTarget(request.uri);
+    const { body, contentLength } = await outgoingBody(request);
+    const headers = upstreamRequestHeaders(request, {
+      host: target.host,
+      contentLength,
+      forwarded: this.forwardedHeaders
+        ? forwardedFor(context.client, request, originalUri(context))
+        : undefined,
+      extra: this.additionalHeaders(context, request),
+    });
+    return this.send(context, request.method, target, headers, body);
+  }
+
+  /** Header fields a subclass sends with every request, replacing any the request carries. */
+  protected additionalHeaders(_context: Context, _request: Request): [string, string][] {
+    return [];
+  }
+
+  /** Closes the pooled connections once the requests in flight have completed. */
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+
+  /** Turns what went wrong into an UpstreamError naming the upstream. */
+  protected failure(error: unknown, origin: string, context?: Context) {
+    return upstreamError(error, { origin, ...this.#failureContext }, context?.signal.aborted === true);
+  }
+
+  private async send(
+    context: Context,
+    method: string,
+    target: UpstreamTarget,
+    headers: HeaderList,
+    body: Buffer | Readable | null,
+  ): Promise<Response> {
+    const retries = this.#retries && IDEMPOTENT.has(method) ? this.#retries : undefined;
+    for (let attempt = 0; ; attempt++) {
+      const sent = body === null || Buffer.isBuffer(body) ? body : new DeferredBody(body);
+      try {
+        const data = await this.dispatcher.request({
+          origin: target.origin,
+          path: target.path,
+          method,
+          headers,
+          body: sent,
+          signal: context.signal,
+          responseHeaders: 'raw',
+        });
+        return toResponse(data, method);
+      } catch (error) {
+        const again =
+          retries !== undefined &&
+          attempt < retries.count &&
+          !context.signal.aborted &&
+          isRetryableConnectFailure(error) &&
+          !(sent instanceof DeferredBody && sent.started);
+        if (!again) throw this.failure(error, target.origin, context);
+        this.logger.debug('retrying an upstream request after a connection failure', {
+          transactionId: context.transactionId,
+          origin: target.origin,
+          attempt: attempt + 1,
+          error: String(error),
+        });
+        const delay = retries.delay.toMillis();
+        if (delay > 0) {
+          try {
+            await sleep(delay, undefined, { signal: context.signal });
+          } catch {
+            throw this.failure(context.signal.reason ?? error, target.origin, context);
+          }
+        }
+      }
+    }
+  }
+}
+
+/** The body as undici takes it, with the length when it is known. */
+async function outgoingBody(
+  request: Request,
+): Promise<{ body: Buffer | Readable | null; contentLength: number | undefined }> {
+  const entity = request.entity;
+  if (entity.isEmpty) {
+    return { body: null, contentLength: PAYLOAD.has(request.method) ? 0 : undefined };
+  }
+  if (entity.isBuffered) {
+    // Buffered by a filter: sent as bytes, and undici writes their length.
+    return { body: await entity.bytes(), contentLength: undefined };
+  }
+  // Streamed without a copy. No declared length means chunked transfer coding.
+  return { body: entity.stream(), contentLength: entity.declaredLength };
+}
+
+function toResponse(data: Dispatcher.ResponseData, method: string): Response {
+  // `responseHeaders: 'raw'` gives [name, value, ...] with the upstream's spelling.
+  const headers = responseHeadersFrom(data.headers as unknown as string[]);
+  const status = data.statusCode;
+  let entity: Entity;
+  if (method === 'HEAD' || status === 204 || status === 304) {
+    // No body whatever the headers say; Content-Length stays, describing what a GET would return.
+    data.body.dump().catch(() => {});
+    entity = new Entity(null);
+  } else {
+    const length = headers.getAll('content-length');
+    const declared = length.length === 1 && /^\d+$/.test(length[0]!) ? Number(length[0]) : undefined;
+    entity = new Entity(data.body, declared);
+  }
+  return new Response({
+    status,
+    ...(data.statusText ? { reason: data.statusText } : {}),
+    headers,
+    entity,
+  });
+}
+
+/** The URI the client asked for, when a router recorded it. */
+export function originalUri(context: Context): Uri | undefined {
+  const text = context.router?.originalUri;
+  if (!text) return undefined;
+  try {
+    return Uri.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+interface PoolSettings {
+  connections: number;
+  connectTimeout: number;
+  headersTimeout: number;
+  bodyTimeout: number;
+  keepAliveTimeout: number;
+  pipelining: number;
+  allowH2: boolean;
+}
+
+function createDispatcher(proxy: ProxySetting, tls: ConnectionOptions, pool: PoolSettings): Dispatcher {
+  switch (proxy.kind) {
+    case 'http': {
+      const token =
+        proxy.username === undefined
+          ? undefined
+          : `Basic ${Buffer.from(`${proxy.username}:${proxy.password ?? ''}`).toString('base64')}`;
+      return new ProxyAgent({
+        ...pool,
+        uri: proxy.uri,
+        ...(token === undefined ? {} : { token }),
+        // https targets are tunnelled with CONNECT, then TLS to the target with the same trust.
+        requestTls: tls,
+        proxyTls: tls,
+      });
+    }
+    case 'system':
+      return new EnvHttpProxyAgent({ ...pool, connect: tls, requestTls: tls, proxyTls: tls });
+    default:
+      return new Agent({ ...pool, connect: tls });
+  }
+}

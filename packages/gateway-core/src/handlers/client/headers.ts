@@ -1,0 +1,149 @@
+import { Headers } from '../../http/headers.ts';
+import type { Request } from '../../http/message.ts';
+import type { Uri } from '../../http/uri.ts';
+
+/**
+ * Header fields that describe one connection and so stop at the gateway, in both directions.
+ *
+ * RFC 9110 §7.6.1: Connection itself and every field it lists, and "fields that are known to
+ * require removal before forwarding ... Proxy-Connection, Keep-Alive, TE, Transfer-Encoding,
+ * Upgrade". Beyond that list:
+ * - Trailer announces trailer fields; the gateway does not relay trailers (neither the upstream
+ *   leg nor the response model carries them), so passing the announcement on would promise fields
+ *   that never come.
+ * - Proxy-Authorization and Proxy-Authenticate (§11.7) belong to the next proxy on the path, not
+ *   to the origin: a client's proxy credentials reaching an upstream application would leak them,
+ *   and an outbound proxy's challenge means nothing to the client. RFC 9110 allows relaying them
+ *   only between cooperating proxies, which a gateway in front of applications is not; the
+ *   outbound proxy's own credentials come from the `proxy` settings instead.
+ * Framing (Content-Length, Transfer-Encoding) is regenerated toward the upstream, never copied:
+ * forwarding the client's framing is how request smuggling gets through proxies.
+ */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+  'trailer',
+  'proxy-authorization',
+  'proxy-authenticate',
+]);
+
+/**
+ * Request fields the client sends that are not forwarded for other reasons: Host is set from the
+ * request URI, Content-Length is recomputed, and Expect has already been answered by the gateway's
+ * server (Node answers `100-continue` itself) and cannot be honoured again by the upstream client.
+ */
+const REGENERATED = new Set(['host', 'content-length', 'expect']);
+
+/** The names (lower case) a Connection header lists. */
+export function connectionListed(values: readonly string[]): Set<string> {
+  const listed = new Set<string>();
+  for (const value of values) {
+    for (const token of value.split(',')) {
+      const name = token.trim().toLowerCase();
+      if (name) listed.add(name);
+    }
+  }
+  return listed;
+}
+
+/**
+ * Header fields in a form undici takes and writes as given: one entry per name (names are unique
+ * here, case-insensitively) in order, several values written as several lines. A Map rather than
+ * a flat array because undici's ProxyAgent folds a flat array into an object, keeping only the last
+ * of two lines with the same name.
+ */
+export type HeaderList = Map<string, string | string[]>;
+
+/** X-Forwarded-* values for a proxied request. */
+export interface Forwarded {
+  /** The client's address, appended to X-Forwarded-For. */
+  for: string | undefined;
+  /** The scheme the client used, for X-Forwarded-Proto when the request has none. */
+  proto: string;
+  /** The Host the client asked for, for X-Forwarded-Host when the request has none. */
+  host: string | undefined;
+}
+
+export interface UpstreamHeaderOptions {
+  /** The upstream's `host[:port]`. */
+  host: string;
+  contentLength?: number | undefined;
+  forwarded?: Forwarded | undefined;
+  /** Fields the handler sets, replacing any the request carries. */
+  extra?: readonly (readonly [string, string])[] | undefined;
+}
+
+/**
+ * The request's fields as sent upstream: spelling, order and multiple values kept, hop-by-hop
+ * fields removed, Host, Content-Length and X-Forwarded-* set.
+ */
+export function upstreamRequestHeaders(request: Request, options: UpstreamHeaderOptions): HeaderList {
+  const headers = request.headers;
+  const drop = connectionListed(headers.getAll('connection'));
+  const extra = options.extra ?? [];
+  for (const [name] of extra) drop.add(name.toLowerCase());
+  const forwarded = options.forwarded;
+  if (forwarded) drop.add('x-forwarded-for');
+  const out: HeaderList = new Map([['Host', options.host]]);
+  for (const [name, values] of headers) {
+    const key = name.toLowerCase();
+    if (HOP_BY_HOP.has(key) || REGENERATED.has(key) || drop.has(key)) continue;
+    out.set(name, values.length === 1 ? values[0]! : [...values]);
+  }
+  if (options.contentLength !== undefined) out.set('Content-Length', String(options.contentLength));
+  if (forwarded) addForwarded(out, headers, forwarded);
+  for (const [name, value] of extra) out.set(name, value);
+  return out;
+}
+
+function addForwarded(out: HeaderList, headers: Headers, forwarded: Forwarded): void {
+  const existing = headers.getAll('x-forwarded-for');
+  const chain = forwarded.for ? [...existing, forwarded.for] : existing;
+  const name = headers.names().find((n) => n.toLowerCase() === 'x-forwarded-for') ?? 'X-Forwarded-For';
+  // One comma-separated field, the form every reader of X-Forwarded-For understands.
+  if (chain.length > 0) out.set(name, chain.join(', '));
+  if (!headers.has('x-forwarded-proto')) out.set('X-Forwarded-Proto', forwarded.proto);
+  if (forwarded.host && !headers.has('x-forwarded-host')) out.set('X-Forwarded-Host', forwarded.host);
+}
+
+/** An upstream response's fields (Node/undici raw form), hop-by-hop fields removed. */
+export function responseHeadersFrom(
+  raw: readonly string[],
+  options: { keepUpgrade?: boolean } = {},
+): Headers {
+  const listed = new Set<string>();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() === 'connection')
+      for (const name of connectionListed([raw[i + 1]!])) listed.add(name);
+  }
+  const headers = new Headers();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    const key = name.toLowerCase();
+    // A 101 answer to an upgrade must keep Connection and Upgrade: they are the handshake.
+    if (options.keepUpgrade && (key === 'connection' || key === 'upgrade')) {
+      headers.add(name, raw[i + 1]!);
+      continue;
+    }
+    if (HOP_BY_HOP.has(key) || listed.has(key)) continue;
+    headers.add(name, raw[i + 1]!);
+  }
+  return headers;
+}
+
+/** The client's side of the exchange, for X-Forwarded-*: the original URI when a router saw it. */
+export function forwardedFor(
+  client: { remoteAddress: string; isSecure: boolean },
+  request: Request,
+  originalUri: Uri | undefined,
+): Forwarded {
+  return {
+    for: client.remoteAddress || undefined,
+    proto: originalUri?.scheme ?? (client.isSecure ? 'https' : 'http'),
+    host: request.headers.get('host') ?? originalUri?.hostAndPort ?? undefined,
+  };
+}

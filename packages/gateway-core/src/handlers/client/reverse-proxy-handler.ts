@@ -1,0 +1,285 @@
+import type { Duplex } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import type { Context } from '../../context/context.ts';
+import { type Request, Response } from '../../http/message.ts';
+import { ClientHandler, type ClientHandlerOptions, originalUri, upstreamTarget } from './client-handler.ts';
+import { isUpstreamError, type UpstreamError } from './errors.ts';
+import { forwardedFor, responseHeadersFrom, upstreamRequestHeaders } from './headers.ts';
+
+export interface ReverseProxyHandlerOptions extends ClientHandlerOptions {
+  /** Proxy WebSocket upgrades (`upgrade()`); true unless said otherwise. */
+  websocket?: boolean;
+}
+
+/** Something the server can hand an `Upgrade` request and its socket to. */
+export interface UpgradeHandler {
+  /**
+   * Takes over `clientSocket` for an upgrade request: answers it (101 and a tunnel, the upstream's
+   * refusal, or a 5xx) and resolves with the status answered once that is written.
+   */
+  upgrade(context: Context, request: Request, clientSocket: Duplex, head: Buffer): Promise<number>;
+}
+
+export function isUpgradeHandler(value: unknown): value is UpgradeHandler {
+  return typeof (value as UpgradeHandler | null)?.upgrade === 'function';
+}
+
+const REASONS: Record<number, string> = {
+  502: 'Bad Gateway',
+  504: 'Gateway Timeout',
+  501: 'Not Implemented',
+};
+/** How much of a refused upgrade's body is relayed to the client; the rest is cut. */
+const MAX_REFUSAL_BODY = 64 * 1024;
+
+/**
+ * The handler for the final upstream of a route: a ClientHandler that answers `502 Bad Gateway`
+ * when the upstream cannot be reached and `504 Gateway Timeout` when it does not answer in time,
+ * instead of failing, and that proxies WebSocket upgrades. X-Forwarded-* are sent by default.
+ */
+export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler {
+  readonly websocket: boolean;
+
+  constructor(options: ReverseProxyHandlerOptions = {}) {
+    super({ ...options, forwardedHeaders: options.forwardedHeaders ?? true });
+    this.websocket = options.websocket ?? true;
+  }
+
+  override async handle(context: Context, request: Request): Promise<Response> {
+    try {
+      return await super.handle(context, request);
+    } catch (error) {
+      if (!isUpstreamError(error)) throw error;
+      this.logger.warn('the upstream failed', { transactionId: context.transactionId, error: error.message });
+      return failureResponse(error);
+    }
+  }
+
+  /**
+   * Opens the upgrade with the upstream and, once it answers 101, relays its answer to the client
+   * and joins the two sockets, each closing when the other does. A refusal by the upstream (any
+   * other status) is relayed as it is; a connection failure or timeout answers 502 or 504. The
+   * client socket is always answered and closed on failure, never left open.
+   */
+  async upgrade(context: Context, request: Request, clientSocket: Duplex, head: Buffer): Promise<number> {
+    // From here on, any socket error (the client going away) is handled by closing both sides.
+    clientSocket.on('error', () => clientSocket.destroy());
+    if (!this.websocket) return answer(clientSocket, 501, 'WebSocket proxying is disabled');
+    const abort = new AbortController();
+    const onClientClose = () => abort.abort(new Error('the client closed the connection'));
+    clientSocket.once('close', onClientClose);
+    const onContextAbort = () => abort.abort(context.signal.reason);
+    context.signal.addEventListener('abort', onContextAbort, { once: true });
+    let origin = '';
+    try {
+      const target = upstreamTarget(request.uri);
+      origin = target.origin;
+      const headers = upstreamRequestHeaders(request, {
+        host: target.host,
+        forwarded: this.forwardedHeaders
+          ? forwardedFor(context.client, request, originalUri(context))
+          : undefined,
+        extra: this.additionalHeaders(context, request),
+      });
+      const outcome = await dispatchUpgrade(this.dispatcher, {
+        origin: target.origin,
+        path: target.path,
+        method: request.method,
+        headers,
+        upgrade: request.headers.get('upgrade') ?? 'websocket',
+        headersTimeout: this.soTimeoutMs,
+        signal: abort.signal,
+      });
+      if (outcome.kind === 'refused') {
+        const { statusCode, reason, rawHeaders, body } = outcome;
+        const relayed = responseHeadersFrom(rawHeaders);
+        relayed.delete('content-length');
+        writeHead(clientSocket, statusCode, reason, [
+          ...relayed.toRaw(),
+          'Content-Length',
+          String(body.length),
+          'Connection',
+          'close',
+        ]);
+        clientSocket.end(body);
+        return statusCode;
+      }
+      const { socket, rawHeaders, reason } = outcome;
+      if (clientSocket.destroyed) {
+        socket.destroy();
+        return 101;
+      }
+      writeHead(
+        clientSocket,
+        101,
+        reason || 'Switching Protocols',
+        responseHeadersFrom(rawHeaders, { keepUpgrade: true }).toRaw(),
+      );
+      if (head.length > 0) socket.write(head);
+      join(clientSocket, socket);
+      return 101;
+    } catch (error) {
+      if (clientSocket.destroyed) return 502;
+      const failure = this.failure(error, origin || request.uri.toString(), context);
+      this.logger.warn('the upstream upgrade failed', {
+        transactionId: context.transactionId,
+        error: failure.message,
+      });
+      return answer(clientSocket, failure.upstreamStatus, REASONS[failure.upstreamStatus]!);
+    } finally {
+      clientSocket.off('close', onClientClose);
+      context.signal.removeEventListener('abort', onContextAbort);
+    }
+  }
+}
+
+/** The answer a reverse proxy gives for an unreachable or silent upstream. */
+export function failureResponse(error: UpstreamError): Response {
+  const status = error.upstreamStatus;
+  const text = `${REASONS[status]}\n`;
+  return new Response({
+    status,
+    reason: REASONS[status]!,
+    headers: {
+      'Content-Type': 'text/plain; charset=UTF-8',
+      'Content-Length': String(Buffer.byteLength(text)),
+    },
+    entity: text,
+    cause: error,
+  });
+}
+
+type UpgradeOutcome =
+  | { kind: 'upgraded'; socket: Duplex; rawHeaders: string[]; reason: string }
+  | { kind: 'refused'; statusCode: number; reason: string; rawHeaders: string[]; body: Buffer };
+
+/**
+ * undici's `upgrade()` throws away a non-101 answer; a dispatch handler keeps it, so the client
+ * learns why the upstream refused (401, 403, 404...) instead of getting a bare 502.
+ */
+function dispatchUpgrade(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions & { signal: AbortSignal },
+): Promise<UpgradeOutcome> {
+  const { signal, ...dispatch } = options;
+  return new Promise((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let refusal:
+      | { statusCode: number; reason: string; rawHeaders: string[]; chunks: Buffer[]; size: number }
+      | undefined;
+    const onAbort = () => controller?.abort(signal.reason as Error);
+    const settle = () => signal.removeEventListener('abort', onAbort);
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(ctrl) {
+        controller = ctrl;
+        if (signal.aborted) ctrl.abort(signal.reason as Error);
+      },
+      onRequestUpgrade(ctrl, _statusCode, _headers, socket) {
+        settle();
+        resolve({
+          kind: 'upgraded',
+          socket,
+          rawHeaders: rawStrings(ctrl.rawHeaders),
+          reason: 'Switching Protocols',
+        });
+      },
+      onResponseStart(ctrl, statusCode, _headers, statusMessage) {
+        refusal = {
+          statusCode,
+          reason: statusMessage ?? '',
+          rawHeaders: rawStrings(ctrl.rawHeaders),
+          chunks: [],
+          size: 0,
+        };
+      },
+      onResponseData(_ctrl, chunk) {
+        if (!refusal || refusal.size >= MAX_REFUSAL_BODY) return;
+        refusal.chunks.push(chunk);
+        refusal.size += chunk.length;
+      },
+      onResponseEnd() {
+        settle();
+        if (!refusal) {
+          reject(new Error('the upstream ended the upgrade without an answer'));
+          return;
+        }
+        const body = Buffer.concat(refusal.chunks).subarray(0, MAX_REFUSAL_BODY);
+        resolve({
+          kind: 'refused',
+          statusCode: refusal.statusCode,
+          reason: refusal.reason,
+          rawHeaders: refusal.rawHeaders,
+          body,
+        });
+      },
+      onResponseError(_ctrl, error) {
+        settle();
+        reject(error);
+      },
+    };
+    try {
+      dispatcher.dispatch(dispatch, handler);
+    } catch (error) {
+      settle();
+      reject(error);
+    }
+  });
+}
+
+function rawStrings(raw: Dispatcher.DispatchController['rawHeaders']): string[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.map((v, i) => (typeof v === 'string' ? v : v.toString(i % 2 === 0 ? 'utf8' : 'latin1')));
+}
+
+function writeHead(socket: Duplex, status: number, reason: string, raw: readonly string[]): void {
+  let head = `HTTP/1.1 ${status} ${reason}\r\n`;
+  for (let i = 0; i + 1 < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  socket.write(`${head}\r\n`, 'latin1');
+}
+
+function answer(socket: Duplex, status: number, text: string): number {
+  const body = `${text}\n`;
+  writeHead(socket, status, REASONS[status] ?? 'Error', [
+    'Content-Type',
+    'text/plain; charset=UTF-8',
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+    'Connection',
+    'close',
+  ]);
+  socket.end(body);
+  return status;
+}
+
+/**
+ * Joins two sockets both ways. An end on one side is passed on as an end (a WebSocket's closing
+ * handshake finishes), then that side is closed once its last bytes are written; an error or an
+ * abrupt close on either side closes both at once.
+ */
+function join(a: Duplex, b: Duplex): void {
+  const link = (from: Duplex, to: Duplex) => {
+    from.on('error', () => {
+      from.destroy();
+      to.destroy();
+    });
+    from.on('close', () => {
+      if (to.destroyed) return;
+      if (!from.readableEnded) {
+        to.destroy();
+      } else if (to.writableFinished) {
+        to.destroy();
+      } else {
+        to.once('finish', () => to.destroy());
+        if (!to.writableEnded) to.end();
+      }
+    });
+    from.pipe(to);
+  };
+  link(a, b);
+  link(b, a);
+}

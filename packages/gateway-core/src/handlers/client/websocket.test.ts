@@ -1,0 +1,174 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket, { WebSocketServer } from 'ws';
+import { Context } from '../../context/context.ts';
+import { Headers } from '../../http/headers.ts';
+import { Request } from '../../http/message.ts';
+import { createMemoryLogger } from '../../logging.ts';
+import { ReverseProxyHandler, type ReverseProxyHandlerOptions } from './reverse-proxy-handler.ts';
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function listen(server: http.Server): Promise<number> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  cleanups.push(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/** A WebSocket upstream: greets, echoes, and closes with 4001 when told "bye". */
+async function wsUpstream(verify?: (req: http.IncomingMessage) => boolean) {
+  const server = http.createServer();
+  const seen: http.IncomingMessage[] = [];
+  const closes: { code: number; reason: string }[] = [];
+  const wss = new WebSocketServer({
+    server,
+    handleProtocols: (protocols) => (protocols.has('chat.v2') ? 'chat.v2' : false),
+    verifyClient: (info, done) => {
+      seen.push(info.req);
+      if (!verify || verify(info.req)) done(true);
+      else done(false, 403, 'Forbidden', { 'X-Reason': 'no ticket' });
+    },
+  });
+  wss.on('connection', (socket) => {
+    socket.send('hello from upstream');
+    socket.on('message', (data, binary) => {
+      if (!binary && data.toString() === 'bye') socket.close(4001, 'upstream says bye');
+      else socket.send(binary ? data : `echo: ${data.toString()}`, { binary });
+    });
+    socket.on('close', (code, reason) => closes.push({ code, reason: reason.toString() }));
+  });
+  cleanups.push(() => new Promise<void>((resolve) => wss.close(() => resolve())));
+  const port = await listen(server);
+  return { url: `http://127.0.0.1:${port}`, seen, closes };
+}
+
+/** A gateway front: every upgrade request goes to `handler.upgrade` with the upstream as its URI. */
+async function gateway(upstreamUrl: string, options: ReverseProxyHandlerOptions = {}) {
+  const handler = new ReverseProxyHandler({ logger: createMemoryLogger(), retries: false, ...options });
+  cleanups.push(() => handler.close());
+  const results: Promise<number>[] = [];
+  const server = http.createServer((_req, res) => res.writeHead(404).end());
+  server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+    const request = new Request({
+      method: req.method!,
+      uri: `${upstreamUrl}${req.url}`,
+      headers: Headers.fromRaw(req.rawHeaders),
+    });
+    const context = new Context({ client: { remoteAddress: socket.remoteAddress!, isSecure: false } });
+    results.push(handler.upgrade(context, request, socket, head));
+  });
+  const port = await listen(server);
+  return { url: `ws://127.0.0.1:${port}`, results };
+}
+
+function connect(url: string, protocols?: string[]): WebSocket {
+  const socket = new WebSocket(url, protocols);
+  cleanups.push(() => socket.terminate());
+  return socket;
+}
+
+function nextMessage(socket: WebSocket): Promise<string | Buffer> {
+  return new Promise((resolve) =>
+    socket.once('message', (data, binary) => resolve(binary ? (data as Buffer) : data.toString())),
+  );
+}
+
+async function refusal(socket: WebSocket): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  const [, response] = (await once(socket, 'unexpected-response')) as [unknown, http.IncomingMessage];
+  let body = '';
+  for await (const chunk of response) body += chunk;
+  return { status: response.statusCode!, headers: response.headers, body };
+}
+
+describe('ReverseProxyHandler: WebSocket upgrades', () => {
+  it('proxies messages both ways, with the subprotocol, path and query kept', async () => {
+    const up = await wsUpstream();
+    const gw = await gateway(up.url);
+    const client = connect(`${gw.url}/chat/room%201?user=a`, ['chat.v1', 'chat.v2']);
+    const greeting = nextMessage(client);
+    await once(client, 'open');
+    expect(client.protocol).toBe('chat.v2');
+    expect(await greeting).toBe('hello from upstream');
+    const echoed = nextMessage(client);
+    client.send('ping');
+    expect(await echoed).toBe('echo: ping');
+    const big = Buffer.alloc(1024 * 1024, 3);
+    const binary = nextMessage(client);
+    client.send(big);
+    expect(Buffer.compare((await binary) as Buffer, big)).toBe(0);
+    expect(await gw.results[0]).toBe(101);
+    const seen = up.seen[0]!;
+    expect(seen.url).toBe('/chat/room%201?user=a');
+    expect(seen.headers.host).toBe(new URL(up.url).host);
+    expect(seen.headers['x-forwarded-for']).toBe('127.0.0.1');
+  });
+
+  it('closes the upstream when the client closes, with the close code', async () => {
+    const up = await wsUpstream();
+    const gw = await gateway(up.url);
+    const client = connect(`${gw.url}/`);
+    await once(client, 'open');
+    client.close(1000, 'client done');
+    await once(client, 'close');
+    while (up.closes.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(up.closes).toEqual([{ code: 1000, reason: 'client done' }]);
+  });
+
+  it('closes the client when the upstream closes, with the close code', async () => {
+    const up = await wsUpstream();
+    const gw = await gateway(up.url);
+    const client = connect(`${gw.url}/`);
+    await once(client, 'open');
+    client.send('bye');
+    const [code, reason] = (await once(client, 'close')) as [number, Buffer];
+    expect(code).toBe(4001);
+    expect(reason.toString()).toBe('upstream says bye');
+  });
+
+  it("relays the upstream's refusal of the upgrade", async () => {
+    const up = await wsUpstream(() => false);
+    const gw = await gateway(up.url);
+    const answer = await refusal(connect(`${gw.url}/`));
+    expect(answer.status).toBe(403);
+    expect(answer.headers['x-reason']).toBe('no ticket');
+    expect(answer.body).toBe('Forbidden');
+    expect(await gw.results[0]).toBe(403);
+  });
+
+  it('answers 502 when the upstream cannot be reached', async () => {
+    const probe = http.createServer();
+    const port = await listen(probe);
+    probe.close();
+    const gw = await gateway(`http://127.0.0.1:${port}`);
+    const answer = await refusal(connect(`${gw.url}/`));
+    expect(answer.status).toBe(502);
+    expect(await gw.results[0]).toBe(502);
+  });
+
+  it('answers 504 when the upstream does not answer the upgrade in time', async () => {
+    const silent = http.createServer();
+    silent.on('upgrade', () => {});
+    const port = await listen(silent);
+    const { Duration } = await import('../../duration/index.ts');
+    const gw = await gateway(`http://127.0.0.1:${port}`, { soTimeout: Duration.parse('200 ms') });
+    const answer = await refusal(connect(`${gw.url}/`));
+    expect(answer.status).toBe(504);
+  });
+
+  it('answers 501 when WebSocket proxying is disabled', async () => {
+    const up = await wsUpstream();
+    const gw = await gateway(up.url, { websocket: false });
+    const answer = await refusal(connect(`${gw.url}/`));
+    expect(answer.status).toBe(501);
+    expect(up.seen).toEqual([]);
+  });
+});

@@ -1,0 +1,63 @@
+import { fail, INVALID, type ParseContext, Schema } from '../config/schema.ts';
+import { isPorticoError } from '../errors.ts';
+import type { Bindings } from '../expression/compiler.ts';
+import { compile, type Expression } from '../expression/expression.ts';
+
+/**
+ * A condition as configurations write it: `true`/`false`, an expression `"${...}"`, or
+ * `{"expression": "${...}", "label": "..."}` (the label names it in logs). Compiled at load time.
+ */
+export interface Condition {
+  readonly label: string | undefined;
+  readonly expression: Expression<boolean> | boolean;
+}
+
+/** True only when the condition evaluates to the boolean true (null and errors count as false). */
+export function holds(condition: Condition | undefined, bindings: Bindings): boolean {
+  if (condition === undefined) return true;
+  const { expression } = condition;
+  return typeof expression === 'boolean' ? expression : expression.evaluate(bindings) === true;
+}
+
+class ConditionSchema extends Schema<Condition> {
+  readonly expected = 'true, false, an expression, or {"expression": "${...}", "label": "..."}';
+
+  parseValue(raw: unknown, path: string, ctx: ParseContext): Condition | typeof INVALID {
+    if (typeof raw === 'boolean') return { label: undefined, expression: raw };
+    if (typeof raw === 'string') return this.compile(raw, undefined, path, ctx);
+    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+      const { expression, label, ...rest } = raw as Record<string, unknown>;
+      const unknown = Object.keys(rest).filter((k) => k !== 'comment');
+      if (
+        typeof expression === 'string' &&
+        (label === undefined || typeof label === 'string') &&
+        unknown.length === 0
+      ) {
+        return this.compile(expression, label, `${path}.expression`, ctx);
+      }
+    }
+    return fail(ctx, path, `${JSON.stringify(raw)} is not a condition`, this.expected);
+  }
+
+  private compile(text: string, label: string | undefined, path: string, ctx: ParseContext) {
+    try {
+      return { label, expression: compile(text, 'boolean', { logger: ctx.logger }) };
+    } catch (error) {
+      if (!isPorticoError(error)) throw error;
+      ctx.errors.push(error.at({ ...(ctx.file === undefined ? {} : { file: ctx.file }), jsonPath: path }));
+      return INVALID;
+    }
+  }
+
+  jsonSchema() {
+    return this.withDescription({
+      oneOf: [
+        { type: 'boolean' },
+        { type: 'string' },
+        { type: 'object', properties: { expression: { type: 'string' }, label: { type: 'string' } } },
+      ],
+    });
+  }
+}
+
+export const condition = (): Schema<Condition> => new ConditionSchema();

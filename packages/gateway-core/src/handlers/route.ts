@@ -1,0 +1,208 @@
+import { checkConfig, s } from '../config/schema.ts';
+import type { Context, RouterInfo } from '../context/context.ts';
+import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
+import type { Bindings } from '../expression/compiler.ts';
+import type { Heap } from '../heap/heap.ts';
+import type { Decorator } from '../heap/heaplet.ts';
+import type { Request, Response } from '../http/message.ts';
+import { Uri } from '../http/uri.ts';
+import type { Logger } from '../logging.ts';
+import type { Handler } from '../types.ts';
+import { type Condition, condition, holds } from './conditions.ts';
+
+/** The fields a route has; every other top-level key is a decoration of its handler. */
+const routeSchema = s.object({
+  name: s.string().optional(),
+  condition: condition().optional(),
+  heap: s.any().optional(),
+  handler: s.any(),
+  baseURI: s.string().optional(),
+  session: s.any().optional(),
+  auditService: s.any().optional(),
+  globalDecorators: s.map(s.any()).optional(),
+  // OpenIG routes may carry a monitor flag; Portico always counts route traffic.
+  monitor: s.any().optional(),
+});
+const ROUTE_FIELDS = new Set([...Object.keys(routeSchema.shape), 'comment', 'comments']);
+
+/** Names an operator sees for a route. */
+export interface RouteInfo {
+  id: string;
+  name: string;
+  file: string | undefined;
+  label: string | undefined;
+}
+
+/**
+ * One route: a condition selecting requests, its own heap (child of the router's), and the handler
+ * the selected requests go to. It counts the requests it is processing so that removing or
+ * replacing it waits for them before its heap is destroyed.
+ */
+export class Route implements Handler {
+  readonly id: string;
+  readonly name: string;
+  readonly file: string | undefined;
+  readonly #condition: Condition | undefined;
+  readonly #handler: Handler;
+  readonly #baseURI: Uri | undefined;
+  readonly #heap: Heap;
+  #active = 0;
+  #drained: (() => void) | undefined;
+
+  constructor(init: {
+    id: string;
+    name: string;
+    file?: string;
+    condition?: Condition;
+    handler: Handler;
+    baseURI?: Uri;
+    heap: Heap;
+  }) {
+    this.id = init.id;
+    this.name = init.name;
+    this.file = init.file;
+    this.#condition = init.condition;
+    this.#handler = init.handler;
+    this.#baseURI = init.baseURI;
+    this.#heap = init.heap;
+  }
+
+  get info(): RouteInfo {
+    return { id: this.id, name: this.name, file: this.file, label: this.#condition?.label };
+  }
+
+  get active(): number {
+    return this.#active;
+  }
+
+  /** True when the route takes this request: no condition, or one that evaluates to true. */
+  accepts(bindings: Bindings): boolean {
+    return holds(this.#condition, bindings);
+  }
+
+  async handle(context: Context, request: Request): Promise<Response> {
+    this.#active++;
+    try {
+      const original = request.uri.toString();
+      if (this.#baseURI) request.uri = request.uri.rebase(this.#baseURI);
+      const router: RouterInfo = {
+        routeId: this.id,
+        routeName: this.name,
+        originalUri: original,
+        matchedUri: '',
+        remainingUri: request.uri.rawPath,
+        uriTemplateVariables: {},
+      };
+      return await this.#handler.handle(context.child('router', router), request);
+    } finally {
+      if (--this.#active === 0) this.#drained?.();
+    }
+  }
+
+  /** Waits for in-flight requests (at most `graceMs`), then destroys the route's heap. */
+  async destroy(graceMs = 30_000): Promise<void> {
+    if (this.#active > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.#drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await this.#heap.destroy();
+  }
+}
+
+export interface LoadRouteOptions {
+  id: string;
+  json: unknown;
+  file?: string;
+  /** The heap routes inherit from (the router's). */
+  parentHeap: Heap;
+  logger: Logger;
+}
+
+/**
+ * Builds a route from its configuration. Every problem found is reported (thrown as one coded error
+ * carrying the others in `details.cause`); whatever was created before a failure is destroyed.
+ */
+export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
+  const { id, json, file, parentHeap, logger } = options;
+  const { value: config, errors } = checkConfig(routeSchema, pickRouteFields(json), {
+    jsonPath: '$',
+    logger,
+    ...(file === undefined ? {} : { file }),
+  });
+  if (!config) throw combine(errors, file);
+  const decorations = Object.entries(json as Record<string, unknown>).filter(
+    ([key]) => !ROUTE_FIELDS.has(key),
+  );
+  const heap = parentHeap.child({
+    jsonPath: '$.heap',
+    ...(file === undefined ? {} : { file }),
+    ...(config.globalDecorators ? { globalDecorations: Object.entries(config.globalDecorators) } : {}),
+  });
+  try {
+    const declared = config.heap === undefined ? [] : heap.declare(config.heap, '$.heap');
+    if (declared.length > 0) throw combine(declared, file);
+    let handler = await heap.resolve<Handler>(
+      config.handler as string | Record<string, unknown>,
+      'handler',
+      '$.handler',
+    );
+    const name = config.name ?? id;
+    // Route decoration: decorates this route's handler only, not other uses of the same object.
+    for (const [decoratorName, value] of decorations) {
+      const decorator = await heap.get<Decorator>(decoratorName, 'decorator').catch((error: unknown) => {
+        throw isPorticoError(error)
+          ? new PorticoError(ErrorCode.REFERENCE, `unknown decorator or route field '${decoratorName}'`, {
+              jsonPath: `$.${decoratorName}`,
+              expected: `a route field (${[...ROUTE_FIELDS].join(', ')}) or a decorator name`,
+              ...(file === undefined ? {} : { file }),
+            })
+          : error;
+      });
+      handler = (await decorator.decorate(handler, value, { name, kind: 'handler', heap })) as Handler;
+    }
+    return new Route({
+      id,
+      name,
+      handler,
+      heap,
+      ...(file === undefined ? {} : { file }),
+      ...(config.condition === undefined ? {} : { condition: config.condition }),
+      ...(config.baseURI === undefined ? {} : { baseURI: Uri.parse(config.baseURI) }),
+    });
+  } catch (error) {
+    await heap.destroy();
+    throw error;
+  }
+}
+
+function pickRouteFields(json: unknown): unknown {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return json;
+  return Object.fromEntries(Object.entries(json).filter(([key]) => ROUTE_FIELDS.has(key)));
+}
+
+function combine(errors: PorticoError[], file: string | undefined): PorticoError {
+  const [first] = errors;
+  if (!first)
+    return new PorticoError(
+      ErrorCode.ROUTE,
+      'the route could not be loaded',
+      file === undefined ? {} : { file },
+    );
+  if (errors.length === 1) return first;
+  return new PorticoError(first.code, `${first.message} (and ${errors.length - 1} more)`, {
+    ...first.details,
+    cause: errors,
+  });
+}
+
+/** Every coded problem an error stands for (one, or the ones a combined error carries). */
+export function problemsOf(error: unknown): PorticoError[] {
+  if (!isPorticoError(error)) return [];
+  const cause = error.details.cause;
+  return Array.isArray(cause) && cause.every((c) => isPorticoError(c)) ? cause : [error];
+}

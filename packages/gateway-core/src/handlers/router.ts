@@ -1,0 +1,261 @@
+import { type FSWatcher, watch } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { parseConfigJson } from '../config/json.ts';
+import { s } from '../config/schema.ts';
+import { bindingsFor, type Context } from '../context/context.ts';
+import type { Duration } from '../duration/duration.ts';
+import { ErrorCode, PorticoError } from '../errors.ts';
+import type { Heap } from '../heap/heap.ts';
+import { defineHeaplet } from '../heap/heaplet.ts';
+import { type Request, Response } from '../http/message.ts';
+import type { Logger } from '../logging.ts';
+import type { Handler } from '../types.ts';
+import { loadRoute, problemsOf, type Route, type RouteInfo } from './route.ts';
+import { parseScanInterval } from './scan-interval.ts';
+
+/** A route file that could not be loaded, kept for operators (`portico validate`, the admin API). */
+export interface RouteFailure {
+  id: string;
+  file: string;
+  problems: PorticoError[];
+  /** True when an earlier version of the route keeps serving. */
+  previousVersionServing: boolean;
+}
+
+export interface RouterOptions {
+  directory: string;
+  /** How often the directory is scanned; ZERO loads once. File-system events trigger a scan at once too. */
+  scanInterval: Duration;
+  defaultHandler?: Handler;
+  /** The heap routes inherit from. */
+  heap: Heap;
+  logger: Logger;
+}
+
+/**
+ * Loads the route files of a directory and sends each request to the first route that accepts it,
+ * else to the default handler, else answers 404.
+ *
+ * Order: routes are sorted by name (the `name` field, else the file name without `.json`), as the
+ * incumbents document. Files are scanned at start (before the first request is served), on
+ * file-system events and every `scanInterval`. A file that fails to load is logged with its path and
+ * the JSON path of each problem and skipped; the other routes keep serving. An edit that breaks a
+ * route keeps the previous version serving (the incumbent unloads it) and says so. A removed or
+ * replaced route finishes its in-flight requests before its heap is destroyed.
+ */
+export class Router implements Handler {
+  readonly #options: RouterOptions;
+  #routes: Route[] = [];
+  readonly #loaded = new Map<string, { route: Route; mtimeMs: number }>();
+  readonly #failures = new Map<string, RouteFailure & { mtimeMs: number }>();
+  #timer: NodeJS.Timeout | undefined;
+  #watcher: FSWatcher | undefined;
+  #scanning: Promise<void> = Promise.resolve();
+  #rescan = false;
+  #debounce: NodeJS.Timeout | undefined;
+  #destroyed = false;
+
+  constructor(options: RouterOptions) {
+    this.#options = options;
+  }
+
+  /** Loads the routes once and starts watching. Resolves when the first scan is done. */
+  async start(): Promise<void> {
+    await this.scan();
+    if (this.#options.scanInterval.isZero || this.#destroyed) return;
+    const interval = Math.min(this.#options.scanInterval.toMillis(), 2 ** 31 - 1);
+    this.#timer = setInterval(() => void this.scan(), interval);
+    this.#timer.unref();
+    try {
+      this.#watcher = watch(this.#options.directory, () => this.scheduleScan());
+      this.#watcher.on('error', () => this.#watcher?.close());
+      this.#watcher.unref();
+    } catch {
+      // The directory may not exist yet; the periodic scan picks it up.
+    }
+  }
+
+  private scheduleScan(): void {
+    clearTimeout(this.#debounce);
+    this.#debounce = setTimeout(() => void this.scan(), 50);
+    this.#debounce.unref();
+  }
+
+  handle(context: Context, request: Request): Promise<Response> {
+    const routes = this.#routes;
+    if (routes.length > 0) {
+      const bindings = bindingsFor(context, request);
+      for (const route of routes) if (route.accepts(bindings)) return route.handle(context, request);
+    }
+    if (this.#options.defaultHandler) return this.#options.defaultHandler.handle(context, request);
+    return Promise.resolve(new Response({ status: 404, headers: { 'Content-Length': '0' } }));
+  }
+
+  /** The routes serving now, in the order they are tried. */
+  get routes(): RouteInfo[] {
+    return this.#routes.map((r) => r.info);
+  }
+
+  get failures(): RouteFailure[] {
+    return [...this.#failures.values()].map(({ mtimeMs: _, ...f }) => f);
+  }
+
+  /** Scans the directory now; concurrent calls are serialised and coalesced. */
+  scan(): Promise<void> {
+    if (this.#rescan) return this.#scanning;
+    this.#rescan = true;
+    this.#scanning = this.#scanning.then(async () => {
+      this.#rescan = false;
+      if (this.#destroyed) return;
+      try {
+        await this.scanOnce();
+      } catch (error) {
+        this.#options.logger.error('route scan failed', {
+          directory: this.#options.directory,
+          error: String(error),
+        });
+      }
+    });
+    return this.#scanning;
+  }
+
+  private async scanOnce(): Promise<void> {
+    const files = await this.listRouteFiles();
+    const seen = new Set(files.keys());
+    // Removed first, then added or modified, as the incumbents do.
+    for (const id of [...this.#loaded.keys()]) if (!seen.has(id)) this.unload(id, 'removed');
+    for (const id of [...this.#failures.keys()]) if (!seen.has(id)) this.#failures.delete(id);
+    for (const [id, { file, mtimeMs }] of files) {
+      const current = this.#loaded.get(id);
+      const failed = this.#failures.get(id);
+      if (current?.mtimeMs === mtimeMs || (!current && failed?.mtimeMs === mtimeMs)) continue;
+      if (current && failed?.mtimeMs === mtimeMs) continue;
+      await this.load(id, file, mtimeMs);
+    }
+    this.order();
+  }
+
+  /** Route files: names ending in lowercase `.json`; everything else is ignored. */
+  private async listRouteFiles(): Promise<Map<string, { file: string; mtimeMs: number }>> {
+    const out = new Map<string, { file: string; mtimeMs: number }>();
+    let names: string[];
+    try {
+      names = await readdir(this.#options.directory);
+    } catch {
+      return out;
+    }
+    for (const name of names.sort()) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      const file = path.join(this.#options.directory, name);
+      try {
+        const info = await stat(file);
+        if (info.isFile()) out.set(name.slice(0, -'.json'.length), { file, mtimeMs: info.mtimeMs });
+      } catch {
+        // Deleted between listing and stat: the next scan settles it.
+      }
+    }
+    return out;
+  }
+
+  private async load(id: string, file: string, mtimeMs: number): Promise<void> {
+    const { logger, heap } = this.#options;
+    const previous = this.#loaded.get(id);
+    let route: Route;
+    try {
+      const json = parseConfigJson(await readFile(file, 'utf8'), file);
+      route = await loadRoute({ id, json, file, parentHeap: heap, logger });
+      const clash = [...this.#loaded.values()].find((l) => l.route.id !== id && l.route.name === route.name);
+      if (clash) {
+        await route.destroy();
+        throw new PorticoError(
+          ErrorCode.DUPLICATE_NAME,
+          `route name '${route.name}' is already used by ${clash.route.file}`,
+          {
+            file,
+            jsonPath: '$.name',
+            expected: 'a route name no other route has',
+          },
+        );
+      }
+    } catch (error) {
+      const problems = problemsOf(error);
+      if (problems.length === 0) throw error;
+      this.#failures.set(id, { id, file, problems, previousVersionServing: previous !== undefined, mtimeMs });
+      logger.error('route not loaded', {
+        route: id,
+        file,
+        problems: problems.map((p) => p.toString()),
+        ...(previous ? { note: 'the previous version of the route keeps serving' } : {}),
+      });
+      return;
+    }
+    this.#failures.delete(id);
+    this.#loaded.set(id, { route, mtimeMs });
+    logger.info(previous ? 'route reloaded' : 'route loaded', { route: id, routeName: route.name, file });
+    if (previous) {
+      this.order();
+      void previous.route
+        .destroy()
+        .catch((e: unknown) => logger.error('route destroy failed', { route: id, error: String(e) }));
+    }
+  }
+
+  private unload(id: string, why: string): void {
+    const loaded = this.#loaded.get(id);
+    if (!loaded) return;
+    this.#loaded.delete(id);
+    this.order();
+    this.#options.logger.info(`route ${why}`, { route: id });
+    void loaded.route
+      .destroy()
+      .catch((e: unknown) =>
+        this.#options.logger.error('route destroy failed', { route: id, error: String(e) }),
+      );
+  }
+
+  private order(): void {
+    this.#routes = [...this.#loaded.values()]
+      .map((l) => l.route)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  async destroy(): Promise<void> {
+    this.#destroyed = true;
+    clearInterval(this.#timer);
+    clearTimeout(this.#debounce);
+    this.#watcher?.close();
+    await this.#scanning;
+    const routes = [...this.#loaded.values()].map((l) => l.route);
+    this.#loaded.clear();
+    this.#routes = [];
+    await Promise.all(routes.map((r) => r.destroy()));
+  }
+}
+
+export const RouterHeaplet = defineHeaplet({
+  type: 'Router',
+  aliases: ['RouterHandler'],
+  kind: 'handler',
+  config: s.object({
+    directory: s.string().optional(),
+    scanInterval: s.any().optional(),
+    defaultHandler: s.ref<Handler>('handler').optional(),
+  }),
+  create: async ({ config, heap, logger, environment, file, jsonPath }) => {
+    const router = new Router({
+      directory: path.resolve(environment.configDirectory, config.directory ?? 'routes'),
+      scanInterval: parseScanInterval(config.scanInterval, {
+        logger,
+        file,
+        jsonPath: `${jsonPath}.config.scanInterval`,
+      }),
+      heap,
+      logger,
+      ...(config.defaultHandler === undefined ? {} : { defaultHandler: config.defaultHandler }),
+    });
+    await router.start();
+    return router;
+  },
+  destroy: (router) => router.destroy(),
+});

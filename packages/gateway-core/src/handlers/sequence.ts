@@ -1,0 +1,65 @@
+import { s } from '../config/schema.ts';
+import { bindingsFor, type Context } from '../context/context.ts';
+import { ErrorCode, PorticoError } from '../errors.ts';
+import { defineHeaplet } from '../heap/heaplet.ts';
+import type { Request, Response } from '../http/message.ts';
+import type { Handler } from '../types.ts';
+import { type Condition, condition, holds } from './conditions.ts';
+
+export interface SequenceBinding {
+  handler: Handler;
+  /** Evaluated with the handler's response; when it does not hold, that response is the answer. */
+  postcondition?: Condition;
+}
+
+/**
+ * Calls its handlers one after another with the same request while each postcondition holds, and
+ * answers with the last response obtained. Responses that are not the answer are discarded (their
+ * bodies drained so connections return to their pools).
+ */
+export class SequenceHandler implements Handler {
+  readonly #bindings: readonly SequenceBinding[];
+
+  constructor(bindings: readonly SequenceBinding[]) {
+    this.#bindings = bindings;
+  }
+
+  async handle(context: Context, request: Request): Promise<Response> {
+    let response: Response | undefined;
+    for (const [i, binding] of this.#bindings.entries()) {
+      response = await binding.handler.handle(context, request);
+      const last = i === this.#bindings.length - 1;
+      if (last || !holds(binding.postcondition, bindingsFor(context, request, response))) return response;
+      response.entity.discard();
+    }
+    throw new Error('a SequenceHandler needs at least one binding');
+  }
+}
+
+export const SequenceHandlerHeaplet = defineHeaplet({
+  type: 'SequenceHandler',
+  kind: 'handler',
+  config: s.object({
+    bindings: s.array(
+      s.object({
+        handler: s.ref<Handler>('handler'),
+        postcondition: condition().optional(),
+      }),
+    ),
+  }),
+  create: ({ config, file, jsonPath }) => {
+    if (config.bindings.length === 0) {
+      throw new PorticoError(ErrorCode.CONFIG, 'a SequenceHandler needs at least one binding', {
+        ...(file === undefined ? {} : { file }),
+        jsonPath: `${jsonPath}.config.bindings`,
+        expected: 'at least one binding',
+      });
+    }
+    return new SequenceHandler(
+      config.bindings.map((b) => ({
+        handler: b.handler,
+        ...(b.postcondition === undefined ? {} : { postcondition: b.postcondition }),
+      })),
+    );
+  },
+});

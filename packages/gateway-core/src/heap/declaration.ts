@@ -1,0 +1,125 @@
+import { childPath } from '../config/schema.ts';
+import { ErrorCode, PorticoError } from '../errors.ts';
+
+/** A decoration as written: the decorator's heap name and the value handed to it. */
+export type Decoration = readonly [name: string, value: unknown];
+
+/** One heap object as declared, checked for shape; its config is checked when it is created. */
+export interface Declaration {
+  /** The declared name, or the generated one of an inline declaration. */
+  readonly name: string;
+  readonly type: string;
+  readonly config: Record<string, unknown>;
+  /** Every other top-level key, in declaration order. */
+  readonly decorations: readonly Decoration[];
+  readonly logSink?: string;
+  readonly temporaryStorage?: string;
+  readonly file: string | undefined;
+  /** Where the declaration is: `$.heap[2]`, or the path of an inline declaration. */
+  readonly jsonPath: string;
+}
+
+export interface Where {
+  file: string | undefined;
+  jsonPath: string;
+}
+
+/** What reading one declaration gives: the name (when readable), the declaration, or the problems. */
+export interface DeclarationResult {
+  jsonPath: string;
+  name: string | undefined;
+  declaration: Declaration | undefined;
+  errors: PorticoError[];
+}
+
+const FIELDS = new Set(['name', 'type', 'config', 'comment', 'comments', 'logSink', 'temporaryStorage']);
+
+/**
+ * Reads a heap: an array of declarations, or the older `{"objects": [...]}` form. Every problem is
+ * reported, each with its file and JSON path.
+ */
+export function readHeap(
+  value: unknown,
+  where: Where,
+): { results: DeclarationResult[]; errors: PorticoError[] } {
+  let list = value;
+  let path = where.jsonPath;
+  if (isRecord(value) && Array.isArray(value.objects)) {
+    list = value.objects;
+    path = `${path}.objects`;
+  }
+  if (!Array.isArray(list)) {
+    const error = problem(where.file, where.jsonPath, 'the heap is not an array', 'an array of declarations');
+    return { results: [], errors: [error] };
+  }
+  const results = list.map((item, i) =>
+    readDeclaration(item, { file: where.file, jsonPath: `${path}[${i}]` }),
+  );
+  return { results, errors: results.flatMap((result) => result.errors) };
+}
+
+/**
+ * Reads one declaration. An inline declaration (`inlineName` given) may leave out its name; it then
+ * takes the generated one.
+ */
+export function readDeclaration(
+  value: unknown,
+  where: Where,
+  inlineName?: (type: string) => string,
+): DeclarationResult {
+  const { file, jsonPath } = where;
+  if (!isRecord(value)) {
+    const error = problem(file, jsonPath, `${JSON.stringify(value)} is not a declaration`, 'an object');
+    return { jsonPath, name: undefined, declaration: undefined, errors: [error] };
+  }
+  const errors: PorticoError[] = [];
+  const at = (key: string) => childPath(jsonPath, key);
+  const { name, type, config = {}, logSink, temporaryStorage } = value;
+  const named = typeof name === 'string' && name !== '';
+  if (!named && (name !== undefined || inlineName === undefined)) {
+    errors.push(problem(file, at('name'), 'the name is missing or empty', 'a non-empty string'));
+  }
+  const typed = typeof type === 'string' && type !== '';
+  if (!typed) errors.push(problem(file, at('type'), 'the type is missing or empty', 'a type name'));
+  if (!isRecord(config)) errors.push(problem(file, at('config'), 'the config is not an object', 'an object'));
+  for (const [key, ref] of [
+    ['logSink', logSink],
+    ['temporaryStorage', temporaryStorage],
+  ] as const) {
+    if (ref !== undefined && (typeof ref !== 'string' || ref === '')) {
+      errors.push(problem(file, at(key), `${key} must name a heap object`, 'a heap object name'));
+    }
+  }
+  const declaredName = named ? name : typed && inlineName ? inlineName(type) : undefined;
+  if (errors.length > 0 || declaredName === undefined) {
+    return { jsonPath, name: declaredName, declaration: undefined, errors };
+  }
+  const declaration: Declaration = {
+    name: declaredName,
+    type: type as string,
+    config: config as Record<string, unknown>,
+    decorations: Object.entries(value).filter(([key]) => !FIELDS.has(key)),
+    ...(logSink === undefined ? {} : { logSink: logSink as string }),
+    ...(temporaryStorage === undefined ? {} : { temporaryStorage: temporaryStorage as string }),
+    file,
+    jsonPath,
+  };
+  return { jsonPath, name: declaredName, declaration, errors };
+}
+
+export function problem(
+  file: string | undefined,
+  jsonPath: string,
+  message: string,
+  expected: string,
+): PorticoError {
+  return new PorticoError(ErrorCode.CONFIG, `${jsonPath}: ${message}`, {
+    ...(file === undefined ? {} : { file }),
+    jsonPath,
+    expected,
+  });
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

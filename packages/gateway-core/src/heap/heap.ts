@@ -1,0 +1,437 @@
+import { childPath, parseConfig, Reference } from '../config/schema.ts';
+import { ErrorCode, PorticoError } from '../errors.ts';
+import type { Logger } from '../logging.ts';
+import type { TypeRegistry } from '../registry/registry.ts';
+import { article } from '../registry/words.ts';
+import { CreatedObjects } from './created-objects.ts';
+import { Creation, runCreation, waitFor } from './creation.ts';
+import {
+  type Declaration,
+  type DeclarationResult,
+  type Decoration,
+  isRecord,
+  problem,
+  readDeclaration,
+  readHeap,
+} from './declaration.ts';
+import { type DecorationStep, decorate, globalSteps, localSteps } from './decorations.ts';
+import { combine, cycleError, locate, located, problemsOf, type Site } from './errors.ts';
+import { type Decorator, type GatewayEnvironment, type Heaplet, isDecorator, type Kind } from './heaplet.ts';
+import { resolveReferences } from './references.ts';
+
+export interface HeapOptions {
+  registry: TypeRegistry;
+  logger: Logger;
+  environment: GatewayEnvironment;
+  /** The heap names are looked up in after this one (a route's heap has the Router's as parent). */
+  parent?: Heap;
+  /** The configuration file the declarations come from, for error messages. */
+  file?: string;
+  /** Where the heap is in its file; the default path of `declare` (`$.heap`). */
+  jsonPath?: string;
+  /** Configuration-time expression bindings; a child sees its parent's, and overrides them. */
+  properties?: Record<string, unknown>;
+  /** Top-level heap only: declarations used for names no heap declares (ClientHandler, LogSink ...). */
+  defaults?: readonly unknown[];
+  /** Decorations applied to every filter and handler this heap creates, after their own. */
+  globalDecorations?: readonly Decoration[];
+}
+
+export type ChildHeapOptions = Omit<
+  HeapOptions,
+  'registry' | 'parent' | 'defaults' | 'logger' | 'environment'
+> &
+  Partial<Pick<HeapOptions, 'logger' | 'environment'>>;
+
+/** A name's place in a heap: its declaration and the state of its object. */
+interface Slot {
+  readonly declaration: Declaration | undefined;
+  /** Why a declaration that could not be read cannot be created. */
+  readonly problems: readonly PorticoError[];
+  creating: { promise: Promise<unknown>; creation: Creation } | undefined;
+  created: { value: unknown } | undefined;
+}
+
+const NOWHERE: Site = { file: undefined, jsonPath: undefined };
+
+/**
+ * Heap objects declared by configuration (`{"name", "type", "config"}`), created on first use.
+ * Names are looked up in this heap, then its parents, then the top-level defaults. Creating an object
+ * resolves its type, validates its config strictly, creates the objects it references, creates it,
+ * then decorates it; `destroy` releases everything created, newest first.
+ */
+export class Heap {
+  readonly registry: TypeRegistry;
+  readonly logger: Logger;
+  readonly environment: GatewayEnvironment;
+  readonly parent: Heap | undefined;
+  readonly file: string | undefined;
+  readonly jsonPath: string;
+  readonly properties: Readonly<Record<string, unknown>>;
+  private readonly globals: readonly DecorationStep[];
+  private readonly slots = new Map<string, Slot>();
+  private readonly defaults = new Map<string, Slot>();
+  /** Inline declarations, by the declaration object itself: resolving one again gives the same object. */
+  private readonly inline = new Map<object, Slot>();
+  private readonly objects = new CreatedObjects();
+  private destruction: Promise<void> | undefined;
+
+  constructor(options: HeapOptions) {
+    this.registry = options.registry;
+    this.logger = options.logger;
+    this.environment = options.environment;
+    this.parent = options.parent;
+    this.file = options.file;
+    this.jsonPath = options.jsonPath ?? '$.heap';
+    this.properties = { ...options.parent?.properties, ...options.properties };
+    this.globals = [
+      ...(options.parent?.globals ?? []),
+      ...globalSteps(options.globalDecorations ?? [], options.file),
+    ];
+    if (options.defaults !== undefined) this.setDefaults(options.defaults);
+  }
+
+  /**
+   * Adds declarations (an array, or the older `{"objects": [...]}`). Shapes are checked now, configs
+   * when each object is created. Returns every problem found, each with its file and JSON path.
+   */
+  declare(declarations: unknown, jsonPath: string = this.jsonPath): PorticoError[] {
+    const { results, errors: all } = readHeap(declarations, { file: this.file, jsonPath });
+    // Without results, the problem is the heap itself (not an array); otherwise each result has its own.
+    const errors: PorticoError[] = results.length === 0 ? [...all] : [];
+    for (const result of results) {
+      errors.push(...result.errors);
+      if (result.name === undefined) continue;
+      if (this.slots.has(result.name)) {
+        errors.push(
+          new PorticoError(
+            ErrorCode.DUPLICATE_NAME,
+            `the heap already declares an object named '${result.name}'`,
+            {
+              ...(this.file === undefined ? {} : { file: this.file }),
+              jsonPath: childPath(result.jsonPath, 'name'),
+              expected: 'a name unique in its heap',
+            },
+          ),
+        );
+        continue;
+      }
+      this.slots.set(result.name, slotOf(result));
+    }
+    return errors;
+  }
+
+  /** The object named `name`, created on first use; with `kind`, it must be of that kind. */
+  get<T = unknown>(name: string, kind?: Kind): Promise<T> {
+    return this.lookup(name, kind, undefined, NOWHERE) as Promise<T>;
+  }
+
+  /**
+   * The object a reference stands for: a name, or an inline declaration (created once, owned by this
+   * heap). For heaplets that look objects up themselves; `jsonPath` says where the reference is.
+   */
+  resolve<T = unknown>(
+    ref: Reference | string | Record<string, unknown>,
+    kind: Kind,
+    jsonPath?: string,
+  ): Promise<T> {
+    if (ref instanceof Reference) {
+      const site = { file: ref.file ?? this.file, jsonPath: ref.jsonPath };
+      return this.resolveValue(ref.value, kind, ref.types, site) as Promise<T>;
+    }
+    return this.resolveValue(ref, kind, undefined, { file: this.file, jsonPath }) as Promise<T>;
+  }
+
+  /** Creates every object this heap declares; returns the problems instead of stopping at the first. */
+  async createAll(): Promise<PorticoError[]> {
+    const errors: PorticoError[] = [];
+    const seen = new Set<string>();
+    for (const slot of [...this.slots.values()]) {
+      try {
+        await this.instantiate(slot, undefined, undefined, NOWHERE);
+      } catch (error) {
+        const where = { file: this.file, jsonPath: slot.declaration?.jsonPath ?? this.jsonPath };
+        // An object that failed because a dependency did repeats that dependency's problems.
+        for (const found of problemsOf(locate(error, where, 'cannot create'))) {
+          const key = found.toString();
+          if (!seen.has(key)) errors.push(found);
+          seen.add(key);
+        }
+      }
+    }
+    return errors;
+  }
+
+  /** Destroys every object this heap created, newest first; safe to call more than once. */
+  destroy(): Promise<void> {
+    this.destruction ??= this.destroyAll();
+    return this.destruction;
+  }
+
+  /** The objects this heap has created and not destroyed, oldest first, as created (undecorated). */
+  created(): unknown[] {
+    return this.objects.list();
+  }
+
+  /** The names this heap declares, in declaration order (parents and defaults left out). */
+  names(): string[] {
+    return [...this.slots.keys()];
+  }
+
+  /** Whether `get(name)` finds a declaration: here, in a parent, or among the defaults. */
+  has(name: string): boolean {
+    return this.find(name) !== undefined;
+  }
+
+  /** Every name `get` can find from here, sorted. */
+  namesInScope(): string[] {
+    const names = new Set<string>();
+    for (let heap: Heap | undefined = this; heap; heap = heap.parent) {
+      for (const name of heap.slots.keys()) names.add(name);
+      for (const name of heap.defaults.keys()) names.add(name);
+    }
+    return [...names].sort();
+  }
+
+  /** A heap whose names fall back to this one's (a route's heap). */
+  child(options: ChildHeapOptions = {}): Heap {
+    return new Heap({
+      ...options,
+      registry: this.registry,
+      logger: options.logger ?? this.logger,
+      environment: options.environment ?? this.environment,
+      parent: this,
+    });
+  }
+
+  private setDefaults(defaults: readonly unknown[]): void {
+    if (this.parent !== undefined) {
+      throw new PorticoError(ErrorCode.CONFIG, 'default objects belong to the top-level heap only');
+    }
+    const { results, errors } = readHeap(defaults, { file: undefined, jsonPath: 'defaults' });
+    // The defaults come from the gateway's code, not from an operator: a bad one is a bug.
+    if (errors.length > 0) throw errors[0];
+    for (const result of results) {
+      if (this.defaults.has(result.name!)) {
+        throw new PorticoError(ErrorCode.DUPLICATE_NAME, `two default objects are named '${result.name}'`);
+      }
+      this.defaults.set(result.name!, slotOf(result));
+    }
+  }
+
+  private find(name: string): { heap: Heap; slot: Slot } | undefined {
+    for (let heap: Heap | undefined = this; heap; heap = heap.parent) {
+      const slot = heap.slots.get(name) ?? (heap.parent === undefined ? heap.defaults.get(name) : undefined);
+      if (slot !== undefined) return { heap, slot };
+    }
+    return undefined;
+  }
+
+  private resolveValue(value: unknown, kind: Kind, types: readonly string[] | undefined, site: Site) {
+    if (typeof value === 'string' && value !== '') return this.lookup(value, kind, types, site);
+    if (isRecord(value)) return this.createInline(value, kind, types, site);
+    return Promise.reject(
+      problem(
+        site.file,
+        site.jsonPath ?? '$',
+        `${JSON.stringify(value)} is not a reference`,
+        'the name of a heap object or an inline declaration',
+      ),
+    );
+  }
+
+  private async lookup(
+    name: string,
+    kind: Kind | undefined,
+    types: readonly string[] | undefined,
+    site: Site,
+  ) {
+    this.assertAlive(name);
+    const found = this.find(name);
+    if (found === undefined) {
+      throw new PorticoError(
+        ErrorCode.REFERENCE,
+        `no heap object named '${name}'; names in scope: ${this.namesInScope().join(', ') || 'none'}`,
+        { ...located(site), expected: `the name of ${kind === undefined ? 'a heap object' : article(kind)}` },
+      );
+    }
+    return found.heap.instantiate(found.slot, kind, types, site);
+  }
+
+  private createInline(
+    value: Record<string, unknown>,
+    kind: Kind,
+    types: readonly string[] | undefined,
+    site: Site,
+  ) {
+    this.assertAlive(String(value.type));
+    let slot = this.inline.get(value);
+    if (slot === undefined) {
+      const file = site.file ?? this.file;
+      const jsonPath = site.jsonPath ?? '$';
+      const name = (type: string) => `${type}${file === undefined ? '' : `@${file}`}#${jsonPath}`;
+      slot = slotOf(readDeclaration(value, { file, jsonPath }, name));
+      this.inline.set(value, slot);
+    }
+    return this.instantiate(slot, kind, types, site);
+  }
+
+  /** The object of a slot of this heap: created once, shared by concurrent requests for it. */
+  private async instantiate(
+    slot: Slot,
+    kind: Kind | undefined,
+    types: readonly string[] | undefined,
+    site: Site,
+  ) {
+    const declaration = slot.declaration;
+    if (declaration === undefined) throw combine(slot.problems);
+    const heaplet = await this.heapletFor(declaration, kind, types, site);
+    if (slot.created !== undefined) return slot.created.value;
+    if (slot.creating !== undefined) {
+      const cycle = waitFor(slot.creating.creation);
+      if (cycle !== undefined) throw cycleError(cycle, site.jsonPath === undefined ? declaration : site);
+      return slot.creating.promise;
+    }
+    this.assertAlive(declaration.name);
+    const creation = new Creation(declaration.name);
+    waitFor(creation);
+    // Started on the next tick so that the slot shows the creation before any of its work runs.
+    const promise = Promise.resolve().then(() =>
+      runCreation(creation, () => this.create(declaration, heaplet)),
+    );
+    slot.creating = { promise, creation };
+    try {
+      const value = await promise;
+      slot.created = { value };
+      return value;
+    } finally {
+      // A failed creation is forgotten, so that a later request tries (and reports) it again.
+      slot.creating = undefined;
+      creation.finish();
+    }
+  }
+
+  private async heapletFor(
+    declaration: Declaration,
+    kind: Kind | undefined,
+    types: readonly string[] | undefined,
+    site: Site,
+  ): Promise<Heaplet> {
+    const actual = this.registry.kindOf(declaration.type);
+    const where = site.jsonPath === undefined ? declaration : site;
+    if (kind !== undefined && actual !== undefined && actual !== kind) {
+      throw new PorticoError(
+        ErrorCode.REFERENCE,
+        `'${declaration.name}' is ${article(actual)} (${declaration.type}), but ${article(kind)} is expected`,
+        { ...located(where), expected: `the name of ${article(kind)}` },
+      );
+    }
+    let heaplet: Heaplet;
+    try {
+      heaplet = await this.registry.resolve(declaration.type, kind);
+    } catch (error) {
+      throw locate(
+        error,
+        { file: declaration.file, jsonPath: childPath(declaration.jsonPath, 'type') },
+        'type',
+      );
+    }
+    if (types !== undefined && ![heaplet.type, ...(heaplet.aliases ?? [])].some((t) => types.includes(t))) {
+      throw new PorticoError(
+        ErrorCode.REFERENCE,
+        `'${declaration.name}' is a ${heaplet.type}, but ${types.join(' or ')} is expected`,
+        { ...located(where), expected: `the name of ${types.join(' or ')}` },
+      );
+    }
+    return heaplet;
+  }
+
+  private async create(declaration: Declaration, heaplet: Heaplet): Promise<unknown> {
+    const { name, file, jsonPath } = declaration;
+    const config = parseConfig(heaplet.config, declaration.config, {
+      file,
+      jsonPath: childPath(jsonPath, 'config'),
+      properties: this.properties,
+      logger: this.logger,
+    });
+    const resolved = await resolveReferences(config, (ref) => this.resolve(ref, ref.kind));
+    let object: unknown;
+    try {
+      object = await heaplet.create({
+        name,
+        type: heaplet.type,
+        config: resolved,
+        heap: this,
+        logger: this.logger,
+        file,
+        jsonPath,
+        environment: this.environment,
+        ...(declaration.logSink === undefined ? {} : { logSink: declaration.logSink }),
+        ...(declaration.temporaryStorage === undefined
+          ? {}
+          : { temporaryStorage: declaration.temporaryStorage }),
+      });
+    } catch (error) {
+      throw locate(error, declaration, `cannot create '${name}' (${declaration.type})`);
+    }
+    // Tracked before decoration, so that an object whose decoration fails is still destroyed.
+    this.objects.track(name, heaplet, object);
+    this.logger.debug(`created heap object ${name}`, { type: heaplet.type });
+    const info = { name, kind: heaplet.kind, heap: this };
+    return decorate(object, info, localSteps(declaration), this.globals, (step) => this.decoratorFor(step));
+  }
+
+  /** The decorator object a decoration names; a name that is not a decorator is a REFERENCE error. */
+  private async decoratorFor(step: DecorationStep): Promise<Decorator> {
+    const found = this.find(step.name);
+    const type = found?.slot.declaration?.type;
+    const actual = type === undefined ? undefined : this.registry.kindOf(type);
+    if (found === undefined || (actual !== undefined && actual !== 'decorator')) {
+      const what = actual === undefined ? '' : ` ('${step.name}' is ${article(actual)})`;
+      const known = this.decoratorsInScope();
+      throw new PorticoError(
+        ErrorCode.REFERENCE,
+        `unknown decorator '${step.name}'${what}; decorators in scope: ${known.join(', ') || 'none'}`,
+        { ...located(step), expected: 'the name of a decorator heap object' },
+      );
+    }
+    const decorator = await found.heap.instantiate(found.slot, 'decorator', undefined, step);
+    if (!isDecorator(decorator)) {
+      throw new PorticoError(
+        ErrorCode.REFERENCE,
+        `decorator '${step.name}' has no decorate method`,
+        located(step),
+      );
+    }
+    return decorator;
+  }
+
+  private decoratorsInScope(): string[] {
+    return this.namesInScope().filter((name) => {
+      const type = this.find(name)?.slot.declaration?.type;
+      return type !== undefined && this.registry.kindOf(type) === 'decorator';
+    });
+  }
+
+  private async destroyAll(): Promise<void> {
+    // Creations still under way finish (or fail) first, so that what they create is released too.
+    const slots = [...this.slots.values(), ...this.defaults.values(), ...this.inline.values()];
+    await Promise.allSettled(slots.map((slot) => slot.creating?.promise));
+    await this.objects.destroyAll(this.logger);
+  }
+
+  private assertAlive(name: string): void {
+    if (this.destruction === undefined) return;
+    const heap = this.file === undefined ? 'the heap' : `the heap of ${this.file}`;
+    throw new PorticoError(ErrorCode.REFERENCE, `${heap} is destroyed; '${name}' cannot be created`);
+  }
+}
+
+function slotOf(result: DeclarationResult): Slot {
+  return {
+    declaration: result.declaration,
+    problems: result.errors,
+    creating: undefined,
+    created: undefined,
+  };
+}

@@ -1,0 +1,97 @@
+import type { Schema } from '../config/schema.ts';
+import type { Logger } from '../logging.ts';
+import type { Heap } from './heap.ts';
+
+/** What a heap object is, for references and decoration. `object` is anything else (sessions, stores ...). */
+export type Kind = 'filter' | 'handler' | 'decorator' | 'audit-handler' | 'object';
+
+/** Every kind, for checking what package.json files and manifests declare. */
+export const KINDS: readonly Kind[] = ['filter', 'handler', 'decorator', 'audit-handler', 'object'];
+
+/** Directories of the running instance, for heaplets that read or write files. */
+export interface GatewayEnvironment {
+  /** The instance directory (`$HOME/.portico`, `--base`, `PORTICO_BASE`). */
+  baseDirectory: string;
+  configDirectory: string;
+  scriptsDirectory: string;
+  temporaryDirectory: string;
+  /** Set by `portico validate`: routers create every declared object of every route to report all problems. */
+  validating?: boolean;
+}
+
+export interface HeapletContext<C> {
+  /** The declared name, or a generated one for inline declarations (`{Type}@file#jsonPath`). */
+  name: string;
+  type: string;
+  /** The configuration, validated, defaults applied, references replaced by the objects they name. */
+  config: C;
+  /** The heap the object is declared in, for lookups the configuration cannot express. */
+  heap: Heap;
+  logger: Logger;
+  file: string | undefined;
+  jsonPath: string;
+  environment: GatewayEnvironment;
+  /**
+   * The `logSink` and `temporaryStorage` names the declaration gives, if any; when absent the object
+   * uses the heap objects named `LogSink` and `TemporaryStorage` (spec, implicit properties).
+   */
+  logSink?: string;
+  temporaryStorage?: string;
+}
+
+/** How one type of heap object is configured, created and destroyed. */
+export interface Heaplet<C = any, T = any> {
+  /** The type name configurations use (`HeaderFilter`). */
+  type: string;
+  /** Other names for the same type (`RedirectFilter` for `LocationHeaderFilter`). */
+  aliases?: readonly string[];
+  kind: Kind;
+  /** The configuration schema: validation, defaults, configuration-time expressions, JSON Schema. */
+  config: Schema<C>;
+  create(context: HeapletContext<C>): T | Promise<T>;
+  /** Releases what `create` acquired; called in reverse creation order, also after a failed load. */
+  destroy?(object: T): void | Promise<void>;
+}
+
+export function defineHeaplet<C, T>(heaplet: Heaplet<C, T>): Heaplet<C, T> {
+  return heaplet;
+}
+
+export const PLUGIN_BRAND = 'portico.plugin';
+
+/** What a plugin package exports by default. */
+export interface PluginManifest {
+  readonly $$type: typeof PLUGIN_BRAND;
+  /** The npm package name; must equal the package.json `name`. */
+  readonly name: string;
+  readonly version: string;
+  /** The range of @portico/gateway-core versions the plugin works with (semver). */
+  readonly core: string;
+  readonly heaplets: readonly Heaplet[];
+}
+
+export function definePlugin(manifest: Omit<PluginManifest, '$$type'>): PluginManifest {
+  return Object.freeze({ $$type: PLUGIN_BRAND, ...manifest });
+}
+
+/** What a decorator learns about the object it decorates. */
+export interface DecorationInfo {
+  /** The decorated object's name (generated for inline declarations). */
+  name: string;
+  kind: Kind;
+  /** The heap that created the decorated object. */
+  heap: Heap;
+}
+
+/**
+ * What a heap object of kind `decorator` is. A declaration key named after the decorator (`"capture":
+ * "all"`) hands its value to `decorate`, which returns the object to use instead of `target` (usually a
+ * wrapper). Only filters and handlers are decorated.
+ */
+export interface Decorator {
+  decorate(target: unknown, decoration: unknown, info: DecorationInfo): unknown | Promise<unknown>;
+}
+
+export function isDecorator(value: unknown): value is Decorator {
+  return typeof (value as Decorator | null)?.decorate === 'function';
+}

@@ -1,0 +1,16 @@
+export type { Declaration, Decoration } from './declaration.ts';
+export { type ChildHeapOptions, Heap, type HeapOptions } from './heap.ts';
+export {
+  type DecorationInfo,
+  type Decorator,
+  defineHeaplet,
+  definePlugin,
+  type GatewayEnvironment,
+  type Heaplet,
+  type HeapletContext,
+  isDecorator,
+  KINDS,
+  type Kind,
+  PLUGIN_BRAND,
+  type PluginManifest,
+} from './heaplet.ts';

@@ -1,0 +1,197 @@
+import { Readable } from 'node:stream';
+import { ErrorCode, PorticoError } from '../errors.ts';
+import { EL_GET, EL_SET, type ElObject } from '../expression/access.ts';
+import { toText } from '../expression/coercion.ts';
+
+/** Default bound on a body read into memory (a filter that needs the whole body); 413 past it. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 10 * 1024 * 1024;
+
+export type EntityContent = Readable | Uint8Array | string | null;
+
+/**
+ * A message body. It streams by default: an untouched body goes from one side to the other without
+ * being copied. Reading it as bytes, text, JSON or a form buffers it once, bounded by `maxBytes`,
+ * and keeps it replayable, so a filter can read it and the next handler still receives it.
+ * In expressions, `request.entity.string`, `.json` and `.form` read a body that a filter has
+ * buffered; an unread stream gives null there, since expressions never wait.
+ */
+export class Entity implements ElObject {
+  #stream: Readable | null = null;
+  #bytes: Buffer | null = null;
+  #consumed = false;
+  #buffering: Promise<Buffer> | null = null;
+  /** The declared length (Content-Length) of a stream, when known. */
+  declaredLength: number | undefined;
+
+  constructor(content: EntityContent = null, declaredLength?: number) {
+    this.declaredLength = declaredLength;
+    this.setContent(content);
+  }
+
+  setContent(content: EntityContent): void {
+    this.#consumed = false;
+    this.#buffering = null;
+    if (content instanceof Readable) {
+      this.#stream = content;
+      this.#bytes = null;
+    } else {
+      this.#stream = null;
+      this.#bytes =
+        content === null
+          ? null
+          : typeof content === 'string'
+            ? Buffer.from(content, 'utf8')
+            : Buffer.from(content);
+      this.declaredLength = this.#bytes?.length;
+    }
+  }
+
+  /** True when there is certainly no body. */
+  get isEmpty(): boolean {
+    if (this.#bytes) return this.#bytes.length === 0;
+    return this.#stream === null || this.declaredLength === 0;
+  }
+
+  get isBuffered(): boolean {
+    return this.#bytes !== null || this.#stream === null;
+  }
+
+  /** The length when it is known: buffered, or declared by the sender. */
+  get length(): number | undefined {
+    return this.#bytes ? this.#bytes.length : this.#stream ? this.declaredLength : 0;
+  }
+
+  /**
+   * The body as a stream, for writing it out. A streamed body can be taken once; a buffered one
+   * gives a fresh stream each time.
+   */
+  stream(): Readable | null {
+    if (this.#bytes) return Readable.from([this.#bytes]);
+    if (!this.#stream) return null;
+    if (this.#consumed) throw new Error('the entity stream was already consumed');
+    this.#consumed = true;
+    return this.#stream;
+  }
+
+  /** The raw source stream when the body has not been buffered (for piping without copies). */
+  get unbufferedStream(): Readable | null {
+    return this.#bytes ? null : this.#stream;
+  }
+
+  /** Reads the whole body into memory once; later calls return the same bytes. */
+  async bytes(maxBytes = DEFAULT_MAX_BUFFERED_BYTES): Promise<Buffer> {
+    if (this.#bytes) return this.#bytes;
+    if (!this.#stream) return EMPTY;
+    if (this.#consumed && !this.#buffering) throw new Error('the entity stream was already consumed');
+    this.#buffering ??= this.readAll(this.#stream, maxBytes);
+    this.#consumed = true;
+    this.#bytes = await this.#buffering;
+    this.declaredLength = this.#bytes.length;
+    return this.#bytes;
+  }
+
+  private async readAll(stream: Readable, maxBytes: number): Promise<Buffer> {
+    if (this.declaredLength !== undefined && this.declaredLength > maxBytes) {
+      stream.destroy();
+      throw entityTooLarge(maxBytes);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of stream) {
+      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+      size += buffer.length;
+      if (size > maxBytes) {
+        stream.destroy();
+        throw entityTooLarge(maxBytes);
+      }
+      chunks.push(buffer);
+    }
+    return Buffer.concat(chunks, size);
+  }
+
+  async text(maxBytes?: number): Promise<string> {
+    return (await this.bytes(maxBytes)).toString('utf8');
+  }
+
+  async json(maxBytes?: number): Promise<unknown> {
+    const text = await this.text(maxBytes);
+    return text.length === 0 ? null : JSON.parse(text);
+  }
+
+  /** An `application/x-www-form-urlencoded` body as name → values. */
+  async form(maxBytes?: number): Promise<Record<string, string[]>> {
+    return parseForm(await this.text(maxBytes));
+  }
+
+  /** Discards an unread stream so its connection can be reused. */
+  discard(): void {
+    if (this.#stream && !this.#consumed && !this.#bytes) {
+      this.#consumed = true;
+      this.#stream.resume();
+    }
+  }
+
+  [EL_GET](key: string): unknown {
+    const bytes = this.#bytes ?? (this.#stream ? null : EMPTY);
+    if (bytes === null) return undefined;
+    switch (key) {
+      case 'string':
+        return bytes.toString('utf8');
+      case 'bytes':
+        return bytes;
+      case 'json':
+        try {
+          return bytes.length === 0 ? null : JSON.parse(bytes.toString('utf8'));
+        } catch {
+          return undefined;
+        }
+      case 'form':
+        return parseForm(bytes.toString('utf8'));
+      case 'length':
+        return bytes.length;
+      default:
+        return undefined;
+    }
+  }
+
+  [EL_SET](key: string, value: unknown): void {
+    if (key === 'string') this.setContent(value === null || value === undefined ? null : toText(value));
+    else if (key === 'json')
+      this.setContent(value === null || value === undefined ? null : JSON.stringify(value));
+  }
+
+  toString(): string {
+    return this.#bytes ? this.#bytes.toString('utf8') : this.#stream ? '[stream]' : '';
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export function entityTooLarge(maxBytes: number): PorticoError {
+  return new PorticoError(ErrorCode.ENTITY_TOO_LARGE, `the body is larger than ${maxBytes} bytes`, {
+    expected: `a body of at most ${maxBytes} bytes`,
+  });
+}
+
+/** Form decoding: `+` is a space, names and values percent-decoded, repeated names collected. */
+export function parseForm(text: string): Record<string, string[]> {
+  const out: Record<string, string[]> = Object.create(null);
+  if (!text) return out;
+  for (const pair of text.split('&')) {
+    if (!pair) continue;
+    const eq = pair.indexOf('=');
+    const name = formDecode(eq < 0 ? pair : pair.slice(0, eq));
+    const value = eq < 0 ? '' : formDecode(pair.slice(eq + 1));
+    (out[name] ??= []).push(value);
+  }
+  return out;
+}
+
+function formDecode(text: string): string {
+  const spaced = text.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
+}

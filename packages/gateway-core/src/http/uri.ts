@@ -1,0 +1,206 @@
+import { ErrorCode, PorticoError } from '../errors.ts';
+import { EL_SET, type ElObject } from '../expression/access.ts';
+import { toNumber, toText } from '../expression/coercion.ts';
+
+/** RFC 3986 appendix B: scheme, authority, path, query, fragment. */
+const URI_PARTS = /^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/s;
+const AUTHORITY = /^(?:([^@]*)@)?(\[[^\]]*\]|[^:]*)(?::(\d*))?$/;
+const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443, ws: 80, wss: 443 };
+
+/** Percent-decoding that leaves malformed sequences as they are instead of failing. */
+function decode(raw: string): string {
+  if (!raw.includes('%')) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
+  }
+}
+
+/** Encodes a decoded path, keeping `/` and the characters a path may hold as they are. */
+function encodePath(path: string): string {
+  return path
+    .replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]/g, (c) => encodeURIComponent(c))
+    .replace(/%(?![0-9A-Fa-f]{2})/g, '%25');
+}
+
+function encodeComponent(text: string, extra: string): string {
+  const allowed = new RegExp(`[^A-Za-z0-9\\-._~!$&'()*+,;=:@/?${extra}]`, 'g');
+  return text.replace(allowed, (c) => encodeURIComponent(c));
+}
+
+/**
+ * A URI as requests carry it: the raw (encoded) components are kept exactly as received so that a
+ * proxied request reaches the upstream unchanged; the decoded forms are views. Immutable apart from
+ * the assignments expressions make (`${request.uri.path}`), which go through the setters.
+ */
+export class Uri implements ElObject {
+  scheme: string | null;
+  userInfo: string | null;
+  host: string | null;
+  /** The explicit port, or null when the URI has none (see `effectivePort`). */
+  port: number | null;
+  rawPath: string;
+  rawQuery: string | null;
+  rawFragment: string | null;
+
+  constructor(parts: {
+    scheme?: string | null;
+    userInfo?: string | null;
+    host?: string | null;
+    port?: number | null;
+    rawPath?: string;
+    rawQuery?: string | null;
+    rawFragment?: string | null;
+  }) {
+    this.scheme = parts.scheme?.toLowerCase() ?? null;
+    this.userInfo = parts.userInfo ?? null;
+    this.host = parts.host ?? null;
+    this.port = parts.port ?? null;
+    this.rawPath = parts.rawPath ?? '';
+    this.rawQuery = parts.rawQuery ?? null;
+    this.rawFragment = parts.rawFragment ?? null;
+  }
+
+  /** Parses an absolute URI, a network-path or an origin-form request target. Throws a coded error when malformed. */
+  static parse(text: string): Uri {
+    const parts = URI_PARTS.exec(text);
+    const authority = parts?.[2] !== undefined ? AUTHORITY.exec(parts[2]) : undefined;
+    if (!parts || authority === null || /[\s\p{Cc}]/u.test(text)) {
+      throw new PorticoError(ErrorCode.CONFIG, `malformed URI ${JSON.stringify(text)}`, {
+        text,
+        expected: 'a URI',
+      });
+    }
+    const port = authority?.[3] ? Number(authority[3]) : null;
+    if (port !== null && port > 65535) {
+      throw new PorticoError(ErrorCode.CONFIG, `port out of range in ${JSON.stringify(text)}`, {
+        text,
+        expected: 'a port from 0 to 65535',
+      });
+    }
+    return new Uri({
+      scheme: parts[1] ?? null,
+      userInfo: authority?.[1] ?? null,
+      host: authority?.[2] ? authority[2].toLowerCase() : null,
+      port,
+      rawPath: parts[3] ?? '',
+      rawQuery: parts[4] ?? null,
+      rawFragment: parts[5] ?? null,
+    });
+  }
+
+  /** The decoded path. */
+  get path(): string {
+    return decode(this.rawPath);
+  }
+  set path(value: string) {
+    this.rawPath = encodePath(value);
+  }
+
+  get query(): string | null {
+    return this.rawQuery === null ? null : decode(this.rawQuery);
+  }
+  set query(value: string | null) {
+    this.rawQuery = value === null ? null : encodeComponent(value, '&=%');
+  }
+
+  get fragment(): string | null {
+    return this.rawFragment === null ? null : decode(this.rawFragment);
+  }
+
+  /** The port, or the scheme's default one. */
+  get effectivePort(): number | null {
+    return this.port ?? (this.scheme ? (DEFAULT_PORTS[this.scheme] ?? null) : null);
+  }
+
+  /** `host[:port]` as a Host header carries it (the port only when not the scheme's default). */
+  get hostAndPort(): string | null {
+    if (this.host === null) return null;
+    const port = this.port !== null && this.port !== DEFAULT_PORTS[this.scheme ?? ''] ? `:${this.port}` : '';
+    return `${this.host}${port}`;
+  }
+
+  get authority(): string | null {
+    if (this.host === null) return null;
+    return `${this.userInfo === null ? '' : `${this.userInfo}@`}${this.host}${this.port === null ? '' : `:${this.port}`}`;
+  }
+
+  /** `scheme://host[:port]`. */
+  get origin(): string | null {
+    return this.scheme && this.host !== null ? `${this.scheme}://${this.hostAndPort}` : null;
+  }
+
+  /** The origin-form request target: raw path (at least `/`) and query. */
+  get pathAndQuery(): string {
+    return `${this.rawPath || '/'}${this.rawQuery === null ? '' : `?${this.rawQuery}`}`;
+  }
+
+  /**
+   * A copy with the scheme, host and port of `base` and this URI's path, query and fragment — what
+   * the baseURI decorator and a route's baseURI do.
+   */
+  rebase(base: Uri | string): Uri {
+    const b = typeof base === 'string' ? Uri.parse(base) : base;
+    return new Uri({ ...this.parts(), scheme: b.scheme, userInfo: b.userInfo, host: b.host, port: b.port });
+  }
+
+  /** A copy with some components replaced. */
+  with(parts: Partial<ReturnType<Uri['parts']>>): Uri {
+    return new Uri({ ...this.parts(), ...parts });
+  }
+
+  private parts() {
+    const { scheme, userInfo, host, port, rawPath, rawQuery, rawFragment } = this;
+    return { scheme, userInfo, host, port, rawPath, rawQuery, rawFragment };
+  }
+
+  toString(): string {
+    const authority = this.authority;
+    return `${this.scheme ? `${this.scheme}:` : ''}${authority === null ? '' : `//${authority}`}${this.rawPath}${
+      this.rawQuery === null ? '' : `?${this.rawQuery}`
+    }${this.rawFragment === null ? '' : `#${this.rawFragment}`}`;
+  }
+
+  toJSON(): string {
+    return this.toString();
+  }
+
+  /** Assignments from expressions: `${request.uri.path}`, `${request.uri.host}`, `${request.uri.port}` ... */
+  [EL_SET](key: string, value: unknown): void {
+    const text = value === null || value === undefined ? null : toText(value);
+    switch (key) {
+      case 'path':
+        this.path = text ?? '';
+        break;
+      case 'rawPath':
+        this.rawPath = text ?? '';
+        break;
+      case 'query':
+        this.query = text;
+        break;
+      case 'rawQuery':
+        this.rawQuery = text;
+        break;
+      case 'scheme':
+        this.scheme = text?.toLowerCase() ?? null;
+        break;
+      case 'host':
+        this.host = text;
+        break;
+      case 'port':
+        this.port = text === null ? null : toNumber(text);
+        break;
+      case 'fragment':
+      case 'rawFragment':
+        this.rawFragment = text;
+        break;
+    }
+  }
+}

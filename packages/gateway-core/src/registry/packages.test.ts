@@ -1,0 +1,254 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorCode, type PorticoError } from '../errors.ts';
+import { Heap } from '../heap/heap.ts';
+import { createMemoryLogger } from '../logging.ts';
+import { activeConditions, resolveEntry } from './entry.ts';
+import { type PluginPackage, readPluginPackage } from './plugin-package.ts';
+import { TypeRegistry } from './registry.ts';
+
+/*
+ * Plugin packages as third parties publish them, under fixtures/: plain ESM with a `portico` block.
+ * Fixtures record in globalThis.porticoFixtureImports when they are imported; those that must never
+ * be imported throw if they are. node_modules folders cannot be committed, so the layouts discovery
+ * reads are built in a temporary folder from links to the fixtures.
+ */
+const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
+const packages = path.join(fixtures, 'packages');
+const imported = () =>
+  ((globalThis as { porticoFixtureImports?: string[] }).porticoFixtureImports ?? []).slice();
+
+let temporary: string;
+
+beforeAll(async () => {
+  temporary = await mkdtemp(path.join(os.tmpdir(), 'portico-registry-'));
+});
+
+afterAll(async () => {
+  await rm(temporary, { recursive: true, force: true });
+});
+
+function newRegistry() {
+  const logger = createMemoryLogger();
+  return { registry: new TypeRegistry({ logger, coreVersion: '0.1.0' }), logger };
+}
+
+async function pkg(folder: string): Promise<PluginPackage> {
+  return (await readPluginPackage(path.join(packages, folder)))!;
+}
+
+async function failure(promise: Promise<unknown> | (() => unknown)): Promise<PorticoError> {
+  try {
+    await (typeof promise === 'function' ? promise() : promise);
+  } catch (error) {
+    return error as PorticoError;
+  }
+  throw new Error('expected a failure');
+}
+
+/** `<dir>/node_modules/<name>` as a link to a fixture package. */
+async function install(dir: string, name: string, fixture: string): Promise<void> {
+  const target = path.join(dir, 'node_modules', name);
+  await mkdir(path.dirname(target), { recursive: true });
+  await symlink(fixture, target, 'dir');
+}
+
+describe('plugin packages', () => {
+  // First in the file: the module cache would hide a second import.
+  it('knows the types of a package from package.json and imports it only on first use', async () => {
+    const { registry } = newRegistry();
+    registry.registerPackage(await pkg('fixture-header'));
+    expect(registry.knownTypes('filter')).toEqual(['FixtureHeaderFilter']);
+    expect(registry.knownTypes('object')).toEqual(['FixtureHeaderPolicy']);
+    expect(registry.kindOf('FixtureRedirectFilter')).toBe('filter');
+    expect(imported()).not.toContain('portico-fixture-header');
+
+    const [byType, byAlias] = await Promise.all([
+      registry.resolve('FixtureHeaderFilter', 'filter'),
+      registry.resolve('FixtureRedirectFilter', 'filter'),
+    ]);
+    expect(byAlias).toBe(byType);
+    expect(imported().filter((name) => name === 'portico-fixture-header')).toHaveLength(1);
+  });
+
+  it('creates heap objects of a package type through the heap', async () => {
+    const { registry, logger } = newRegistry();
+    registry.registerPackage(await pkg('fixture-header'));
+    const environment = {
+      baseDirectory: '/b',
+      configDirectory: '/c',
+      scriptsDirectory: '/s',
+      temporaryDirectory: '/t',
+    };
+    const heap = new Heap({ registry, logger, environment });
+    heap.declare([{ name: 'h', type: 'FixtureRedirectFilter', config: { header: 'X-Fixture' } }]);
+    expect(await heap.get('h', 'filter')).toMatchObject({ name: 'h', header: 'X-Fixture' });
+  });
+
+  it('imports ESM-only packages through their "import" export condition', async () => {
+    const { registry } = newRegistry();
+    registry.registerPackage(await pkg('fixture-scoped'));
+    const csv = await registry.resolve('org.forgerock.audit.handlers.csv.FixtureCsvAuditEventHandler');
+    expect(csv.kind).toBe('audit-handler');
+    expect(imported()).toContain('@fixture/audit-csv');
+  });
+
+  it('refuses a package whose manifest disagrees with its package.json, naming the difference', async () => {
+    const { registry } = newRegistry();
+    registry.registerPackage(await pkg('fixture-mismatch'));
+    const error = await failure(registry.resolve('MismatchA'));
+    expect(error.code).toBe(ErrorCode.MANIFEST);
+    expect(error.message).toBe(
+      "plugin package 'portico-fixture-mismatch': its manifest and its package.json disagree: " +
+        "package.json lists 'MismatchB' but the manifest does not provide it; " +
+        "the manifest provides 'MismatchC' but package.json does not list it",
+    );
+    expect(error.details.file).toBe(path.join(packages, 'fixture-mismatch', 'package.json'));
+    // The failed import is not retried with a different outcome.
+    expect((await failure(registry.resolve('MismatchB'))).message).toBe(error.message);
+  });
+
+  it('refuses a manifest whose name or kinds are not those of its package.json', async () => {
+    const { registry } = newRegistry();
+    const header = await pkg('fixture-header');
+    registry.registerPackage({ ...header, packageName: 'portico-fixture-renamed' });
+    const renamed = await failure(registry.resolve('FixtureHeaderFilter'));
+    expect(renamed.code).toBe(ErrorCode.MANIFEST);
+    expect(renamed.message).toContain("the manifest is named 'portico-fixture-header'");
+
+    const other = newRegistry().registry;
+    other.registerPackage({ ...header, kinds: {} });
+    const kinds = await failure(other.resolve('FixtureHeaderFilter'));
+    expect(kinds.message).toContain(
+      "'FixtureHeaderPolicy' is an object in the manifest, a filter in package.json",
+    );
+  });
+
+  it('detects duplicate types across packages when they are registered, before any import', async () => {
+    const { registry } = newRegistry();
+    registry.registerPackage(await pkg('fixture-header'));
+    const dup = (await readPluginPackage(path.join(fixtures, 'conflicting', 'fixture-dup')))!;
+    const error = await failure(() => registry.registerPackage(dup));
+    expect(error.code).toBe(ErrorCode.DUPLICATE_TYPE);
+    expect(error.message).toContain("'portico-fixture-header'");
+    expect(error.message).toContain("'portico-fixture-dup'");
+    expect(error.message).toMatch(/^the type 'FixtureHeaderFilter' is provided by both/);
+  });
+
+  it('refuses a malformed portico block', async () => {
+    const { registry } = newRegistry();
+    const header = await pkg('fixture-header');
+    const cases: [Partial<PluginPackage>, string][] = [
+      [{ kind: 'gadget' as never }, '"kind" must be one of'],
+      [{ types: [] }, '"types" must be a non-empty array'],
+      [{ types: ['A', 'A'] }, '"types" lists \'A\' twice'],
+      [{ aliases: { Other: 'Missing' } }, "alias 'Other' stands for 'Missing'"],
+      [{ kinds: { Missing: 'filter' } }, '"kinds" names \'Missing\''],
+    ];
+    for (const [change, message] of cases) {
+      const error = await failure(() => registry.registerPackage({ ...header, ...change }));
+      expect(error.code).toBe(ErrorCode.MANIFEST);
+      expect(error.message).toContain(message);
+    }
+    expect(registry.knownTypes()).toEqual([]);
+  });
+});
+
+describe('discovery', () => {
+  it("registers the app's dependencies that carry a portico block, importing none of them", async () => {
+    const app = path.join(temporary, 'app');
+    await mkdir(app, { recursive: true });
+    const dependencies = {
+      'portico-fixture-header': '1.0.0',
+      '@fixture/audit-csv': '2.0.0',
+      'portico-fixture-plain': '1.0.0',
+      'portico-fixture-hidden': '1.0.0',
+      'portico-fixture-absent': '1.0.0',
+    };
+    await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'app', dependencies }));
+    await install(app, 'portico-fixture-header', path.join(packages, 'fixture-header'));
+    await install(app, '@fixture/audit-csv', path.join(packages, 'fixture-scoped'));
+    await install(app, 'portico-fixture-plain', path.join(packages, 'fixture-plain'));
+    await install(app, 'portico-fixture-hidden', path.join(packages, 'fixture-hidden'));
+
+    const { registry, logger } = newRegistry();
+    const found = await registry.discover({ appPackageJson: path.join(app, 'package.json') });
+    expect(found).toEqual(['@fixture/audit-csv', 'portico-fixture-header']);
+    expect(registry.knownTypes()).toEqual([
+      'FixtureCsvAuditEventHandler',
+      'FixtureHeaderFilter',
+      'FixtureHeaderPolicy',
+    ]);
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({ level: 'warn', message: expect.stringContaining('portico-fixture-absent') }),
+    );
+    // The same packages found again, through a plugin directory, are the same registration.
+    await registry.discover({ appPackageJson: path.join(app, 'package.json'), pluginDirectories: [app] });
+    expect((await registry.resolve('FixtureHeaderFilter')).type).toBe('FixtureHeaderFilter');
+  });
+
+  it('registers every plugin package of a plugin directory, in node_modules or directly', async () => {
+    const { registry } = newRegistry();
+    const plugins = path.join(temporary, 'plugins');
+    await install(plugins, '@fixture/audit-csv', path.join(packages, 'fixture-scoped'));
+    await mkdir(path.join(temporary, 'empty-app'), { recursive: true });
+    const appPackageJson = path.join(temporary, 'empty-app', 'package.json');
+    await writeFile(appPackageJson, JSON.stringify({ name: 'empty' }));
+    const found = await registry.discover({ appPackageJson, pluginDirectories: [plugins] });
+    expect(found).toEqual(['@fixture/audit-csv']);
+
+    const flat = newRegistry().registry;
+    const all = await flat.discover({
+      appPackageJson,
+      pluginDirectories: [packages, path.join(temporary, 'none')],
+    });
+    expect(all.sort()).toEqual([
+      '@fixture/audit-csv',
+      'portico-fixture-header',
+      'portico-fixture-hidden',
+      'portico-fixture-mismatch',
+    ]);
+    expect((await flat.resolve('HiddenFilter', 'filter')).type).toBe('HiddenFilter');
+  });
+
+  it('fails loudly when two discovered packages provide the same type', async () => {
+    const { registry } = newRegistry();
+    const appPackageJson = path.join(temporary, 'empty-app', 'package.json');
+    const error = await failure(
+      registry.discover({
+        appPackageJson,
+        pluginDirectories: [packages, path.join(fixtures, 'conflicting')],
+      }),
+    );
+    expect(error.code).toBe(ErrorCode.DUPLICATE_TYPE);
+    expect(error.message).toContain('portico-fixture-dup');
+  });
+});
+
+describe('package entry points', () => {
+  it('follows exports with the active conditions, then main', () => {
+    const dir = '/p';
+    const exports = { '.': { 'portico-source': './src/index.ts', import: './dist/index.js' } };
+    expect(resolveEntry(dir, { exports }, ['node', 'import'])).toBe('/p/dist/index.js');
+    expect(resolveEntry(dir, { exports }, ['portico-source', 'node', 'import'])).toBe('/p/src/index.ts');
+    expect(resolveEntry(dir, { exports: { require: './x.cjs', default: './x.js' } }, ['import'])).toBe(
+      '/p/x.js',
+    );
+    expect(resolveEntry(dir, { exports: ['./a.js'] }, [])).toBe('/p/a.js');
+    expect(resolveEntry(dir, { main: 'lib/main.js' }, [])).toBe('/p/lib/main.js');
+    expect(resolveEntry(dir, {}, [])).toBe('/p/index.js');
+    expect(() => resolveEntry(dir, { name: 'x', exports: { require: './x.cjs' } }, ['import'])).toThrow(
+      expect.objectContaining({ code: ErrorCode.MANIFEST }),
+    );
+  });
+
+  it('reads the conditions of this process from its arguments and NODE_OPTIONS', () => {
+    expect(
+      activeConditions(['--conditions=portico-source'], '-C development --max-old-space-size=99'),
+    ).toEqual(['node', 'import', 'portico-source', 'development']);
+    expect(activeConditions([], '')).toEqual(['node', 'import']);
+  });
+});

@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { porticoBin } from './portico.ts';
+
+/** A real `portico start` process on a free loopback port. */
+export interface RunningGateway {
+  url: string;
+  process: ChildProcess;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Resident memory of the process (and its workers) in bytes, from /proc. */
+  rss(): number;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Creates an instance directory with the given files (paths relative to it, values JSON or text). */
+export function instanceDirectory(files: Record<string, unknown>): string {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'portico-e2e-'));
+  mkdirSync(path.join(base, 'config', 'routes'), { recursive: true });
+  for (const [file, content] of Object.entries(files)) writeInstanceFile(base, file, content);
+  return base;
+}
+
+export function writeInstanceFile(base: string, file: string, content: unknown): void {
+  const full = path.join(base, file);
+  mkdirSync(path.dirname(full), { recursive: true });
+  writeFileSync(full, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+}
+
+export async function startGateway(
+  options: { base?: string; workers?: number; args?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunningGateway> {
+  const args = [
+    porticoBin,
+    'start',
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--workers',
+    String(options.workers ?? 1),
+    '--log-format',
+    'json',
+  ];
+  if (options.base) args.push('--base', options.base);
+  args.push(...(options.args ?? []));
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, PORTICO_BASE: '', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the gateway did not start:\n${output}`)), 20_000);
+    const check = () => {
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the gateway exited with ${code}:\n${output}`));
+    });
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    url,
+    process: child,
+    output: () => output,
+    rss: () => rssOf(child.pid!),
+    stop: (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+function rssOf(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /VmRSS:\s+(\d+)/.exec(status)?.[1];
+    return kb ? Number(kb) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}

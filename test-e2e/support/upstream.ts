@@ -1,0 +1,45 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Upstream {
+  url: string;
+  server: http.Server;
+  /** Requests received: method, url, headers, body length. */
+  received: { method: string; url: string; headers: http.IncomingHttpHeaders; bodyLength: number }[];
+  close(): Promise<void>;
+}
+
+/**
+ * A real upstream application on a free loopback port. By default it answers with a JSON echo of
+ * what it received; `handler` replaces that.
+ */
+export async function startUpstream(handler?: http.RequestListener): Promise<Upstream> {
+  const received: Upstream['received'] = [];
+  const server = http.createServer((req, res) => {
+    if (handler) return handler(req, res);
+    let bodyLength = 0;
+    req.on('data', (chunk: Buffer) => (bodyLength += chunk.length));
+    req.on('end', () => {
+      received.push({ method: req.method!, url: req.url!, headers: req.headers, bodyLength });
+      const body = JSON.stringify({ method: req.method, url: req.url, headers: req.headers, bodyLength });
+      res.writeHead(200, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(body),
+        'X-Upstream': 'yes',
+      });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    received,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
