@@ -44,7 +44,9 @@ afterEach(async () => {
 });
 
 /** An upstream that records what it receives; `respond` answers (default: 200 with the body echoed). */
-async function upstream(respond?: (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void) {
+async function upstream(
+  respond?: (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void,
+) {
   const seen: Seen[] = [];
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -81,7 +83,8 @@ function context(init: { signal?: AbortSignal; remoteAddress?: string; secure?: 
 
 function header(raw: string[], name: string): string[] {
   const out: string[] = [];
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name.toLowerCase()) out.push(raw[i + 1]!);
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.toLowerCase() === name.toLowerCase()) out.push(raw[i + 1]!);
   return out;
 }
 
@@ -97,7 +100,10 @@ describe('ClientHandler: requests and responses', () => {
     });
     const handler = client();
     for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
-      const response = await handler.handle(context(), new Request({ method, uri: `${up.url}/m`, entity: 'payload' }));
+      const response = await handler.handle(
+        context(),
+        new Request({ method, uri: `${up.url}/m`, entity: 'payload' }),
+      );
       expect(response.status).toBe(200);
       expect(response.headers.get('x-method')).toBe(method);
       expect(await text(response)).toBe(`${method}:payload`);
@@ -106,7 +112,15 @@ describe('ClientHandler: requests and responses', () => {
     expect(head.status).toBe(200);
     expect(head.headers.get('x-method')).toBe('HEAD');
     expect(head.entity.isEmpty).toBe(true);
-    expect(up.seen.map((s) => s.method)).toEqual(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD']);
+    expect(up.seen.map((s) => s.method)).toEqual([
+      'GET',
+      'POST',
+      'PUT',
+      'DELETE',
+      'PATCH',
+      'OPTIONS',
+      'HEAD',
+    ]);
   });
 
   it('keeps the reason phrase, and Content-Length on a HEAD answer', async () => {
@@ -140,11 +154,19 @@ describe('ClientHandler: requests and responses', () => {
   it('streams a body of unknown length chunked, and one of declared length with Content-Length', async () => {
     const up = await upstream();
     const handler = client();
-    const unknown = new Request({ method: 'PUT', uri: up.url, entity: new Entity(Readable.from(['a', 'b', 'c'])) });
+    const unknown = new Request({
+      method: 'PUT',
+      uri: up.url,
+      entity: new Entity(Readable.from(['a', 'b', 'c'])),
+    });
     expect(await text(await handler.handle(context(), unknown))).toBe('abc');
     expect(header(up.seen[0]!.rawHeaders, 'transfer-encoding')).toEqual(['chunked']);
     expect(header(up.seen[0]!.rawHeaders, 'content-length')).toEqual([]);
-    const known = new Request({ method: 'PUT', uri: up.url, entity: new Entity(Readable.from(['ab', 'cd']), 4) });
+    const known = new Request({
+      method: 'PUT',
+      uri: up.url,
+      entity: new Entity(Readable.from(['ab', 'cd']), 4),
+    });
     expect(await text(await handler.handle(context(), known))).toBe('abcd');
     expect(header(up.seen[1]!.rawHeaders, 'content-length')).toEqual(['4']);
     expect(header(up.seen[1]!.rawHeaders, 'transfer-encoding')).toEqual([]);
@@ -162,18 +184,27 @@ describe('ClientHandler: requests and responses', () => {
 
   it('rejects a declared length the body does not match instead of desynchronising the connection', async () => {
     const up = await upstream();
-    const request = new Request({ method: 'POST', uri: up.url, entity: new Entity(Readable.from(['abc']), 10) });
-    const error = await client().handle(context(), request).catch((e: unknown) => e);
+    const request = new Request({
+      method: 'POST',
+      uri: up.url,
+      entity: new Entity(Readable.from(['abc']), 10),
+    });
+    const error = await client()
+      .handle(context(), request)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamError);
   });
 
   it('keeps header spelling and multiple values both ways', async () => {
     const up = await upstream((_req, res) => {
-      res.writeHead(200, [
-        ['X-Resp-CamelCase', 'one'],
-        ['Set-Cookie', 'a=1'],
-        ['Set-Cookie', 'b=2'],
-      ].flat());
+      res.writeHead(
+        200,
+        [
+          ['X-Resp-CamelCase', 'one'],
+          ['Set-Cookie', 'a=1'],
+          ['Set-Cookie', 'b=2'],
+        ].flat(),
+      );
       res.end();
     });
     const request = new Request({ uri: up.url, headers: [] });
@@ -218,12 +249,26 @@ describe('ClientHandler: requests and responses', () => {
     const names = new Set<string>();
     const raw = up.seen[0]!.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) names.add(raw[i]!.toLowerCase());
-    for (const gone of ['x-client-hop', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']) {
+    for (const gone of [
+      'x-client-hop',
+      'te',
+      'trailer',
+      'proxy-authorization',
+      'proxy-connection',
+      'expect',
+    ]) {
       expect(names.has(gone), gone).toBe(false);
     }
     expect(header(raw, 'keep-alive')).toEqual([]);
     expect(header(raw, 'x-end-to-end')).toEqual(['kept']);
-    for (const gone of ['connection', 'x-upstream-hop', 'keep-alive', 'trailer', 'proxy-authenticate', 'proxy-connection']) {
+    for (const gone of [
+      'connection',
+      'x-upstream-hop',
+      'keep-alive',
+      'trailer',
+      'proxy-authenticate',
+      'proxy-connection',
+    ]) {
       expect(response.headers.has(gone), gone).toBe(false);
     }
     expect(response.headers.get('x-kept')).toBe('yes');
@@ -232,7 +277,10 @@ describe('ClientHandler: requests and responses', () => {
 
   it('sets Host from the request URI, not from the client', async () => {
     const up = await upstream();
-    await client().handle(context(), new Request({ uri: `${up.url}/`, headers: { Host: 'gateway.example.com' } }));
+    await client().handle(
+      context(),
+      new Request({ uri: `${up.url}/`, headers: { Host: 'gateway.example.com' } }),
+    );
     expect(header(up.seen[0]!.rawHeaders, 'host')).toEqual([`127.0.0.1:${up.port}`]);
   });
 
@@ -240,7 +288,12 @@ describe('ClientHandler: requests and responses', () => {
     const up = await upstream();
     const paths = ['/a%2Fb?x=%20&y', '/%7Euser/caf%C3%A9;p=1?q=a+b&q=%2B&empty=#frag', '/?', '/x?a=%ZZ'];
     for (const path of paths) await client().handle(context(), new Request({ uri: `${up.url}${path}` }));
-    expect(up.seen.map((s) => s.url)).toEqual(['/a%2Fb?x=%20&y', '/%7Euser/caf%C3%A9;p=1?q=a+b&q=%2B&empty=', '/?', '/x?a=%ZZ']);
+    expect(up.seen.map((s) => s.url)).toEqual([
+      '/a%2Fb?x=%20&y',
+      '/%7Euser/caf%C3%A9;p=1?q=a+b&q=%2B&empty=',
+      '/?',
+      '/x?a=%ZZ',
+    ]);
   });
 
   it('sends no X-Forwarded-* by default, and sets them when asked', async () => {
@@ -265,6 +318,12 @@ describe('ClientHandler: requests and responses', () => {
     );
     expect(header(up.seen[2]!.rawHeaders, 'x-forwarded-proto')).toEqual(['http']);
     expect(header(up.seen[2]!.rawHeaders, 'x-forwarded-host')).toEqual(['first.example']);
+    const proxy = new ReverseProxyHandler();
+    handlers.push(proxy);
+    await text(await proxy.handle(context(), new Request({ uri: up.url, headers: { Host: 'public.example' } })));
+    expect(header(up.seen[3]!.rawHeaders, 'x-forwarded-for')).toEqual(['10.0.0.7']);
+    expect(header(up.seen[3]!.rawHeaders, 'x-forwarded-proto')).toEqual(['http']);
+    expect(header(up.seen[3]!.rawHeaders, 'x-forwarded-host')).toEqual(['public.example']);
   });
 
   it('reuses one connection for sequential requests, and none when reuse is disabled', async () => {
@@ -370,7 +429,10 @@ describe('ClientHandler: failures', () => {
       res.writeHead(200);
       res.write('partial');
     });
-    const response = await client({ soTimeout: Duration.parse('200 ms') }).handle(context(), new Request({ uri: up.url }));
+    const response = await client({ soTimeout: Duration.parse('200 ms') }).handle(
+      context(),
+      new Request({ uri: up.url }),
+    );
     const failure = await response.entity.bytes().catch((e: unknown) => e);
     expect(failure).toMatchObject({ code: 'UND_ERR_BODY_TIMEOUT' });
     await sleep(20);
@@ -477,7 +539,10 @@ describe('ClientHandler: retries', () => {
     const logger = createMemoryLogger();
     const handler = client({ logger, retries: { count: 5, delay: Duration.parse('60 ms') } });
     setTimeout(late.open, 90);
-    const response = await handler.handle(context(), new Request({ method: 'PUT', uri: late.url, entity: 'x' }));
+    const response = await handler.handle(
+      context(),
+      new Request({ method: 'PUT', uri: late.url, entity: 'x' }),
+    );
     expect(response.status).toBe(200);
     expect(await text(response)).toBe('x');
     const retries = logger.records.filter((r) => r.message.startsWith('retrying'));
@@ -487,9 +552,16 @@ describe('ClientHandler: retries', () => {
 
   it('retries a streamed body that was never read', async () => {
     const late = await lateUpstream();
-    const handler = client({ logger: createMemoryLogger(), retries: { count: 5, delay: Duration.parse('60 ms') } });
+    const handler = client({
+      logger: createMemoryLogger(),
+      retries: { count: 5, delay: Duration.parse('60 ms') },
+    });
     setTimeout(late.open, 90);
-    const request = new Request({ method: 'PUT', uri: late.url, entity: new Entity(Readable.from(['str', 'eam'])) });
+    const request = new Request({
+      method: 'PUT',
+      uri: late.url,
+      entity: new Entity(Readable.from(['str', 'eam'])),
+    });
     expect(await text(await handler.handle(context(), request))).toBe('stream');
   });
 
@@ -538,7 +610,12 @@ describe('VendorClientHandler', () => {
     const vendor = new VendorClientHandler();
     handlers.push(vendor);
     const ctx = context();
-    await text(await vendor.handle(ctx, new Request({ uri: up.url, headers: { 'X-ForgeRock-TransactionId': 'forged' } })));
+    await text(
+      await vendor.handle(
+        ctx,
+        new Request({ uri: up.url, headers: { 'X-ForgeRock-TransactionId': 'forged' } }),
+      ),
+    );
     await text(await vendor.handle(ctx, new Request({ uri: up.url })));
     expect(header(up.seen[0]!.rawHeaders, 'x-forgerock-transactionid')).toEqual(['tx-1/0']);
     expect(header(up.seen[1]!.rawHeaders, 'x-forgerock-transactionid')).toEqual(['tx-1/1']);
@@ -660,6 +737,24 @@ describe('streaming 50 MB without buffering', () => {
     expect(received).toBe(SIZE);
     expect(growth.rss).toBeLessThan(LIMIT);
     expect(growth.arrayBuffers).toBeLessThan(LIMIT);
+  }, 60_000);
+
+  it('would see a body that is held in memory (control for the two measurements above)', async () => {
+    const up = await listen(
+      http.createServer((_req, res) => {
+        res.writeHead(200, { 'Content-Length': String(SIZE) });
+        generated().pipe(res);
+      }),
+    );
+    const handler = client();
+    let held: Buffer | undefined;
+    const growth = await measure(async () => {
+      const response = await handler.handle(context(), new Request({ uri: up.url }));
+      held = await response.entity.bytes(SIZE);
+    });
+    report('buffered download (control)', growth);
+    expect(held!.length).toBe(SIZE);
+    expect(growth.arrayBuffers).toBeGreaterThan(SIZE * 0.9);
   }, 60_000);
 });
 

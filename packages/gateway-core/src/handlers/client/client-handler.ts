@@ -101,6 +101,7 @@ export class ClientHandler implements Handler {
   /** Whether X-Forwarded-* are sent. */
   protected readonly forwardedHeaders: boolean;
   readonly #retries: RetrySettings | false;
+  #closing: Promise<void> | undefined;
   readonly #failureContext: Omit<FailureContext, 'origin'>;
 
   constructor(options: ClientHandlerOptions = {}) {
@@ -156,9 +157,13 @@ export class ClientHandler implements Handler {
     return [];
   }
 
-  /** Closes the pooled connections once the requests in flight have completed. */
-  async close(): Promise<void> {
-    await this.dispatcher.close();
+  /**
+   * Closes the pooled connections once the exchanges in flight have completed (response bodies
+   * included); later requests fail. Calling it again returns the same promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.dispatcher.close();
+    return this.#closing;
   }
 
   /** Turns what went wrong into an UpstreamError naming the upstream. */

@@ -76,7 +76,10 @@ export function classify(error: unknown): UpstreamFailure {
   if (CONNECT.has(code)) return 'connect';
   // Certificate checks (DEPTH_ZERO_SELF_SIGNED_CERT, UNABLE_TO_VERIFY_LEAF_SIGNATURE,
   // ERR_TLS_CERT_ALTNAME_INVALID...) and OpenSSL's own errors (ERR_SSL_*, library 'SSL routines').
-  if (/CERT|SSL|TLS|VERIFY|SIGNATURE/.test(code) || /SSL/.test(String((error as { library?: unknown } | null)?.library))) {
+  if (
+    /CERT|SSL|TLS|VERIFY|SIGNATURE/.test(code) ||
+    /SSL/.test(String((error as { library?: unknown } | null)?.library))
+  ) {
     return 'tls';
   }
   return 'protocol';

@@ -50,7 +50,9 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
       return await super.handle(context, request);
     } catch (error) {
       if (!isUpstreamError(error)) throw error;
-      this.logger.warn('the upstream failed', { transactionId: context.transactionId, error: error.message });
+      // A client that went away is routine; an upstream that fails is worth a warning.
+      const log = error.failure === 'aborted' ? this.logger.debug : this.logger.warn;
+      log.call(this.logger, 'the upstream failed', { transactionId: context.transactionId, error: error.message });
       return failureResponse(error);
     }
   }

@@ -42,13 +42,29 @@ beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'portico-tls-'));
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2'];
   // A self-signed server certificate: trusted only by naming the file itself.
-  openssl('req', '-x509', ...ec, '-keyout', 'self.key', '-out', 'self.pem', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1');
+  openssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'self.key',
+    '-out',
+    'self.pem',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+  );
   // A CA issuing a server certificate, one for the wrong host, and a client certificate.
   openssl(
     ...['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-subj', '/CN=Portico Test CA'],
     ...['-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
   );
-  issue('server', '/CN=localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  issue(
+    'server',
+    '/CN=localhost',
+    'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n',
+  );
   issue('wrong', '/CN=wrong.example', 'subjectAltName=DNS:wrong.example\nextendedKeyUsage=serverAuth\n');
   issue('client', '/CN=portico-client', 'extendedKeyUsage=clientAuth\n');
   openssl('pkey', '-in', 'client.key', '-aes256', '-passout', 'pass:s3cret', '-out', 'client-encrypted.key');
@@ -75,17 +91,20 @@ async function listen<S extends net.Server>(server: S): Promise<number> {
 
 /** An https upstream answering with what it saw of the TLS session. */
 async function httpsUpstream(cert: string, options: https.ServerOptions = {}): Promise<string> {
-  const server = https.createServer({ key: readFileSync(pem(`${cert}.key`)), cert: readFileSync(pem(`${cert}.pem`)), ...options }, (req, res) => {
-    const socket = req.socket as TLSSocket;
-    const peer = socket.getPeerCertificate();
-    res.end(
-      JSON.stringify({
-        protocol: socket.getProtocol(),
-        cipher: socket.getCipher().standardName,
-        client: peer?.subject?.CN ?? null,
-      }),
-    );
-  });
+  const server = https.createServer(
+    { key: readFileSync(pem(`${cert}.key`)), cert: readFileSync(pem(`${cert}.pem`)), ...options },
+    (req, res) => {
+      const socket = req.socket as TLSSocket;
+      const peer = socket.getPeerCertificate();
+      res.end(
+        JSON.stringify({
+          protocol: socket.getProtocol(),
+          cipher: socket.getCipher().standardName,
+          client: peer?.subject?.CN ?? null,
+        }),
+      );
+    },
+  );
   return `https://127.0.0.1:${await listen(server)}`;
 }
 
@@ -140,7 +159,9 @@ describe('TLS to the upstream', () => {
   it('accepts it with the insecure flag, or a TrustAllManager', async () => {
     const url = await httpsUpstream('self');
     expect(await call(client({ tls: { trustAllCertificates: true } }), url)).toHaveProperty('protocol');
-    expect(await call(fromConfig({ trustManager: { type: 'TrustAllManager' } }), url)).toHaveProperty('protocol');
+    expect(await call(fromConfig({ trustManager: { type: 'TrustAllManager' } }), url)).toHaveProperty(
+      'protocol',
+    );
     const inline = { type: 'ClientTlsOptions', config: { trustManager: [{ type: 'TrustAllManager' }] } };
     expect(await call(fromConfig({ tls: inline }), url)).toHaveProperty('protocol');
   });
@@ -172,19 +193,31 @@ describe('TLS to the upstream', () => {
     });
     expect(await call(mutual, url)).toMatchObject({ client: 'portico-client' });
     const encrypted = fromConfig({
-      tls: { caFiles: ['ca.pem'], certificateFile: 'client.pem', keyFile: 'client-encrypted.key', keyPassword: 's3cret' },
+      tls: {
+        caFiles: ['ca.pem'],
+        certificateFile: 'client.pem',
+        keyFile: 'client-encrypted.key',
+        keyPassword: 's3cret',
+      },
     });
     expect(await call(encrypted, url)).toMatchObject({ client: 'portico-client' });
   });
 
   it('fails the configuration, not the first request, on a wrong key passphrase or a missing file', () => {
     expect(() =>
-      fromConfig({ tls: { certificateFile: 'client.pem', keyFile: 'client-encrypted.key', keyPassword: 'wrong' } }),
+      fromConfig({
+        tls: { certificateFile: 'client.pem', keyFile: 'client-encrypted.key', keyPassword: 'wrong' },
+      }),
     ).toThrow(expect.objectContaining({ code: ErrorCode.CONFIG }));
     expect(() => fromConfig({ caFiles: ['missing.pem'] })).toThrow(
-      expect.objectContaining({ code: ErrorCode.CONFIG, details: expect.objectContaining({ file: 'config.json' }) }),
+      expect.objectContaining({
+        code: ErrorCode.CONFIG,
+        details: expect.objectContaining({ file: 'config.json' }),
+      }),
     );
-    expect(() => fromConfig({ tls: { certificateFile: 'client.pem' } })).toThrow(/needs both certificateFile and keyFile/);
+    expect(() => fromConfig({ tls: { certificateFile: 'client.pem' } })).toThrow(
+      /needs both certificateFile and keyFile/,
+    );
   });
 
   it('limits the protocols and cipher suites, taking Java cipher suite names', async () => {
@@ -201,7 +234,9 @@ describe('TLS to the upstream', () => {
       protocol: 'TLSv1.2',
       cipher: 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
     });
-    expect(await call(fromConfig({ tls: { caFiles: ['ca.pem'] } }), url)).toMatchObject({ protocol: 'TLSv1.3' });
+    expect(await call(fromConfig({ tls: { caFiles: ['ca.pem'] } }), url)).toMatchObject({
+      protocol: 'TLSv1.3',
+    });
   });
 });
 
@@ -226,7 +261,13 @@ describe('an outbound proxy', () => {
       const headers = { ...req.headers };
       delete headers['proxy-authorization'];
       const onward = http.request(
-        { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: req.method, headers },
+        {
+          host: target.hostname,
+          port: target.port,
+          path: `${target.pathname}${target.search}`,
+          method: req.method,
+          headers,
+        },
         (answer) => {
           res.writeHead(answer.statusCode!, answer.rawHeaders);
           answer.pipe(res);
@@ -269,11 +310,18 @@ describe('an outbound proxy', () => {
     const proxy = await forwardProxy('user:pw');
     const up = await plainUpstream();
     const handler = client({ proxy: { kind: 'http', uri: proxy.uri, username: 'user', password: 'pw' } });
-    const request = new Request({ uri: `${up.url}/a%2Fb?q=1`, headers: { 'Proxy-Authorization': 'Basic Y2xpZW50OnNlY3JldA==' } });
+    const request = new Request({
+      uri: `${up.url}/a%2Fb?q=1`,
+      headers: { 'Proxy-Authorization': 'Basic Y2xpZW50OnNlY3JldA==' },
+    });
     const response = await handler.handle(new Context(), request);
     expect(await response.entity.text()).toBe('upstream saw /a%2Fb?q=1');
     expect(proxy.seen).toEqual([
-      { method: 'GET', url: `${up.url}/a%2Fb?q=1`, authorization: `Basic ${Buffer.from('user:pw').toString('base64')}` },
+      {
+        method: 'GET',
+        url: `${up.url}/a%2Fb?q=1`,
+        authorization: `Basic ${Buffer.from('user:pw').toString('base64')}`,
+      },
     ]);
     // The client's own proxy credentials never travel on.
     expect(up.seen[0]!.map((h) => h.toLowerCase())).not.toContain('proxy-authorization');
@@ -290,7 +338,10 @@ describe('an outbound proxy', () => {
   it('tunnels https through CONNECT, verifying the upstream certificate end to end', async () => {
     const proxy = await forwardProxy();
     const url = await httpsUpstream('server');
-    const handler = fromConfig({ proxyOptions: { type: 'ProxyOptions', config: { uri: proxy.uri } }, caFiles: ['ca.pem'] });
+    const handler = fromConfig({
+      proxyOptions: { type: 'ProxyOptions', config: { uri: proxy.uri } },
+      caFiles: ['ca.pem'],
+    });
     expect(await call(handler, url)).toHaveProperty('protocol');
     expect(proxy.seen.map((s) => `${s.method} ${s.url}`)).toEqual([`CONNECT ${new URL(url).host}`]);
     const untrusted = await failure(fromConfig({ proxy: proxy.uri }), url);

@@ -1,0 +1,186 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createMemoryLogger } from '@portico/gateway-core';
+import inject from 'light-my-request';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from './app.ts';
+import { Gateway } from './gateway.ts';
+import { locateInstance } from './instance.ts';
+
+/**
+ * The Koa application driven through its callback, without opening ports: admin endpoints,
+ * API protection, the reserved prefix, default objects, config.json decorations and errors.
+ */
+const logger = createMemoryLogger();
+const gateways: Gateway[] = [];
+afterEach(async () => {
+  for (const g of gateways.splice(0)) await g.destroy();
+});
+
+function instanceWith(files: Record<string, unknown>) {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'portico-app-'));
+  mkdirSync(path.join(base, 'config', 'routes'), { recursive: true });
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(base, file)), { recursive: true });
+    writeFileSync(path.join(base, file), typeof content === 'string' ? content : JSON.stringify(content));
+  }
+  return locateInstance({ base });
+}
+
+async function appFor(files: Record<string, unknown>) {
+  const gateway = await Gateway.load(instanceWith(files), logger);
+  gateways.push(gateway);
+  const callback = createApp(gateway, logger).callback();
+  return (options: Parameters<typeof inject>[1]) => inject(callback, options);
+}
+
+const hello = (text: string, condition?: string) => ({
+  ...(condition ? { condition } : {}),
+  handler: { type: 'StaticResponseHandler', config: { status: 200, entity: text } },
+});
+
+describe('the application', () => {
+  it('serves routes from config/routes with no config.json (a default Router)', async () => {
+    const call = await appFor({ 'config/routes/a.json': hello('from a') });
+    const response = await call({ url: '/anything' });
+    expect(response.statusCode).toBe(200);
+    expect(response.payload).toBe('from a');
+  });
+
+  it('answers the admin endpoints from loopback and refuses other callers', async () => {
+    const call = await appFor({});
+    const ping = await call({ url: '/openig/ping', remoteAddress: '127.0.0.1' });
+    expect(ping.statusCode).toBe(200);
+    const info = await call({ url: '/openig/api/info', remoteAddress: '::1' });
+    expect(info.json()).toMatchObject({ product: 'Portico', pid: process.pid });
+    const routes = await call({ url: '/openig/api/routes', remoteAddress: '127.0.0.1' });
+    expect(routes.json()).toMatchObject({ routers: [{ routes: [], failures: [] }] });
+    expect((await call({ url: '/openig/ping', remoteAddress: '10.1.2.3' })).statusCode).toBe(403);
+    expect((await call({ url: '/openig/nothing-here', remoteAddress: '127.0.0.1' })).statusCode).toBe(404);
+  });
+
+  it('never lets a route capture the reserved prefix', async () => {
+    const call = await appFor({ 'config/routes/greedy.json': hello('route') });
+    expect((await call({ url: '/openig/ping', remoteAddress: '127.0.0.1' })).json()).toEqual({
+      status: 'ok',
+    });
+    expect((await call({ url: '/openigx' })).payload).toBe('route');
+  });
+
+  it('uses admin.json prefix and apiProtectionFilter', async () => {
+    const call = await appFor({
+      'config/admin.json': {
+        prefix: 'manage',
+        heap: [{ name: 'OpenDoor', type: 'ChainOfFilters', config: { filters: [] } }],
+        apiProtectionFilter: 'OpenDoor',
+      },
+    });
+    expect((await call({ url: '/manage/ping', remoteAddress: '10.9.9.9' })).statusCode).toBe(200);
+    expect((await call({ url: '/openig/ping' })).statusCode).toBe(404);
+  });
+
+  it('lets config.json override a default object by declaring its name', async () => {
+    const call = await appFor({
+      'config/config.json': {
+        heap: [
+          {
+            name: 'ClientHandler',
+            type: 'StaticResponseHandler',
+            config: { status: 299, entity: 'overridden' },
+          },
+        ],
+        handler: 'ClientHandler',
+      },
+    });
+    const response = await call({ url: '/' });
+    expect(response.statusCode).toBe(299);
+    expect(response.payload).toBe('overridden');
+  });
+
+  it('evaluates configuration-time expressions over properties, env and system', async () => {
+    process.env.PORTICO_APP_TEST_STATUS = '203';
+    const call = await appFor({
+      'config/config.json': {
+        properties: { greeting: 'hi', app: { version: '7' } },
+        handler: {
+          type: 'StaticResponseHandler',
+          config: {
+            status: "${integer(env['PORTICO_APP_TEST_STATUS'])}",
+            reason: '${greeting} v${app.version} ${properties.greeting}',
+            entity: 'a ${request.method}',
+          },
+        },
+      },
+    });
+    const response = await call({ url: '/', method: 'PUT' });
+    expect(response.statusCode).toBe(203);
+    expect(response.statusMessage).toBe('hi v7 hi');
+    expect(response.payload).toBe('a PUT');
+  });
+
+  it('answers 500 and logs with the transaction ID when a handler throws', async () => {
+    const memory = createMemoryLogger();
+    const gateway = await Gateway.load(instanceWith({ 'config/routes/a.json': hello('x') }), memory);
+    gateways.push(gateway);
+    const throwing = Object.create(gateway, {
+      handler: { value: { handle: () => Promise.reject(new Error('boom')) } },
+    });
+    const response = await inject(createApp(throwing, memory).callback(), { url: '/' });
+    expect(response.statusCode).toBe(500);
+    expect(memory.records.find((r) => r.level === 'error')?.data).toMatchObject({
+      transactionId: expect.any(String),
+    });
+  });
+});
+
+describe('loading errors', () => {
+  it.each<[string, Record<string, unknown>, string, string]>([
+    ['an unknown admin setting', { 'config/admin.json': { prefx: 'x' } }, 'PORTICO_E_CONFIG', '$.prefx'],
+    [
+      'a config.json without handler',
+      { 'config/config.json': { heap: [] } },
+      'PORTICO_E_CONFIG',
+      '$.handler',
+    ],
+    [
+      'an unknown type',
+      { 'config/config.json': { handler: { type: 'Nope' } } },
+      'PORTICO_E_UNKNOWN_TYPE',
+      '$.handler.type',
+    ],
+    [
+      'an unknown reference',
+      { 'config/config.json': { handler: 'Missing' } },
+      'PORTICO_E_REFERENCE',
+      '$.handler',
+    ],
+    [
+      'config.json that is not JSON',
+      { 'config/config.json': '{ "handler": ' },
+      'PORTICO_E_CONFIG',
+      'line 1, column 14',
+    ],
+  ])('%s is a coded error naming the file and JSON path', async (_name, files, code, jsonPath) => {
+    let error: unknown;
+    try {
+      const instance = instanceWith(files);
+      const gateway = await Gateway.load(instance, logger);
+      gateways.push(gateway);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code, details: { jsonPath, file: expect.stringMatching(/\.json$/) } });
+  });
+});
+
+describe('locateInstance', () => {
+  it('prefers --base, then PORTICO_BASE, then $HOME/.portico, then the quickstart', () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'portico-loc-'));
+    expect(locateInstance({ base, env: {} })).toMatchObject({ base, quickstart: false });
+    expect(locateInstance({ env: { PORTICO_BASE: base } })).toMatchObject({ base, quickstart: false });
+    const quickstart = locateInstance({ env: {} });
+    if (!quickstart.quickstart) expect(quickstart.base).toBe(path.join(os.homedir(), '.portico'));
+    else expect(quickstart.base).toMatch(/quickstart$/);
+  });
+});

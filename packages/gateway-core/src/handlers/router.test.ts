@@ -1,0 +1,267 @@
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { coreManifest } from '../builtins/index.ts';
+import { s } from '../config/schema.ts';
+import { Context, type RouterInfo } from '../context/context.ts';
+import { Duration } from '../duration/duration.ts';
+import { Heap } from '../heap/heap.ts';
+import { defineHeaplet, definePlugin } from '../heap/heaplet.ts';
+import { Request, Response } from '../http/message.ts';
+import { createMemoryLogger } from '../logging.ts';
+import { TypeRegistry } from '../registry/registry.ts';
+import type { Handler } from '../types.ts';
+import { Router } from './router.ts';
+
+/** Test types: a handler that answers its label after an optional delay and records its destruction. */
+const destroyed: string[] = [];
+const testPlugin = definePlugin({
+  name: 'router-test-plugin',
+  version: '0.0.0',
+  core: '*',
+  heaplets: [
+    defineHeaplet({
+      type: 'LabelHandler',
+      kind: 'handler',
+      config: s.object({ label: s.string(), delayMs: s.integer({ min: 0 }).default(0) }),
+      create: ({ config }): Handler & { label: string } => ({
+        label: config.label,
+        async handle(context) {
+          if (config.delayMs) await new Promise((r) => setTimeout(r, config.delayMs));
+          const router = context.get<RouterInfo>('router');
+          return new Response({
+            status: 200,
+            headers: { 'X-Label': config.label, 'X-Route': router?.routeId ?? '' },
+          });
+        },
+      }),
+      destroy: (handler) => void destroyed.push(handler.label),
+    }),
+  ],
+});
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+  destroyed.length = 0;
+});
+
+async function setup(
+  files: Record<string, unknown> = {},
+  options: { scanInterval?: Duration; defaultHandler?: Handler } = {},
+) {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'portico-router-'));
+  const directory = path.join(base, 'config', 'routes');
+  mkdirSync(directory, { recursive: true });
+  // Every write gets a later modification time, so an edit is seen even within the file system's granularity.
+  let clock = Math.floor(Date.now() / 1000);
+  const write = (name: string, content: unknown) => {
+    const file = path.join(directory, name);
+    writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+    clock += 2;
+    utimesSync(file, clock, clock);
+  };
+  for (const [name, content] of Object.entries(files)) write(name, content);
+  const logger = createMemoryLogger();
+  const registry = new TypeRegistry({ logger });
+  registry.register(coreManifest);
+  registry.register(testPlugin);
+  const environment = {
+    baseDirectory: base,
+    configDirectory: path.join(base, 'config'),
+    scriptsDirectory: base,
+    temporaryDirectory: base,
+  };
+  const heap = new Heap({ registry, logger, environment });
+  const router = new Router({
+    directory,
+    scanInterval: options.scanInterval ?? Duration.ZERO,
+    heap,
+    logger,
+    ...(options.defaultHandler ? { defaultHandler: options.defaultHandler } : {}),
+  });
+  await router.start();
+  cleanups.push(async () => {
+    await router.destroy();
+    rmSync(base, { recursive: true, force: true });
+  });
+  const call = async (uri: string, method = 'GET') =>
+    router.handle(new Context(), new Request({ method, uri: `http://gw${uri}` }));
+  const label = async (uri: string) => (await call(uri)).headers.get('x-label') ?? (await call(uri)).status;
+  return { router, write, remove: (name: string) => rmSync(path.join(directory, name)), call, label, logger };
+}
+
+const route = (label: string, condition?: string, extra: Record<string, unknown> = {}) => ({
+  ...(condition ? { condition } : {}),
+  handler: { type: 'LabelHandler', config: { label } },
+  ...extra,
+});
+
+describe('Router', () => {
+  it('sends a request to the first route, by name, whose condition is true', async () => {
+    const { label, router } = await setup({
+      'a.json': route('by-file-a', "${find(request.uri.path, '^/x')}", { name: 'zz' }),
+      'b.json': route('by-file-b', "${find(request.uri.path, '^/x')}", { name: 'aa' }),
+      'c.json': route('catch-all'),
+    });
+    expect(router.routes.map((r) => r.name)).toEqual(['aa', 'c', 'zz']);
+    expect(await label('/x')).toBe('by-file-b');
+  });
+
+  it('orders routes without a name by file name', async () => {
+    const { label } = await setup({ '20-second.json': route('second'), '10-first.json': route('first') });
+    expect(await label('/')).toBe('first');
+  });
+
+  it('answers 404 when no route matches, or the default handler when there is one', async () => {
+    const none = await setup({ 'only.json': route('only', "${request.uri.path == '/only'}") });
+    expect((await none.call('/other')).status).toBe(404);
+    const fallback = await setup(
+      {},
+      { defaultHandler: { handle: async () => new Response({ status: 418 }) } },
+    );
+    expect((await fallback.call('/')).status).toBe(418);
+  });
+
+  it('ignores files that do not end in lowercase .json', async () => {
+    const { router } = await setup({
+      'a.json': route('a'),
+      'b.JSON': route('b'),
+      'c.json.bak': route('c'),
+      'notes.txt': 'x',
+    });
+    expect(router.routes.map((r) => r.id)).toEqual(['a']);
+  });
+
+  it('tells the handler which route took the request, and applies the route baseURI', async () => {
+    const { call } = await setup({
+      'api.json': {
+        baseURI: 'https://backend:8443',
+        handler: { type: 'Chain', config: { filters: [], handler: 'Recorder' } },
+        heap: [{ name: 'Recorder', type: 'LabelHandler', config: { label: 'rec' } }],
+      },
+    });
+    const response = await call('/p?q=1');
+    expect(response.headers.get('x-route')).toBe('api');
+    expect(response.headers.get('x-label')).toBe('rec');
+  });
+
+  it('takes routes added, edited and removed on a scan, destroying the old heaps', async () => {
+    const { write, remove, router, label } = await setup({ 'a.json': route('v1') });
+    expect(await label('/')).toBe('v1');
+    write('0-other.json', route('other', "${request.uri.path == '/b'}"));
+    write('a.json', route('v2'));
+    await router.scan();
+    expect(await label('/')).toBe('v2');
+    expect(await label('/b')).toBe('other');
+    expect(destroyed).toEqual(['v1']);
+    remove('a.json');
+    await router.scan();
+    expect(await label('/')).toBe(404);
+    expect(destroyed).toEqual(['v1', 'v2']);
+  });
+
+  it('keeps serving the previous version when an edit breaks a route, and says so', async () => {
+    const { write, router, label, logger } = await setup({
+      'a.json': route('good'),
+      'z.json': route('z', '${false}'),
+    });
+    write('a.json', '{ "handler": { "type": "LabelHandler", "config": { "label": "broken" ');
+    await router.scan();
+    expect(await label('/')).toBe('good');
+    expect(router.failures).toMatchObject([{ id: 'a', previousVersionServing: true }]);
+    expect(router.failures[0]!.problems[0]).toMatchObject({ code: 'PORTICO_E_CONFIG' });
+    expect(logger.records.some((r) => r.level === 'error' && r.data?.route === 'a')).toBe(true);
+    write('a.json', route('fixed'));
+    await router.scan();
+    expect(await label('/')).toBe('fixed');
+    expect(router.failures).toEqual([]);
+  });
+
+  it('reports a route that fails to load with its file and JSON path, and serves the others', async () => {
+    const { router, label } = await setup({
+      'bad.json': { heap: [{ name: 'X', type: 'NoSuchHandler' }], handler: 'X' },
+      'typo.json': {
+        condition: '${request.uri.path ==}',
+        handler: { type: 'LabelHandler', config: { label: 't' } },
+      },
+      'unknownkey.json': { handler: { type: 'LabelHandler', config: { label: 'u', colour: 'red' } } },
+      'good.json': route('good'),
+    });
+    expect(await label('/')).toBe('good');
+    const failures = Object.fromEntries(router.failures.map((f) => [f.id, f.problems[0]!]));
+    expect(failures.bad).toMatchObject({
+      code: 'PORTICO_E_UNKNOWN_TYPE',
+      details: { jsonPath: '$.heap[0].type' },
+    });
+    expect(failures.typo).toMatchObject({
+      code: 'PORTICO_E_EXPRESSION',
+      details: { jsonPath: '$.condition' },
+    });
+    expect(failures.unknownkey).toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { jsonPath: '$.handler.config.colour' },
+    });
+    for (const failure of router.failures) expect(failure.file).toMatch(/\.json$/);
+  });
+
+  it('refuses a second route with the same name', async () => {
+    const { router, label } = await setup({
+      'a.json': route('first', undefined, { name: 'same' }),
+      'b.json': route('second', undefined, { name: 'same' }),
+    });
+    expect(router.routes.map((r) => r.id)).toEqual(['a']);
+    expect(router.failures[0]).toMatchObject({ id: 'b', problems: [{ code: 'PORTICO_E_DUPLICATE_NAME' }] });
+    expect(await label('/')).toBe('first');
+  });
+
+  it('refuses an unknown route field or decorator', async () => {
+    const { router } = await setup({ 'a.json': route('a', undefined, { colour: 'red' }) });
+    expect(router.failures[0]!.problems[0]).toMatchObject({
+      code: 'PORTICO_E_REFERENCE',
+      details: { jsonPath: '$.colour' },
+    });
+  });
+
+  it('lets an in-flight request finish when its route is removed, then destroys the route', async () => {
+    const { write, remove, router, call } = await setup({});
+    write('slow.json', { handler: { type: 'LabelHandler', config: { label: 'slow', delayMs: 300 } } });
+    await router.scan();
+    const pending = call('/');
+    await new Promise((r) => setTimeout(r, 50));
+    remove('slow.json');
+    await router.scan();
+    expect(destroyed).toEqual([]);
+    const response = await pending;
+    expect(response.headers.get('x-label')).toBe('slow');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(destroyed).toEqual(['slow']);
+  });
+
+  it('picks up a new route file within a second through file-system events', async () => {
+    const { write, label } = await setup({}, { scanInterval: Duration.parse('1 hour') });
+    expect(await label('/')).toBe(404);
+    write('new.json', route('fresh'));
+    const deadline = Date.now() + 2000;
+    let seen: unknown = 404;
+    while (seen === 404 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      seen = await label('/');
+    }
+    expect(seen).toBe('fresh');
+  });
+
+  it('nests a router in a route, with its own directory', async () => {
+    const { write, router, label } = await setup({});
+    const inner = mkdtempSync(path.join(os.tmpdir(), 'portico-inner-'));
+    writeFileSync(path.join(inner, 'x.json'), JSON.stringify(route('inner-x')));
+    cleanups.push(() => rmSync(inner, { recursive: true, force: true }));
+    write('outer.json', {
+      condition: "${find(request.uri.path, '^/inner')}",
+      handler: { type: 'Router', config: { directory: inner, scanInterval: 'disabled' } },
+    });
+    await router.scan();
+    expect(await label('/inner/a')).toBe('inner-x');
+  });
+});
