@@ -10,6 +10,7 @@ import {
   type Handler,
   Heap,
   type Logger,
+  type PluginManifest,
   PorticoError,
   problemsOf,
   Router,
@@ -67,7 +68,11 @@ export class Gateway {
    * Loads admin.json and config.json and creates the main handler (and with it the routers, which
    * load their routes before this resolves). Throws one coded error carrying every problem found.
    */
-  static async load(instance: Instance, logger: Logger): Promise<Gateway> {
+  static async load(
+    instance: Instance,
+    logger: Logger,
+    options: { plugins?: readonly PluginManifest[] } = {},
+  ): Promise<Gateway> {
     const { value: settings, errors } = checkConfig(adminSchema, instance.admin, {
       file: instance.adminFile,
       logger,
@@ -75,6 +80,8 @@ export class Gateway {
     if (!settings) throw combine(errors);
     const registry = new TypeRegistry();
     registry.register(coreManifest);
+    // Manifests given directly: embedding applications and tests register their own types this way.
+    for (const manifest of options.plugins ?? []) registry.register(manifest);
     await registry.discover({
       appPackageJson: APP_PACKAGE_JSON,
       pluginDirectories: [

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import path from 'node:path';
-import { checkConfig, type Logger } from '@portico/gateway-core';
+import { checkConfig, type Logger, type PluginManifest } from '@portico/gateway-core';
 import Koa from 'koa';
 import { createApp } from './app.ts';
 import { Gateway } from './gateway.ts';
@@ -23,6 +23,7 @@ export interface RunningServer {
 export interface StartOptions {
   instance: Instance;
   logger: Logger;
+  plugins?: readonly PluginManifest[];
   /** Overrides the connectors of admin.json with one HTTP port (0 picks a free one). */
   port?: number;
   host?: string;
@@ -36,7 +37,7 @@ export interface StartOptions {
  */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { instance, logger } = options;
-  const gateway = await Gateway.load(instance, logger);
+  const gateway = await Gateway.load(instance, logger, options.plugins ? { plugins: options.plugins } : {});
   const { limits } = gateway.settings;
   let sessions: SessionSupport | undefined;
   const koa = new Koa();

@@ -73,21 +73,52 @@ function memoryStore(): Store & { close(): void } {
   };
 }
 
-async function redisStore(uri: string, prefix: string): Promise<Store & { close(): void }> {
+/**
+ * Sessions in Redis, for several gateway instances behind one load balancer. When Redis cannot be
+ * read, the request goes on with a new empty session (logged once per outage) rather than failing.
+ */
+async function redisStore(uri: string, prefix: string, logger: Logger): Promise<Store & { close(): void }> {
   const { Redis } = await import('ioredis');
-  const client = new Redis(uri, { lazyConnect: false, maxRetriesPerRequest: 2 });
+  const client = new Redis(uri, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  let down = false;
+  client.on('error', (error: Error) => {
+    if (!down) logger.error('session store unreachable', { store: 'redis', error: error.message });
+    down = true;
+  });
+  client.on('ready', () => {
+    if (down) logger.info('session store reachable again', { store: 'redis' });
+    down = false;
+  });
+  // Commands are not queued while disconnected (requests must not hang in an outage), so wait for
+  // the first connection, within reason, before serving.
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 2000);
+    client.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  const logged = (what: string) => (error: unknown) => {
+    logger.error(`session ${what} failed`, { store: 'redis', error: String(error) });
+  };
   return {
     async get(key) {
-      const text = await client.get(prefix + key);
-      return text === null ? undefined : JSON.parse(text);
+      try {
+        const text = await client.get(prefix + key);
+        return text === null ? undefined : JSON.parse(text);
+      } catch {
+        return undefined;
+      }
     },
     async set(key, value, maxAge) {
-      await client.set(prefix + key, JSON.stringify(value), 'PX', Math.max(1, Math.round(maxAge)));
+      await client
+        .set(prefix + key, JSON.stringify(value), 'PX', Math.max(1, Math.round(maxAge)))
+        .catch(logged('save'));
     },
     async destroy(key) {
-      await client.del(prefix + key);
+      await client.del(prefix + key).catch(logged('removal'));
     },
-    close: () => void client.quit(),
+    close: () => void client.quit().catch(() => client.disconnect()),
   };
 }
 
@@ -100,7 +131,7 @@ export async function createSessionSupport(
   app.keys = [randomBytes(32).toString('hex')];
   const store =
     settings.store.type === 'redis' && settings.store.uri
-      ? await redisStore(settings.store.uri, settings.store.prefix)
+      ? await redisStore(settings.store.uri, settings.store.prefix, logger)
       : memoryStore();
   const { cookie } = settings;
   const options = {
@@ -124,7 +155,15 @@ export async function createSessionSupport(
     cookie: cookie.name,
     timeout: settings.timeout.toString(),
   });
-  return { middleware, close: async () => store.close() };
+  // A Secure cookie is wanted even when TLS ends at a load balancer in front of the gateway.
+  const secureCookies: Koa.Middleware = (ctx, next) => {
+    if (cookie.secure) ctx.cookies.secure = true;
+    return next();
+  };
+  return {
+    middleware: (ctx, next) => secureCookies(ctx, () => middleware(ctx, next)),
+    close: async () => store.close(),
+  };
 }
 
 /**

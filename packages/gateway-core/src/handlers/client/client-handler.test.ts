@@ -320,7 +320,9 @@ describe('ClientHandler: requests and responses', () => {
     expect(header(up.seen[2]!.rawHeaders, 'x-forwarded-host')).toEqual(['first.example']);
     const proxy = new ReverseProxyHandler();
     handlers.push(proxy);
-    await text(await proxy.handle(context(), new Request({ uri: up.url, headers: { Host: 'public.example' } })));
+    await text(
+      await proxy.handle(context(), new Request({ uri: up.url, headers: { Host: 'public.example' } })),
+    );
     expect(header(up.seen[3]!.rawHeaders, 'x-forwarded-for')).toEqual(['10.0.0.7']);
     expect(header(up.seen[3]!.rawHeaders, 'x-forwarded-proto')).toEqual(['http']);
     expect(header(up.seen[3]!.rawHeaders, 'x-forwarded-host')).toEqual(['public.example']);

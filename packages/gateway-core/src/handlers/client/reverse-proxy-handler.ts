@@ -52,7 +52,10 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
       if (!isUpstreamError(error)) throw error;
       // A client that went away is routine; an upstream that fails is worth a warning.
       const log = error.failure === 'aborted' ? this.logger.debug : this.logger.warn;
-      log.call(this.logger, 'the upstream failed', { transactionId: context.transactionId, error: error.message });
+      log.call(this.logger, 'the upstream failed', {
+        transactionId: context.transactionId,
+        error: error.message,
+      });
       return failureResponse(error);
     }
   }

@@ -1,0 +1,139 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  checkConfig,
+  createMemoryLogger,
+  defineHeaplet,
+  definePlugin,
+  type Handler,
+  Response,
+  s,
+} from '@portico/gateway-core';
+import { serviceUrl } from '@portico/gateway-core/testing';
+import Koa from 'koa';
+import inject from 'light-my-request';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from './app.ts';
+import { Gateway } from './gateway.ts';
+import { locateInstance } from './instance.ts';
+import { createSessionSupport, type SessionSupport, sessionSchema } from './sessions.ts';
+
+/** A handler that counts visits in the session, so the test can watch the session persist. */
+const visits = definePlugin({
+  name: 'session-test',
+  version: '0.0.0',
+  core: '*',
+  heaplets: [
+    defineHeaplet({
+      type: 'VisitCounter',
+      kind: 'handler',
+      config: s.object({}),
+      create: (): Handler => ({
+        async handle(context) {
+          const count = Number(context.session.visits ?? 0) + 1;
+          if (count > 2) delete context.session.visits;
+          else context.session.visits = count;
+          return new Response({ status: 200, entity: String(count) });
+        },
+      }),
+    }),
+    defineHeaplet({
+      type: 'SessionFree',
+      kind: 'handler',
+      config: s.object({}),
+      create: (): Handler => ({ handle: async () => new Response({ status: 204 }) }),
+    }),
+  ],
+});
+
+const logger = createMemoryLogger();
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function appWith(session: unknown) {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'portico-session-'));
+  mkdirSync(path.join(base, 'config', 'routes'), { recursive: true });
+  writeFileSync(
+    path.join(base, 'config', 'routes', 'count.json'),
+    JSON.stringify({ condition: "${request.uri.path == '/count'}", handler: { type: 'VisitCounter' } }),
+  );
+  writeFileSync(
+    path.join(base, 'config', 'routes', 'free.json'),
+    JSON.stringify({ handler: { type: 'SessionFree' } }),
+  );
+  const gateway = await Gateway.load(locateInstance({ base }), logger, { plugins: [visits] });
+  const koa = new Koa();
+  const settings = checkConfig(sessionSchema, session, { logger }).value!;
+  const sessions: SessionSupport = await createSessionSupport(koa, settings, logger);
+  cleanups.push(async () => {
+    await gateway.destroy();
+    await sessions.close();
+  });
+  const callback = createApp(gateway, logger, sessions, koa).callback();
+  return (url: string, cookie?: string) =>
+    inject(callback, { url, ...(cookie ? { headers: { cookie } } : {}) });
+}
+
+function sessionCookie(
+  response: { headers: Record<string, unknown> },
+  name = 'IG_SESSIONID',
+): string | undefined {
+  const header = response.headers['set-cookie'];
+  const all = Array.isArray(header) ? header : header ? [String(header)] : [];
+  return all.find((c) => c.startsWith(`${name}=`))?.split(';')[0];
+}
+
+async function exerciseSessions(
+  call: (url: string, cookie?: string) => Promise<{ payload: string; headers: Record<string, unknown> }>,
+) {
+  const first = await call('/count');
+  expect(first.payload).toBe('1');
+  const cookie = sessionCookie(first);
+  expect(cookie).toBeDefined();
+  expect((await call('/count', cookie)).payload).toBe('2');
+  expect((await call('/count')).payload).toBe('1');
+  // A value removed from the session is gone on the next request.
+  expect((await call('/count', cookie)).payload).toBe('3');
+  expect((await call('/count', cookie)).payload).toBe('1');
+}
+
+const redis = await serviceUrl('PORTICO_REDIS_URL', 'Redis');
+
+describe('server-side sessions', () => {
+  it('keep values across requests of one client, in memory', async () => {
+    await exerciseSessions(await appWith({}));
+  });
+
+  it('set no cookie for requests that never use the session', async () => {
+    const call = await appWith({});
+    expect(sessionCookie(await call('/free'))).toBeUndefined();
+  });
+
+  it('use the cookie settings of admin.json', async () => {
+    const call = await appWith({
+      cookie: { name: 'PORTAL', secure: true, sameSite: 'STRICT', path: '/' },
+      timeout: '10 minutes',
+    });
+    const response = await call('/count');
+    const header = ([] as string[])
+      .concat(response.headers['set-cookie'] as string[])
+      .find((c) => c.startsWith('PORTAL='));
+    expect(header).toMatch(/secure/i);
+    expect(header).toMatch(/samesite=strict/i);
+    expect(header).toMatch(/httponly/i);
+  });
+
+  it.skipIf(!redis)('keep values in Redis, shared by gateway instances', async () => {
+    const settings = { store: { type: 'redis', uri: redis, prefix: `portico:test:${process.pid}:` } };
+    const one = await appWith(settings);
+    const two = await appWith(settings);
+    const first = await one('/count');
+    const cookie = sessionCookie(first);
+    // The second instance sees the session the first one stored.
+    expect((await two('/count', cookie)).payload).toBe('2');
+    expect((await one('/count', cookie)).payload).toBe('3');
+  });
+});

@@ -1,0 +1,2 @@
+export { corpusAvailable, corpusFiles, corpusRoot, repositoryRoot } from './corpus.ts';
+export { serviceUrl } from './services.ts';

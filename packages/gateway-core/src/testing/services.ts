@@ -1,0 +1,45 @@
+import { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+/**
+ * Where the real test peers are. `test-e2e/services/all.sh` starts them and writes their addresses to
+ * `$PORTICO_SERVICES_DIR/env.json` (default /tmp/portico-services); environment variables of the
+ * same names take precedence. A suite whose service is missing is skipped with a line saying so,
+ * except under CI, where a missing service is an error.
+ */
+export async function serviceUrl(variable: string, service: string): Promise<string | undefined> {
+  const url = process.env[variable] || fromServicesFile(variable);
+  const reachable = url !== undefined && (await accepts(url));
+  if (reachable) return url;
+  const why = url === undefined ? `${variable} is not set` : `nothing answers at ${url}`;
+  if (process.env.CI)
+    throw new Error(`${service} is required under CI: ${why} (run test-e2e/services/all.sh)`);
+  console.warn(`skipped: ${service} is not running (${why}); start it with test-e2e/services/all.sh`);
+  return undefined;
+}
+
+function fromServicesFile(variable: string): string | undefined {
+  const file = path.join(process.env.PORTICO_SERVICES_DIR ?? '/tmp/portico-services', 'env.json');
+  if (!existsSync(file)) return undefined;
+  const value = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)[variable];
+  return typeof value === 'string' && value ? value : undefined;
+}
+
+/** True when something accepts TCP connections at the URL's host and port. */
+function accepts(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port) });
+    socket.setTimeout(1000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
