@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { porticoBin } from './portico.ts';
@@ -48,7 +48,8 @@ export async function startGateway(
   if (options.base) args.push('--base', options.base);
   args.push(...(options.args ?? []));
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, PORTICO_BASE: '', ...options.env },
+    // An outer PORTICO_BASE must not leak in; undefined entries are left out of the child's environment.
+    env: { ...process.env, PORTICO_BASE: undefined, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -82,12 +83,39 @@ export async function startGateway(
   };
 }
 
+/** The resident memory of a process and all its descendants (cluster workers), in bytes. */
 function rssOf(pid: number): number {
+  let total = 0;
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = /VmRSS:\s+(\d+)/.exec(status)?.[1];
-    return kb ? Number(kb) * 1024 : 0;
+    total += kb ? Number(kb) * 1024 : 0;
   } catch {
     return 0;
+  }
+  for (const child of childrenOf(pid)) total += rssOf(child);
+  return total;
+}
+
+/** The ids of a process's children, from /proc (every thread's list). */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const list = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      if (list) children.push(...list.split(/\s+/).map(Number));
+    }
+  } catch {
+    // The process is gone.
+  }
+  return children;
+}
+
+/** True while a process with this id exists (and is not a zombie). */
+export function processAlive(pid: number): boolean {
+  try {
+    return !/State:\s+Z/.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
   }
 }

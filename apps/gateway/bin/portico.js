@@ -1,13 +1,31 @@
 #!/usr/bin/env node
-// Entry point of the `portico` command. Workspace packages resolve to their TypeScript sources
-// (the `portico-source` export condition), which Node 24 runs directly by stripping types.
+// Entry point of the `portico` command.
+// - Workspace packages resolve to their TypeScript sources (the `portico-source` export condition),
+//   which Node 24 runs directly by stripping types.
+// - Plugins installed in a plugins directory outside this tree import `@portico/gateway-core` as a
+//   peer dependency; when they cannot find one themselves, they get the gateway's own, so that every
+//   plugin shares the one core (and its classes) the gateway runs on.
 import module from 'node:module';
+
+const HOST = import.meta.url;
+const PEERS = ['@portico/gateway-core'];
 
 module.registerHooks({
   resolve(specifier, context, nextResolve) {
-    return nextResolve(specifier, { ...context, conditions: [...context.conditions, 'portico-source'] });
+    const conditions = [...context.conditions, 'portico-source'];
+    try {
+      return nextResolve(specifier, { ...context, conditions });
+    } catch (error) {
+      const peer = PEERS.some((name) => specifier === name || specifier.startsWith(`${name}/`));
+      if (!peer || error?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+      return nextResolve(specifier, { ...context, conditions, parentURL: HOST });
+    }
   },
 });
 
 const { main } = await import('../src/cli.ts');
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+// A stopped server exits at once: a cluster worker's IPC channel, or a library's pending handle, must
+// not keep the process alive after every heap has been destroyed.
+if (process.argv[2] === 'start') process.exit(code);
+process.exitCode = code;

@@ -17,7 +17,7 @@ export function createLogger(
   const destination =
     format === 'pretty'
       ? pretty({ colorize: process.stdout.isTTY, sync: true, ignore: 'pid,hostname' })
-      : pino.destination({ sync: false });
+      : pino.destination({ sync: true });
   const base = pino({ level, base: { pid: process.pid } }, destination);
   return wrap(base);
 }

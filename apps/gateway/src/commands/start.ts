@@ -62,6 +62,8 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
     if (!cluster.isPrimary) process.once('disconnect', () => shutdown('disconnect'));
   });
   logger.info('stopped');
+  // A worker's IPC channel to the primary would keep it alive: let go of it so the process can exit.
+  if (!cluster.isPrimary && process.connected) process.disconnect();
   return 0;
 }
 

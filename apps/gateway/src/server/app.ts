@@ -1,5 +1,4 @@
-import Router from '@koa/router';
-import type { Logger } from '@portico/gateway-core';
+import { type Logger, Uri } from '@portico/gateway-core';
 import Koa from 'koa';
 import { type ExchangeOptions, handleExchange } from './adapter.ts';
 import { adminHandler } from './admin-api.ts';
@@ -17,13 +16,12 @@ export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionSu
   if (sessions) app.use(sessions.middleware);
 
   const prefix = gateway.settings.prefix.replace(/^\/+|\/+$/g, '');
-  const admin = new Router({ prefix: `/${prefix}` });
   const adminOptions: ExchangeOptions = { handler: gateway.guard(adminHandler(gateway, prefix)), logger };
-  admin.all('{/*rest}', async (ctx) => {
+  app.use(async (ctx, next) => {
+    if (!isReserved(ctx.path, prefix)) return next();
     ctx.respond = false;
     await handleExchange(ctx.req, ctx.res, adminOptions);
   });
-  app.use(admin.routes());
 
   app.use(async (ctx) => {
     ctx.respond = false;
@@ -34,4 +32,15 @@ export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionSu
     });
   });
   return app;
+}
+
+/**
+ * True when a request path is under the reserved prefix, compared the way routes see paths (decoded,
+ * so `/%6Fpenig/ping` is `/openig/ping`) and without regard to case; a path parameter (`/openig;x`)
+ * ends the segment.
+ */
+export function isReserved(rawPath: string, prefix: string): boolean {
+  const path = new Uri({ rawPath }).path.toLowerCase();
+  const reserved = `/${prefix.toLowerCase()}`;
+  return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
 }

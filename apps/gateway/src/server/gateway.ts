@@ -9,6 +9,7 @@ import {
   type Filter,
   type Handler,
   Heap,
+  isCommentKey,
   type Logger,
   type PluginManifest,
   PorticoError,
@@ -127,7 +128,7 @@ export class Gateway {
       }
       let handler = await configHeap.resolve<Handler>(config.handler as string, 'handler', '$.handler');
       for (const [name, value] of Object.entries(config)) {
-        if (configFields.has(name)) continue;
+        if (configFields.has(name) || isCommentKey(name)) continue;
         const decorator = await configHeap.get<Decorator>(name, 'decorator');
         handler = (await decorator.decorate(handler, value, {
           name: '_main',

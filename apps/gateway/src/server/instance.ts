@@ -35,7 +35,8 @@ export function locateInstance(
 ): Instance {
   const env = options.env ?? process.env;
   const home = path.join(os.homedir(), '.portico');
-  const chosen = options.base ?? env.PORTICO_BASE ?? (existsSync(home) ? home : undefined);
+  // An empty PORTICO_BASE counts as unset (not as the current directory).
+  const chosen = options.base ?? (env.PORTICO_BASE || undefined) ?? (existsSync(home) ? home : undefined);
   const base = path.resolve(chosen ?? QUICKSTART_BASE);
   const configDirectory = path.join(base, 'config');
   const adminFile = path.join(configDirectory, 'admin.json');

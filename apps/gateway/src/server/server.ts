@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import path from 'node:path';
-import { checkConfig, type Logger, type PluginManifest } from '@portico/gateway-core';
+import { checkConfig, type Duration, type Logger, type PluginManifest } from '@portico/gateway-core';
 import Koa from 'koa';
 import { createApp } from './app.ts';
 import { Gateway } from './gateway.ts';
@@ -59,12 +59,17 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
   const servers: http.Server[] = [];
   const active = new Set<Socket>();
-  let inFlight = 0;
+  const inFlight = new Set<http.ServerResponse>();
+  let draining = false;
   let idle: (() => void) | undefined;
   const track: http.RequestListener = (req, res) => {
-    inFlight++;
+    inFlight.add(res);
+    // Once stopping, an answer closes its connection, so the client's next request opens a new one
+    // (refused) instead of arriving on a connection about to be destroyed.
+    if (draining) res.shouldKeepAlive = false;
     res.once('close', () => {
-      if (--inFlight === 0) idle?.();
+      inFlight.delete(res);
+      if (inFlight.size === 0) idle?.();
     });
     callback(req, res);
   };
@@ -75,6 +80,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         requestTimeout: limits.requestTimeout.toMillis(),
         headersTimeout: limits.headersTimeout.toMillis(),
         keepAliveTimeout: limits.keepAliveTimeout.toMillis(),
+        // Node checks the two timeouts above only this often (30 seconds by default).
+        connectionsCheckingInterval: checkingInterval(limits.headersTimeout, limits.requestTimeout),
         requireHostHeader: false,
       };
       const server = connector.tls
@@ -92,7 +99,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
         if (!socket.writable) return socket.destroy();
         const status =
-          error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+          error.code === 'HPE_HEADER_OVERFLOW'
+            ? '431 Request Header Fields Too Large'
+            : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+              ? '408 Request Timeout'
+              : '400 Bad Request';
         socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       });
       await new Promise<void>((resolve, reject) => {
@@ -120,9 +131,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      draining = true;
       for (const server of servers) server.close();
       for (const server of servers) server.closeIdleConnections();
-      if (inFlight > 0) {
+      for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+      if (inFlight.size > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, limits.shutdownGracePeriod.toMillis());
           timer.unref();
@@ -150,6 +163,12 @@ function tlsOptions(connector: ConnectorSettings, instance: Instance): https.Ser
     requestCert: tls.clientAuth !== 'NONE',
     rejectUnauthorized: tls.clientAuth === 'REQUIRE',
   };
+}
+
+/** How often to look for connections past headersTimeout or requestTimeout (1/10 of the shorter). */
+function checkingInterval(...timeouts: Duration[]): number {
+  const set = timeouts.map((t) => t.toMillis()).filter((ms) => ms > 0 && Number.isFinite(ms));
+  return set.length === 0 ? 1000 : Math.min(1000, Math.max(50, Math.round(Math.min(...set) / 10)));
 }
 
 /** A heap object named `Session` in config.json replaces the server-side session. */

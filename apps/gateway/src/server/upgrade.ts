@@ -1,18 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { Context, type Logger, type Response } from '@portico/gateway-core';
+import { Context, type Logger, type Response, type UpgradeContext } from '@portico/gateway-core';
 import { toRequest } from './adapter.ts';
 import type { Gateway } from './gateway.ts';
 
-/** What a handler that can take over the connection (a WebSocket proxy) finds in `contexts.upgrade`. */
-export interface UpgradeContext {
-  socket: Socket;
-  head: Buffer;
-}
-
 /**
  * An `Upgrade` request (WebSocket) goes through the same routes and filters as any other. A handler
- * that proxies it takes the socket from `contexts.upgrade` and answers 101; any other answer is
+ * that proxies it claims the socket from `contexts.upgrade`; when none does, the handler's answer is
  * written to the socket as a plain response and the connection closed.
  */
 export async function handleUpgrade(
@@ -24,7 +18,7 @@ export async function handleUpgrade(
 ): Promise<void> {
   socket.on('error', () => socket.destroy());
   const request = toRequest(req);
-  const upgrade: UpgradeContext = { socket, head };
+  const upgrade: UpgradeContext = { socket, head, claimed: false };
   const context = new Context({
     client: {
       remoteAddress: socket.remoteAddress ?? '',
@@ -42,7 +36,8 @@ export async function handleUpgrade(
     socket.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     return;
   }
-  if (response.status === 101) return;
+  // A handler that took over the socket (a WebSocket proxy) has answered on it already.
+  if (upgrade.claimed) return;
   const body = response.entity.isBuffered ? await response.entity.bytes() : Buffer.alloc(0);
   response.entity.discard();
   const lines = [`HTTP/1.1 ${response.status} ${response.reason ?? ''}`.trimEnd()];

@@ -354,7 +354,8 @@ export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
     if (!isObject(value)) return fail(ctx, path, `${JSON.stringify(value)} is not an object`, this.expected);
     let ok = true;
     for (const key of Object.keys(value)) {
-      if (!Object.hasOwn(this.shape, key) && !this.ignored.includes(key)) {
+      // Keys starting with `_` are comments in real configurations (`_comment`, `_keyManager`).
+      if (!Object.hasOwn(this.shape, key) && !this.ignored.includes(key) && !key.startsWith('_')) {
         const known = Object.keys(this.shape).join(', ');
         fail(ctx, childPath(path, key), `unknown setting '${key}'`, `one of ${known || 'no settings'}`);
         ok = false;

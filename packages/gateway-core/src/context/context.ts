@@ -27,6 +27,17 @@ export interface RouterInfo {
 
 export type Session = Record<string, unknown>;
 
+/**
+ * `contexts.upgrade`: present when the request asks to switch protocols (WebSocket). A handler that
+ * proxies the upgrade sets `claimed` and takes over the socket; otherwise the server answers the
+ * request with the handler's response and closes the connection.
+ */
+export interface UpgradeContext {
+  socket: import('node:stream').Duplex;
+  head: Buffer;
+  claimed: boolean;
+}
+
 const UNKNOWN_CLIENT: ClientInfo = Object.freeze({
   remoteAddress: '127.0.0.1',
   remotePort: 0,

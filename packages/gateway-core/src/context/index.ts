@@ -1,1 +1,8 @@
-export { bindingsFor, type ClientInfo, Context, type RouterInfo, type Session } from './context.ts';
+export {
+  bindingsFor,
+  type ClientInfo,
+  Context,
+  type RouterInfo,
+  type Session,
+  type UpgradeContext,
+} from './context.ts';

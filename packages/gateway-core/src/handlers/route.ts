@@ -2,6 +2,7 @@ import { checkConfig, s } from '../config/schema.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
+import { isCommentKey } from '../heap/declaration.ts';
 import type { Heap } from '../heap/heap.ts';
 import type { Decorator } from '../heap/heaplet.ts';
 import type { Request, Response } from '../http/message.ts';
@@ -136,7 +137,7 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
   });
   if (!config) throw combine(errors, file);
   const decorations = Object.entries(json as Record<string, unknown>).filter(
-    ([key]) => !ROUTE_FIELDS.has(key),
+    ([key]) => !ROUTE_FIELDS.has(key) && !isCommentKey(key),
   );
   const heap = parentHeap.child({
     jsonPath: '$.heap',

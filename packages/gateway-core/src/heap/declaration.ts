@@ -35,6 +35,12 @@ export interface DeclarationResult {
 const FIELDS = new Set(['name', 'type', 'config', 'comment', 'comments', 'logSink', 'temporaryStorage']);
 
 /**
+ * Keys starting with `_` are comments, as real configurations use them (`"_comment"`, or a setting
+ * switched off by renaming it `_keyManager`); they are neither settings nor decorations.
+ */
+export const isCommentKey = (key: string): boolean => key.startsWith('_');
+
+/**
  * Reads a heap: an array of declarations, or the older `{"objects": [...]}` form. Every problem is
  * reported, each with its file and JSON path.
  */
@@ -98,7 +104,7 @@ export function readDeclaration(
     name: declaredName,
     type: type as string,
     config: config as Record<string, unknown>,
-    decorations: Object.entries(value).filter(([key]) => !FIELDS.has(key)),
+    decorations: Object.entries(value).filter(([key]) => !FIELDS.has(key) && !isCommentKey(key)),
     ...(logSink === undefined ? {} : { logSink: logSink as string }),
     ...(temporaryStorage === undefined ? {} : { temporaryStorage: temporaryStorage as string }),
     file,

@@ -1,4 +1,4 @@
-export type { Declaration, Decoration } from './declaration.ts';
+export { type Declaration, type Decoration, isCommentKey } from './declaration.ts';
 export { type ChildHeapOptions, Heap, type HeapOptions } from './heap.ts';
 export {
   type DecorationInfo,

@@ -182,7 +182,7 @@ describe('ClientHandler: requests and responses', () => {
     expect(header(up.seen[1]!.rawHeaders, 'transfer-encoding')).toEqual([]);
   });
 
-  it('rejects a declared length the body does not match instead of desynchronising the connection', async () => {
+  it('fails a body that does not match its declared length, never desynchronising', async () => {
     const up = await upstream();
     const request = new Request({
       method: 'POST',
@@ -373,7 +373,7 @@ describe('ClientHandler: failures', () => {
     return port;
   }
 
-  it('turns a refused connection into PORTICO_E_UPSTREAM with the cause, and a 502 for the reverse proxy', async () => {
+  it('turns a refused connection into PORTICO_E_UPSTREAM with its cause; 502 from a proxy', async () => {
     const port = await closedPort();
     const error = await client({ retries: false })
       .handle(context(), new Request({ uri: `http://127.0.0.1:${port}/` }))
@@ -396,7 +396,7 @@ describe('ClientHandler: failures', () => {
     expect(error).toMatchObject({ code: ErrorCode.UPSTREAM, upstreamStatus: 502, failure: 'connect' });
   });
 
-  it('times out on an upstream that never answers: a timeout error, and 504 for the reverse proxy', async () => {
+  it('times out on an upstream that never answers: a timeout error; 504 from the reverse proxy', async () => {
     const up = await upstream(() => {});
     const soTimeout = Duration.parse('200 ms');
     const started = Date.now();
@@ -459,7 +459,7 @@ describe('ClientHandler: failures', () => {
     expect(await pending).toMatchObject({ code: ErrorCode.UPSTREAM, failure: 'aborted' });
   });
 
-  it('aborts the upstream exchange and destroys the body when the client goes away mid-response', async () => {
+  it('aborts the upstream and destroys the body when the client goes away mid-response', async () => {
     let closed!: () => void;
     const upstreamClosed = new Promise<void>((resolve) => (closed = resolve));
     const up = await upstream((_req, res) => {
@@ -480,7 +480,7 @@ describe('ClientHandler: failures', () => {
     expect(body.destroyed).toBe(true);
   });
 
-  it('aborts a streaming upload when the client goes away, and the upstream sees its request end early', async () => {
+  it('aborts a streaming upload when the client goes away; the upstream sees it end early', async () => {
     let upstreamAborted!: () => void;
     const seenAbort = new Promise<void>((resolve) => (upstreamAborted = resolve));
     const up = await listen(
@@ -689,7 +689,8 @@ describe('streaming 50 MB without buffering', () => {
 
   function report(what: string, m: Awaited<ReturnType<typeof measure>>): void {
     console.log(
-      `${what} of 50 MB in ${m.ms} ms: peak growth rss +${mb(m.rss)} MB, arrayBuffers +${mb(m.arrayBuffers)} MB;` +
+      `${what} of 50 MB in ${m.ms} ms: peak growth rss +${mb(m.rss)} MB,` +
+        ` arrayBuffers +${mb(m.arrayBuffers)} MB;` +
         ` after: rss ${mb(m.rssAfter)} MB, arrayBuffers ${mb(m.arrayBuffersAfter)} MB`,
     );
   }

@@ -108,7 +108,7 @@ export function clientOptionsFromConfig(
   heaplet: Pick<HeapletContext<unknown>, 'logger' | 'jsonPath' | 'file' | 'environment'>,
 ): ClientHandlerOptions {
   const { logger, jsonPath } = heaplet;
-  for (const key of [...IGNORED_CLIENT_SETTINGS, ...IGNORED_TLS_SETTINGS] as const) {
+  for (const key of IGNORED_CLIENT_SETTINGS) {
     if ((config as Record<string, unknown>)[key] !== undefined) {
       logger.debug(`the setting ${key} has no meaning in Portico and is ignored`, {
         jsonPath: `${jsonPath}.${key}`,

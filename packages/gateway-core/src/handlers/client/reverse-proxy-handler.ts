@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import type { Context } from '../../context/context.ts';
+import type { Context, UpgradeContext } from '../../context/context.ts';
 import { type Request, Response } from '../../http/message.ts';
 import { ClientHandler, type ClientHandlerOptions, originalUri, upstreamTarget } from './client-handler.ts';
 import { isUpstreamError, type UpstreamError } from './errors.ts';
@@ -46,6 +46,13 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
   }
 
   override async handle(context: Context, request: Request): Promise<Response> {
+    const upgrade = context.get<UpgradeContext>('upgrade');
+    if (upgrade && !upgrade.claimed && request.headers.has('upgrade')) {
+      upgrade.claimed = true;
+      const status = await this.upgrade(context, request, upgrade.socket, upgrade.head);
+      // The exchange already happened on the socket; this response only reports it.
+      return new Response({ status });
+    }
     try {
       return await super.handle(context, request);
     } catch (error) {

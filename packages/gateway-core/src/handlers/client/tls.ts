@@ -107,6 +107,11 @@ const keyManagerRefused = (): Schema<never> =>
   );
 
 const SUPPORTED_CIPHERS = new Set(getCiphers());
+/** `TLS_<key exchange>_WITH_<cipher>_<mac>`, for the ciphers OpenSSL still names regularly. */
+const IANA_SUITE = new RegExp(
+  '^(?:TLS|SSL)_(\\w+?)_WITH_(AES_128_GCM|AES_256_GCM|AES_128_CBC|AES_256_CBC|CHACHA20_POLY1305)' +
+    '_(SHA|SHA256|SHA384)$',
+);
 
 /**
  * Java configurations name cipher suites the IANA way (`TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`);
@@ -117,10 +122,7 @@ const SUPPORTED_CIPHERS = new Set(getCiphers());
 export function toOpenSslCipher(name: string): string | undefined {
   const upper = name.trim().toUpperCase();
   if (SUPPORTED_CIPHERS.has(upper.toLowerCase())) return upper;
-  const match =
-    /^(?:TLS|SSL)_(\w+?)_WITH_(AES_128_GCM|AES_256_GCM|AES_128_CBC|AES_256_CBC|CHACHA20_POLY1305)_(SHA|SHA256|SHA384)$/.exec(
-      upper,
-    );
+  const match = IANA_SUITE.exec(upper);
   if (!match) return undefined;
   const [, exchange, cipher, mac] = match as unknown as [string, string, string, string];
   const kx = exchange === 'RSA' ? '' : exchange.replace(/_/g, '-');
@@ -211,7 +213,13 @@ export const tlsSetting = (): Schema<TlsSettings | ClientTlsOptions> =>
         typeof value.type === 'string'
           ? inlineDeclaration(value, path, ctx, { ClientTlsOptions: clientTlsOptionsConfig })
           : clientTlsOptionsConfig.parse(value, path, ctx);
-      return parsed === INVALID ? INVALID : tlsSettingsOf(parsed as Record<string, unknown>);
+      if (parsed === INVALID) return INVALID;
+      for (const key of IGNORED_TLS_SETTINGS) {
+        if (parsed[key] !== undefined) {
+          ctx.logger.debug(`the setting ${key} has no meaning in Portico and is ignored`, { jsonPath: path });
+        }
+      }
+      return tlsSettingsOf(parsed as Record<string, unknown>);
     },
     () => ({ oneOf: [{ type: 'string' }, clientTlsOptionsConfig.jsonSchema()] }),
   );

@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
+import { raw, send } from '../support/http.ts';
+import { startUpstream, type Upstream } from '../support/upstream.ts';
+
+/**
+ * What the server does before any route or filter sees a request: ambiguous framing refused, size
+ * and time limits enforced, and the reserved administrative prefix kept away from the routes.
+ */
+describe('the HTTP edge of portico start', () => {
+  let upstream: Upstream;
+  let gw: RunningGateway;
+
+  beforeAll(async () => {
+    upstream = await startUpstream();
+    const base = instanceDirectory({
+      'config/admin.json': {
+        prefix: 'openig',
+        limits: { maxHeaderSize: 4096, headersTimeout: '1 second', requestTimeout: '10 seconds' },
+      },
+      // Both routes would take the administrative requests if they were offered them.
+      'config/routes/00-greedy.json': {
+        name: '00-greedy',
+        condition: "${find(toLowerCase(request.uri.path), 'openig')}",
+        handler: {
+          type: 'StaticResponseHandler',
+          config: { status: 200, entity: 'greedy route saw ${request.uri.path}' },
+        },
+      },
+      'config/routes/99-everything.json': {
+        name: '99-everything',
+        baseURI: upstream.url,
+        handler: 'ReverseProxyHandler',
+      },
+    });
+    gw = await startGateway({ base });
+  });
+
+  afterAll(async () => {
+    expect(await gw?.stop()).toBe(0);
+    await upstream?.close();
+  });
+
+  describe('ambiguous framing is refused with 400 before any filter runs', () => {
+    const cases: [string, string][] = [
+      [
+        'Content-Length and Transfer-Encoding',
+        'POST /smuggle HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n' +
+          '0\r\n\r\nGET /second HTTP/1.1\r\nHost: a\r\n\r\n',
+      ],
+      [
+        'two different Content-Lengths',
+        'POST /smuggle HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\nhello',
+      ],
+      [
+        'the same Content-Length twice',
+        'POST /smuggle HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello',
+      ],
+      ['a Content-Length list', 'POST /smuggle HTTP/1.1\r\nHost: a\r\nContent-Length: 5, 5\r\n\r\nhello'],
+      [
+        'a transfer coding other than chunked last',
+        'POST /smuggle HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\nhello',
+      ],
+    ];
+    it.each(cases)('%s', async (_name, request) => {
+      const before = upstream.received.length;
+      const reply = await raw(gw.url, request, { waitMs: 5000 });
+      expect(reply.status).toBe(400);
+      expect(reply.closedByServer).toBe(true);
+      // One response only: nothing that followed the ambiguous message was taken as a request.
+      expect(reply.text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+      expect(upstream.received.length).toBe(before);
+    });
+
+    it('still serves well-framed requests after them', async () => {
+      const reply = await send(`${gw.url}/fine`, { method: 'POST', body: 'hello' });
+      expect(reply.status).toBe(200);
+      expect(JSON.parse(reply.text)).toMatchObject({ url: '/fine', bodyLength: 5 });
+    });
+  });
+
+  describe('limits', () => {
+    it('answers 431 to a request whose header is larger than limits.maxHeaderSize', async () => {
+      const before = upstream.received.length;
+      const reply = await raw(gw.url, `GET /big HTTP/1.1\r\nHost: a\r\nX-Big: ${'a'.repeat(6000)}\r\n\r\n`);
+      expect(reply.status).toBe(431);
+      expect(reply.closedByServer).toBe(true);
+      expect(upstream.received.length).toBe(before);
+      // Just under the limit is fine.
+      const fine = await send(`${gw.url}/fine`, { headers: { 'X-Big': 'a'.repeat(3000) } });
+      expect(fine.status).toBe(200);
+    });
+
+    it('cuts off a client that sends its headers too slowly (limits.headersTimeout)', async () => {
+      // One header line every 300 ms, never finishing: 1 second is allowed for the whole head.
+      const lines = ['GET /slow HTTP/1.1\r\n', 'Host: a\r\n'];
+      for (let i = 0; i < 30; i++) lines.push(`X-Slow-${i}: ${i}\r\n`);
+      const reply = await raw(gw.url, lines, { gapMs: 300, waitMs: 8000 });
+      expect(reply.closedByServer, `the server kept the connection ${reply.elapsedMs} ms`).toBe(true);
+      expect(reply.elapsedMs).toBeGreaterThanOrEqual(900);
+      expect(reply.elapsedMs).toBeLessThan(4000);
+      expect(reply.status).toBe(408);
+    });
+
+    it('cuts off a client that opens a connection and sends nothing', async () => {
+      const reply = await raw(gw.url, [], { waitMs: 8000 });
+      expect(reply.closedByServer, `the server kept the connection ${reply.elapsedMs} ms`).toBe(true);
+      expect(reply.elapsedMs).toBeLessThan(6500);
+    });
+  });
+
+  describe('the reserved administrative prefix', () => {
+    const reserved = [
+      '/openig/ping',
+      '/openig/api/info',
+      '/openig/api/routes',
+      '/openig/api/nothing',
+      '/openig',
+      '/openig/',
+      '/OpenIG/ping',
+      '/openig/ping?x=1',
+      // Spelled with percent-encoding: routes see the decoded path, so this is the prefix too.
+      '/%6Fpenig/ping',
+      '/open%69g/api/info',
+    ];
+    it.each(reserved)('%s is answered by the administrative endpoints, never by a route', async (path) => {
+      const before = upstream.received.length;
+      const reply = await send(`${gw.url}${path}`);
+      expect(reply.text).not.toContain('greedy route');
+      expect(reply.headers['content-type']).toMatch(/^application\/json/);
+      expect([200, 404]).toContain(reply.status);
+      expect(upstream.received.length).toBe(before);
+    });
+
+    it('leaves paths that merely start with the same letters to the routes', async () => {
+      const reply = await send(`${gw.url}/openigx/ping`);
+      expect(reply.status).toBe(200);
+      expect(reply.text).toBe('greedy route saw /openigx/ping');
+      const other = await send(`${gw.url}/app/openig`);
+      expect(other.text).toBe('greedy route saw /app/openig');
+    });
+  });
+});
