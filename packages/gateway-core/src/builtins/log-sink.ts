@@ -1,5 +1,6 @@
 import { s } from '../config/schema.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
+import { TemporaryStorage } from '../http/temporary-storage.ts';
 import type { Logger } from '../logging.ts';
 
 /**
@@ -28,8 +29,10 @@ export const TemporaryStorageHeaplet = defineHeaplet({
     fileLimit: s.integer({ min: 0 }).default(1024 * 1024 * 1024),
     directory: s.string().optional(),
   }),
-  create: ({ config, environment }) => ({
-    ...config,
-    directory: config.directory ?? environment.temporaryDirectory,
-  }),
+  create: ({ config, environment }) =>
+    new TemporaryStorage({
+      memoryLimit: config.memoryLimit,
+      fileLimit: config.fileLimit,
+      directory: config.directory ?? environment.temporaryDirectory,
+    }),
 });

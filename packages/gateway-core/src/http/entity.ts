@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { EL_GET, EL_SET, type ElObject } from '../expression/access.ts';
 import { toText } from '../expression/coercion.ts';
+import type { StoredBody, TemporaryStorage } from './temporary-storage.ts';
 
 /** Default bound on a body read into memory (a filter that needs the whole body); 413 past it. */
 export const DEFAULT_MAX_BUFFERED_BYTES = 10 * 1024 * 1024;
@@ -20,17 +21,23 @@ export class Entity implements ElObject {
   #bytes: Buffer | null = null;
   #consumed = false;
   #buffering: Promise<Buffer> | null = null;
+  #stored: StoredBody | null = null;
   /** The declared length (Content-Length) of a stream, when known. */
   declaredLength: number | undefined;
+  /** The bound `bytes()` and friends apply when called without one (the server's maxBufferedBodySize). */
+  maxBytes: number;
 
-  constructor(content: EntityContent = null, declaredLength?: number) {
+  constructor(content: EntityContent = null, declaredLength?: number, options: { maxBytes?: number } = {}) {
     this.declaredLength = declaredLength;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
     this.setContent(content);
   }
 
   setContent(content: EntityContent): void {
     this.#consumed = false;
     this.#buffering = null;
+    void this.#stored?.dispose();
+    this.#stored = null;
     if (content instanceof Readable) {
       this.#stream = content;
       this.#bytes = null;
@@ -53,12 +60,14 @@ export class Entity implements ElObject {
   }
 
   get isBuffered(): boolean {
-    return this.#bytes !== null || this.#stream === null;
+    return this.#bytes !== null || this.#stored !== null || this.#stream === null;
   }
 
   /** The length when it is known: buffered, or declared by the sender. */
   get length(): number | undefined {
-    return this.#bytes ? this.#bytes.length : this.#stream ? this.declaredLength : 0;
+    if (this.#bytes) return this.#bytes.length;
+    if (this.#stored) return this.#stored.length;
+    return this.#stream ? this.declaredLength : 0;
   }
 
   /**
@@ -67,6 +76,7 @@ export class Entity implements ElObject {
    */
   stream(): Readable | null {
     if (this.#bytes) return Readable.from([this.#bytes]);
+    if (this.#stored) return this.#stored.stream();
     if (!this.#stream) return null;
     if (this.#consumed) throw new Error('the entity stream was already consumed');
     this.#consumed = true;
@@ -75,12 +85,17 @@ export class Entity implements ElObject {
 
   /** The raw source stream when the body has not been buffered (for piping without copies). */
   get unbufferedStream(): Readable | null {
-    return this.#bytes ? null : this.#stream;
+    return this.#bytes || this.#stored ? null : this.#stream;
   }
 
   /** Reads the whole body into memory once; later calls return the same bytes. */
-  async bytes(maxBytes = DEFAULT_MAX_BUFFERED_BYTES): Promise<Buffer> {
+  async bytes(maxBytes = this.maxBytes): Promise<Buffer> {
     if (this.#bytes) return this.#bytes;
+    if (this.#stored) {
+      if (this.#stored.length > maxBytes) throw entityTooLarge(maxBytes);
+      this.#bytes = await this.readAll(this.#stored.stream(), maxBytes);
+      return this.#bytes;
+    }
     if (!this.#stream) return EMPTY;
     if (this.#consumed && !this.#buffering) throw new Error('the entity stream was already consumed');
     this.#buffering ??= this.readAll(this.#stream, maxBytes);
@@ -91,6 +106,7 @@ export class Entity implements ElObject {
   }
 
   private async readAll(stream: Readable, maxBytes: number): Promise<Buffer> {
+    if (this.#stored) return collect(stream, maxBytes);
     if (this.declaredLength !== undefined && this.declaredLength > maxBytes) {
       stream.destroy();
       throw entityTooLarge(maxBytes);
@@ -121,6 +137,28 @@ export class Entity implements ElObject {
   /** An `application/x-www-form-urlencoded` body as name → values. */
   async form(maxBytes?: number): Promise<Record<string, string[]>> {
     return parseForm(await this.text(maxBytes));
+  }
+
+  /**
+   * Makes a streamed body readable any number of times without holding it in memory: it is read to
+   * its end through the temporary storage (memory first, then a file). Bytes already buffered stay.
+   */
+  async buffer(storage: TemporaryStorage): Promise<void> {
+    if (this.#bytes || this.#stored || !this.#stream) return;
+    if (this.#consumed) throw new Error('the entity stream was already consumed');
+    this.#consumed = true;
+    this.#stored = await storage.store(this.#stream);
+    this.declaredLength = this.#stored.length;
+  }
+
+  /** True when a temporary storage holds the body. */
+  get isStored(): boolean {
+    return this.#stored !== null;
+  }
+
+  /** Releases what holds the body (a spill file); the server calls it once the exchange is over. */
+  async dispose(): Promise<void> {
+    await this.#stored?.dispose();
   }
 
   /** Discards an unread stream so its connection can be reused. */
@@ -166,6 +204,17 @@ export class Entity implements ElObject {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+async function collect(stream: Readable, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) throw entityTooLarge(maxBytes);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size);
+}
 
 export function entityTooLarge(maxBytes: number): PorticoError {
   return new PorticoError(ErrorCode.ENTITY_TOO_LARGE, `the body is larger than ${maxBytes} bytes`, {

@@ -9,4 +9,5 @@ export {
 export { Headers } from './headers.ts';
 export { Request, Response } from './message.ts';
 export { Status } from './status.ts';
+export { StoredBody, TemporaryStorage, type TemporaryStorageSettings } from './temporary-storage.ts';
 export { Uri } from './uri.ts';
