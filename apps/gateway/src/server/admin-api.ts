@@ -24,6 +24,7 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
             pid: process.pid,
             uptimeSeconds: Math.round((Date.now() - gateway.startedAt) / 1000),
             instance: gateway.instance.quickstart ? '(embedded quickstart)' : gateway.instance.base,
+            memory: process.memoryUsage(),
           });
         case '/api/routes':
           return json(200, {
