@@ -16,13 +16,26 @@ describe('aborts and resets mid-body', () => {
   let gw: RunningGateway;
   /** How each upstream exchange ended: 'finished' (answer complete) or 'closed' (cut short). */
   const endings = new Map<string, string>();
+  /** The ids of the exchanges the upstream has begun. */
+  const upstreamStarted = new Set<string>();
   let closedPort: number;
 
   beforeAll(async () => {
     upstream = await startUpstream((req, res) => {
       const url = req.url ?? '';
       const id = new URL(url, 'http://x').searchParams.get('id') ?? url;
+      upstreamStarted.add(id);
       res.once('close', () => endings.set(id, res.writableFinished ? 'finished' : 'closed'));
+      if (url.startsWith('/late-head')) {
+        // Answers only after 5 seconds, endlessly.
+        req.resume();
+        const timer = setTimeout(() => {
+          res.writeHead(200);
+          res.write('late');
+        }, 5000);
+        res.once('close', () => clearTimeout(timer));
+        return;
+      }
       if (url.startsWith('/endless')) {
         // Streams until the reader goes away.
         req.resume();
@@ -151,18 +164,41 @@ describe('aborts and resets mid-body', () => {
   });
 
   it('many clients hanging up at random moments at once', async () => {
-    const tasks = Array.from({ length: 30 }, async (_, i) => {
-      const req = http.get(`${gw.url}/endless?id=many-${i}`, { agent: false }, (res) => res.resume());
-      req.on('error', () => {});
-      await sleep(10 + ((i * 37) % 150));
-      req.destroy();
-    });
-    await Promise.all(tasks);
+    const ids = Array.from({ length: 30 }, (_, i) => `many-${i}`);
+    await Promise.all(
+      ids.map(
+        (id, i) =>
+          new Promise<void>((resolve) => {
+            const req = http.get(`${gw.url}/endless?id=${id}`, { agent: false }, (res) => {
+              res.resume();
+              // Once the answer is flowing, hang up at some moment within 150 ms.
+              setTimeout(() => req.destroy(), (i * 37) % 150);
+            });
+            req.on('error', () => {});
+            req.on('close', () => resolve());
+          }),
+      ),
+    );
     await waitFor(
       'every upstream answer to be abandoned',
-      () => Array.from({ length: 30 }, (_, i) => endings.get(`many-${i}`)).every((e) => e === 'closed'),
-      { timeoutMs: 10_000 },
-    );
+      () => ids.every((id) => endings.get(id) === 'closed'),
+      {
+        timeoutMs: 10_000,
+      },
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}: ${JSON.stringify(ids.map((id) => [id, endings.get(id)]))}`);
+    });
+  });
+
+  it('a client that hangs up while the upstream is still preparing its answer', async () => {
+    const req = http.get(`${gw.url}/late-head?id=late-head`, { agent: false });
+    req.on('error', () => {});
+    await waitFor('the request to reach the upstream', () => upstreamStarted.has('late-head'));
+    req.destroy();
+    // The gateway gives up its upstream request rather than leaving it to run to the end.
+    await waitFor('the upstream exchange to be closed', () => endings.get('late-head') === 'closed', {
+      timeoutMs: 10_000,
+    });
   });
 
   it('an upstream that resets in the middle of a body with a Content-Length', async () => {

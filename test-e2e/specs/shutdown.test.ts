@@ -156,7 +156,7 @@ describe('graceful shutdown under load', () => {
     expect(refused.length, summary).toBe(CLIENTS);
     expect(refused.some((o) => o.endedAt < exitedAt - 20)).toBe(true);
     expect(exitedAt - terminatedAt, summary).toBeLessThan(5000);
-    expect(answered.length).toBeGreaterThanOrEqual(CLIENTS * 3);
+    expect(answered.length).toBeGreaterThanOrEqual(CLIENTS);
 
     expect(await connectionRefused(gw.url)).toBe(true);
     expect(gw.output()).toContain('"msg":"stopped"');

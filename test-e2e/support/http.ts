@@ -104,22 +104,19 @@ export function raw(
   return new Promise((resolve) => {
     const started = Date.now();
     let text = '';
-    let closedByServer = false;
     let givenUp = false;
     const socket = net.connect(Number(port), hostname);
     socket.setEncoding('latin1');
     socket.on('data', (chunk: string) => (text += chunk));
     socket.on('error', () => {});
-    socket.on('end', () => (closedByServer = !givenUp));
     socket.on('close', () => {
       clearTimeout(timer);
-      if (!givenUp) closedByServer = true;
       const status = /^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1];
       resolve({
         text,
         status: status === undefined ? undefined : Number(status),
         elapsedMs: Date.now() - started,
-        closedByServer,
+        closedByServer: !givenUp,
       });
     });
     const timer = setTimeout(() => {

@@ -1,5 +1,6 @@
 import { type Handler, Response } from '@portico/gateway-core';
 import type { Gateway } from './gateway.ts';
+import { normalizedPath } from './reserved-prefix.ts';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
 
@@ -9,10 +10,12 @@ const VERSION = process.env.npm_package_version ?? '0.1.0';
  * the order it tries them, and the route files that failed to load with their problems).
  */
 export function adminHandler(gateway: Gateway, prefix: string): Handler {
-  const base = `/${prefix}`;
+  const base = `/${prefix.toLowerCase()}`;
   return {
     async handle(_context, request) {
-      const path = request.uri.path.slice(base.length).replace(/\/+$/, '') || '/';
+      // The same normalised path the reserved-prefix check used (case, encoding, dot segments).
+      const path =
+        normalizedPath(request.uri.rawPath).toLowerCase().slice(base.length).replace(/\/+$/, '') || '/';
       switch (path) {
         case '/ping':
           return json(200, { status: 'ok' });

@@ -66,6 +66,13 @@ describe('the application', () => {
       status: 'ok',
     });
     expect((await call({ url: '/openigx' })).payload).toBe('route');
+    for (const url of ['//openig/ping', '/x/../openig/ping', '/./OpenIG/ping', '/%6Fpenig/ping']) {
+      const response = await call({ url, remoteAddress: '10.0.0.9' });
+      expect([url, response.statusCode]).toEqual([url, 403]);
+    }
+    expect((await call({ url: '/x/../openig/ping', remoteAddress: '127.0.0.1' })).json()).toEqual({
+      status: 'ok',
+    });
   });
 
   it('uses admin.json prefix and apiProtectionFilter', async () => {

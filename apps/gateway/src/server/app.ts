@@ -1,8 +1,9 @@
-import { type Logger, Uri } from '@portico/gateway-core';
+import type { Logger } from '@portico/gateway-core';
 import Koa from 'koa';
 import { type ExchangeOptions, handleExchange } from './adapter.ts';
 import { adminHandler } from './admin-api.ts';
 import type { Gateway } from './gateway.ts';
+import { isReserved } from './reserved-prefix.ts';
 import { type SessionSupport, sessionFor } from './sessions.ts';
 
 /**
@@ -32,15 +33,4 @@ export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionSu
     });
   });
   return app;
-}
-
-/**
- * True when a request path is under the reserved prefix, compared the way routes see paths (decoded,
- * so `/%6Fpenig/ping` is `/openig/ping`) and without regard to case; a path parameter (`/openig;x`)
- * ends the segment.
- */
-export function isReserved(rawPath: string, prefix: string): boolean {
-  const path = new Uri({ rawPath }).path.toLowerCase();
-  const reserved = `/${prefix.toLowerCase()}`;
-  return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
 }

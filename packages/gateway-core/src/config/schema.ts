@@ -99,9 +99,7 @@ function toJson(value: unknown): unknown {
 export type Infer<S> = S extends Schema<infer T> ? T : never;
 
 export function fail(ctx: ParseContext, path: string, message: string, expected: string): typeof INVALID {
-  ctx.errors.push(
-    new PorticoError(ErrorCode.CONFIG, `${path}: ${message}`, { file: ctx.file, jsonPath: path, expected }),
-  );
+  ctx.errors.push(new PorticoError(ErrorCode.CONFIG, message, { file: ctx.file, jsonPath: path, expected }));
   return INVALID;
 }
 

@@ -1,0 +1,23 @@
+import { Uri } from '@portico/gateway-core';
+
+/**
+ * True when a request path is under the reserved prefix, compared the way routes could see it:
+ * decoded (`/%6Fpenig/ping`), without regard to case, with empty and dot segments resolved
+ * (`//openig/ping`, `/x/../openig/ping`); a path parameter (`/openig;x`) ends the segment.
+ */
+export function isReserved(rawPath: string, prefix: string): boolean {
+  const path = normalizedPath(rawPath).toLowerCase();
+  const reserved = `/${prefix.toLowerCase()}`;
+  return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
+}
+
+/** The decoded path with empty, `.` and `..` segments resolved. */
+export function normalizedPath(rawPath: string): string {
+  const segments: string[] = [];
+  for (const segment of new Uri({ rawPath }).path.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') segments.pop();
+    else segments.push(segment);
+  }
+  return `/${segments.join('/')}${rawPath.endsWith('/') && segments.length > 0 ? '/' : ''}`;
+}
