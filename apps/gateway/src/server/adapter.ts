@@ -25,6 +25,8 @@ export interface ExchangeOptions {
   logger: Logger;
   /** Loads the session lazily; returns what to do with it once the response is ready. */
   session?: () => { data: Session; commit(response: Response): Promise<void> };
+  /** The bound on a body a filter reads whole (admin.json `limits.maxBufferedBodySize`). */
+  maxBufferedBodySize?: number;
 }
 
 export async function handleExchange(
@@ -37,7 +39,15 @@ export async function handleExchange(
     if (!res.writableFinished) abort.abort(new Error('the client closed the connection'));
   };
   res.once('close', onClose);
-  const request = toRequest(req);
+  let request: Request;
+  try {
+    request = toRequest(req, { maxBytes: options.maxBufferedBodySize, arrival: true });
+  } catch {
+    // Node's parser accepts a few request targets a URI cannot hold.
+    req.resume();
+    await writeResponse(res, plain(400, 'Bad Request'), req.method ?? 'GET', options.logger);
+    return;
+  }
   let session: ReturnType<NonNullable<ExchangeOptions['session']>> | undefined;
   const context = new Context({
     client: clientOf(req),
@@ -51,6 +61,8 @@ export async function handleExchange(
   try {
     response = await options.handler.handle(context, request);
   } catch (error) {
+    // The rest of a refused body is not worth reading: answer, then close the connection.
+    if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) res.shouldKeepAlive = false;
     response = errorResponse(error, context, options.logger);
   }
   // An unread request body is drained so the connection can serve the next request.
@@ -64,10 +76,34 @@ export async function handleExchange(
     });
   }
   await writeResponse(res, response, request.method, options.logger);
+  // Spill files of bodies kept for replay are removed once the exchange is over.
+  void request.entity.dispose();
+  void response.entity.dispose();
 }
 
-/** Builds a core Request; the URI is absolute, from the Host header and the connection's scheme. */
-export function toRequest(req: IncomingMessage): Request {
+/**
+ * Headers that describe the client's connection to the gateway, not the request: removed on arrival
+ * (with every header `Connection` lists), so that no filter mistakes them for the request's own and
+ * a client cannot name a header a filter adds (`Connection: Authorization`) to have it stripped later.
+ */
+const ARRIVAL_HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
+
+/**
+ * Builds a core Request; the URI is absolute, from the Host header and the connection's scheme.
+ * `arrival` removes the connection's own headers (not for upgrades, which need them).
+ */
+export function toRequest(
+  req: IncomingMessage,
+  options: { maxBytes?: number | undefined; arrival?: boolean } = {},
+): Request {
   const secure = (req.socket as TLSSocket).encrypted === true;
   const host = req.headers.host ?? `${req.socket.localAddress}:${req.socket.localPort}`;
   const target = req.url ?? '/';
@@ -76,12 +112,21 @@ export function toRequest(req: IncomingMessage): Request {
     : Uri.parse(target);
   const length = req.headers['content-length'];
   const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
+  const headers = Headers.fromRaw(req.rawHeaders);
+  if (options.arrival) {
+    for (const listed of headers.getAll('connection').flatMap((v) => v.split(',')))
+      headers.delete(listed.trim());
+    for (const name of ARRIVAL_HOP_BY_HOP) headers.delete(name);
+  }
+  const declared = length === undefined ? undefined : Number(length);
   return new Request({
     method: req.method ?? 'GET',
     uri,
     version: `HTTP/${req.httpVersion}`,
-    headers: Headers.fromRaw(req.rawHeaders),
-    entity: hasBody ? new Entity(req, length === undefined ? undefined : Number(length)) : null,
+    headers,
+    entity: hasBody
+      ? new Entity(req, declared, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+      : null,
   });
 }
 

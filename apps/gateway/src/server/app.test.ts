@@ -1,7 +1,14 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createMemoryLogger } from '@portico/gateway-core';
+import {
+  createMemoryLogger,
+  defineHeaplet,
+  definePlugin,
+  type Handler,
+  Response,
+  s,
+} from '@portico/gateway-core';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from './app.ts';
@@ -138,6 +145,65 @@ describe('the application', () => {
     expect(memory.records.find((r) => r.level === 'error')?.data).toMatchObject({
       transactionId: expect.any(String),
     });
+  });
+});
+
+describe('what arrives', () => {
+  it('drops the headers of the client connection, and any header Connection lists', async () => {
+    const call = await appFor({
+      'config/routes/echo.json': {
+        handler: {
+          type: 'StaticResponseHandler',
+          config: {
+            status: 200,
+            entity:
+              "[${request.headers['X-Secret'][0]}][${request.headers['Keep-Alive'][0]}][${request.headers['X-Kept'][0]}]",
+          },
+        },
+      },
+    });
+    const response = await call({
+      url: '/',
+      headers: {
+        connection: 'keep-alive, X-Secret',
+        'x-secret': 'leak',
+        'keep-alive': 'timeout=5',
+        'x-kept': 'yes',
+      },
+    });
+    expect(response.payload).toBe('[][][yes]');
+  });
+
+  it('refuses with 413 a body a filter reads whole when it exceeds limits.maxBufferedBodySize', async () => {
+    const reader = definePlugin({
+      name: 'body-reader',
+      version: '0.0.0',
+      core: '*',
+      heaplets: [
+        defineHeaplet({
+          type: 'BodyLength',
+          kind: 'handler',
+          config: s.object({}),
+          create: (): Handler => ({
+            handle: async (_c, request) =>
+              new Response({ status: 200, entity: String((await request.entity.bytes()).length) }),
+          }),
+        }),
+      ],
+    });
+    const instance = instanceWith({
+      'config/admin.json': { limits: { maxBufferedBodySize: 1000 } },
+      'config/routes/read.json': { handler: { type: 'BodyLength' } },
+    });
+    const gateway = await Gateway.load(instance, logger, { plugins: [reader] });
+    gateways.push(gateway);
+    const callback = createApp(gateway, logger).callback();
+    expect((await inject(callback, { method: 'POST', url: '/', payload: 'x'.repeat(999) })).payload).toBe(
+      '999',
+    );
+    expect((await inject(callback, { method: 'POST', url: '/', payload: 'x'.repeat(1001) })).statusCode).toBe(
+      413,
+    );
   });
 });
 

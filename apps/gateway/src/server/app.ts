@@ -17,7 +17,12 @@ export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionSu
   if (sessions) app.use(sessions.middleware);
 
   const prefix = gateway.settings.prefix.replace(/^\/+|\/+$/g, '');
-  const adminOptions: ExchangeOptions = { handler: gateway.guard(adminHandler(gateway, prefix)), logger };
+  const maxBufferedBodySize = gateway.settings.limits.maxBufferedBodySize;
+  const adminOptions: ExchangeOptions = {
+    handler: gateway.guard(adminHandler(gateway, prefix)),
+    logger,
+    maxBufferedBodySize,
+  };
   app.use(async (ctx, next) => {
     if (!isReserved(ctx.path, prefix)) return next();
     ctx.respond = false;
@@ -29,6 +34,7 @@ export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionSu
     await handleExchange(ctx.req, ctx.res, {
       handler: gateway.handler,
       logger,
+      maxBufferedBodySize,
       ...(sessions ? { session: () => sessionFor(ctx) } : {}),
     });
   });

@@ -105,24 +105,13 @@ export class Entity implements ElObject {
     return this.#bytes;
   }
 
+  /**
+   * Reads a stream to its end. Past the bound it stops reading without destroying the stream: the
+   * source may be the client's connection, which must stay open to carry the 413.
+   */
   private async readAll(stream: Readable, maxBytes: number): Promise<Buffer> {
-    if (this.#stored) return collect(stream, maxBytes);
-    if (this.declaredLength !== undefined && this.declaredLength > maxBytes) {
-      stream.destroy();
-      throw entityTooLarge(maxBytes);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of stream) {
-      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-      size += buffer.length;
-      if (size > maxBytes) {
-        stream.destroy();
-        throw entityTooLarge(maxBytes);
-      }
-      chunks.push(buffer);
-    }
-    return Buffer.concat(chunks, size);
+    if (this.declaredLength !== undefined && this.declaredLength > maxBytes) throw entityTooLarge(maxBytes);
+    return collect(stream, maxBytes);
   }
 
   async text(maxBytes?: number): Promise<string> {
@@ -208,10 +197,11 @@ const EMPTY = Buffer.alloc(0);
 async function collect(stream: Readable, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of stream) {
-    size += (chunk as Buffer).length;
+  for await (const chunk of stream.iterator({ destroyOnReturn: false })) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buffer.length;
     if (size > maxBytes) throw entityTooLarge(maxBytes);
-    chunks.push(chunk as Buffer);
+    chunks.push(buffer);
   }
   return Buffer.concat(chunks, size);
 }
