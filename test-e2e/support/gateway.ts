@@ -31,15 +31,19 @@ export function writeInstanceFile(base: string, file: string, content: unknown):
 }
 
 export async function startGateway(
-  options: { base?: string; workers?: number; args?: string[]; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    base?: string;
+    workers?: number;
+    args?: string[];
+    env?: NodeJS.ProcessEnv;
+    /** Listen on admin.json's connectors instead of a free loopback port. */
+    adminConnectors?: boolean;
+  } = {},
 ): Promise<RunningGateway> {
   const args = [
     porticoBin,
     'start',
-    '--port',
-    '0',
-    '--host',
-    '127.0.0.1',
+    ...(options.adminConnectors ? [] : ['--port', '0', '--host', '127.0.0.1']),
     '--workers',
     String(options.workers ?? 1),
     '--log-format',
@@ -58,7 +62,7 @@ export async function startGateway(
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the gateway did not start:\n${output}`)), 20_000);
     const check = () => {
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      const match = /listening on (https?:\/\/(?:127\.0\.0\.1|localhost):\d+)/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);
