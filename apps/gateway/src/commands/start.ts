@@ -50,8 +50,13 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
     out.stderr(`${error.toString()}`);
     return 1;
   }
-  if (cluster.isPrimary) announce(server, out);
-  else process.send?.({ type: 'portico:listening', urls: server.urls });
+  const listening: Listening = {
+    urls: server.urls,
+    prefix: server.gateway.settings.prefix,
+    quickstart: server.gateway.instance.quickstart,
+  };
+  if (cluster.isPrimary) out.stdout(announcement(listening));
+  else process.send?.({ type: 'portico:listening', ...listening });
   await new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
       logger.info('shutting down', { signal });
@@ -67,11 +72,19 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
   return 0;
 }
 
-function announce(server: RunningServer, out: Output): void {
-  const [url] = server.urls;
-  const prefix = server.gateway.settings.prefix;
-  const lines = [`Portico is listening on ${server.urls.join(', ')}`];
-  if (server.gateway.instance.quickstart && url) {
+interface Listening {
+  urls: string[];
+  prefix: string;
+  quickstart: boolean;
+}
+
+/** What `start` prints once it listens: the URLs, and on the quickstart the ones to try. */
+function announcement({ urls, prefix, quickstart }: Listening, workers = 1): string {
+  const [url] = urls;
+  const lines = [
+    `Portico is listening on ${urls.join(', ')}${workers > 1 ? ` with ${workers} workers` : ''}`,
+  ];
+  if (quickstart && url) {
     lines.push(
       '',
       'Quickstart (embedded configuration; use --base DIR or $HOME/.portico for your own):',
@@ -82,7 +95,7 @@ function announce(server: RunningServer, out: Output): void {
       `  ${url}/${prefix}/api/routes  the routes being served`,
     );
   }
-  out.stdout(lines.join('\n'));
+  return lines.join('\n');
 }
 
 /** The primary process: forks the workers, restarts one that dies, and stops them all on a signal. */
@@ -95,10 +108,10 @@ async function runPrimary(
   let announced = false;
   const fork = () => {
     const worker = cluster.fork();
-    worker.on('message', (message: { type?: string; urls?: string[] }) => {
+    worker.on('message', (message: Listening & { type?: string }) => {
       if (message?.type === 'portico:listening' && !announced) {
         announced = true;
-        out.stdout(`Portico is listening on ${message.urls?.join(', ')} with ${count} workers`);
+        out.stdout(announcement(message, count));
       }
     });
   };
