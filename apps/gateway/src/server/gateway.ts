@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import type https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -13,12 +15,13 @@ import {
   type Logger,
   type PluginManifest,
   PorticoError,
+  parseConfig,
   problemsOf,
   Router,
   TypeRegistry,
 } from '@portico/gateway-core';
 import type { Instance } from './instance.ts';
-import { type AdminSettings, adminSchema, configFields } from './settings.ts';
+import { type AdminSettings, adminSchema, configFields, serverTlsSchema } from './settings.ts';
 
 const APP_PACKAGE_JSON = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json');
 
@@ -45,6 +48,8 @@ export class Gateway {
   readonly settings: AdminSettings;
   readonly handler: Handler;
   readonly apiProtection: Filter;
+  /** Per admin.json connector, its TLS options (undefined for plain HTTP). */
+  readonly connectorTls: (https.ServerOptions | undefined)[];
   readonly #heaps: Heap[];
   readonly #logger: Logger;
   readonly startedAt = Date.now();
@@ -54,6 +59,7 @@ export class Gateway {
     settings: AdminSettings;
     handler: Handler;
     apiProtection: Filter;
+    connectorTls: (https.ServerOptions | undefined)[];
     heaps: Heap[];
     logger: Logger;
   }) {
@@ -61,6 +67,7 @@ export class Gateway {
     this.settings = init.settings;
     this.handler = init.handler;
     this.apiProtection = init.apiProtection;
+    this.connectorTls = init.connectorTls;
     this.#heaps = init.heaps;
     this.#logger = init.logger;
   }
@@ -119,14 +126,20 @@ export class Gateway {
       heaps.unshift(configHeap);
       if (config.heap !== undefined) problems.push(...configHeap.declare(config.heap, '$.heap'));
       if (problems.length > 0) throw combine(problems);
-      if (config.handler === undefined) {
+      const handlerRef = config.handler ?? config.handlerObject;
+      if (handlerRef === undefined) {
         throw new PorticoError(ErrorCode.CONFIG, 'config.json has no handler', {
           file: instance.configFile,
           jsonPath: '$.handler',
           expected: 'the name of a handler or an inline handler declaration',
         });
       }
-      let handler = await configHeap.resolve<Handler>(config.handler as string, 'handler', '$.handler');
+      const connectorTls = await resolveConnectorTls(settings, adminHeap, instance, logger);
+      let handler = await configHeap.resolve<Handler>(
+        handlerRef as string,
+        'handler',
+        config.handler === undefined ? '$.handlerObject' : '$.handler',
+      );
       for (const [name, value] of Object.entries(config)) {
         if (configFields.has(name) || isCommentKey(name)) continue;
         const decorator = await configHeap.get<Decorator>(name, 'decorator');
@@ -141,7 +154,7 @@ export class Gateway {
         'filter',
         '$.apiProtectionFilter',
       );
-      return new Gateway({ instance, settings, handler, apiProtection, heaps, logger });
+      return new Gateway({ instance, settings, handler, apiProtection, connectorTls, heaps, logger });
     } catch (error) {
       for (const heap of heaps) await heap.destroy();
       throw error;
@@ -175,6 +188,55 @@ export class Gateway {
       }
     }
   }
+}
+
+/**
+ * The TLS options of each connector: Portico's inline form (PEM files), or the name of a heap object
+ * that provides server TLS options (`serverOptions()`), such as the incumbents' ServerTlsOptions.
+ */
+async function resolveConnectorTls(
+  settings: AdminSettings,
+  adminHeap: Heap,
+  instance: Instance,
+  logger: Logger,
+): Promise<(https.ServerOptions | undefined)[]> {
+  const out: (https.ServerOptions | undefined)[] = [];
+  for (const [i, connector] of (settings.connectors ?? []).entries()) {
+    const jsonPath = `$.connectors[${i}].tls`;
+    if (connector.tls === undefined) {
+      out.push(undefined);
+    } else if (typeof connector.tls === 'string') {
+      const provider = await adminHeap.resolve<{ serverOptions?(): https.ServerOptions }>(
+        connector.tls,
+        'object',
+        jsonPath,
+      );
+      if (typeof provider.serverOptions !== 'function') {
+        throw new PorticoError(
+          ErrorCode.REFERENCE,
+          `'${connector.tls}' does not provide server TLS options`,
+          {
+            file: instance.adminFile,
+            jsonPath,
+            expected: 'the name of a ServerTlsOptions object, or {"key", "cert"}',
+          },
+        );
+      }
+      out.push(provider.serverOptions());
+    } else {
+      const tls = parseConfig(serverTlsSchema, connector.tls, { file: instance.adminFile, jsonPath, logger });
+      const read = (file: string) => readFileSync(path.resolve(instance.environment.configDirectory, file));
+      out.push({
+        key: read(tls.key),
+        cert: read(tls.cert),
+        ...(tls.ca ? { ca: read(tls.ca) } : {}),
+        ...(tls.passphrase ? { passphrase: tls.passphrase } : {}),
+        requestCert: tls.clientAuth !== 'NONE',
+        rejectUnauthorized: tls.clientAuth === 'REQUIRE',
+      });
+    }
+  }
+  return out;
 }
 
 function combine(errors: PorticoError[]): PorticoError {

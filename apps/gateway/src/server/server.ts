@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import path from 'node:path';
 import { checkConfig, type Duration, type Logger, type PluginManifest } from '@portico/gateway-core';
 import Koa from 'koa';
 import { createApp } from './app.ts';
@@ -74,7 +72,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     callback(req, res);
   };
   try {
-    for (const connector of connectors) {
+    for (const [index, connector] of connectors.entries()) {
+      const tls = options.port === undefined ? gateway.connectorTls[index] : undefined;
       const serverOptions: http.ServerOptions = {
         maxHeaderSize: limits.maxHeaderSize,
         requestTimeout: limits.requestTimeout.toMillis(),
@@ -84,8 +83,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         connectionsCheckingInterval: checkingInterval(limits.headersTimeout, limits.requestTimeout),
         requireHostHeader: false,
       };
-      const server = connector.tls
-        ? https.createServer({ ...serverOptions, ...tlsOptions(connector, instance) }, track)
+      const server = tls
+        ? https.createServer({ ...serverOptions, ...tls }, track)
         : http.createServer(serverOptions, track);
       server.maxHeadersCount = limits.maxHeadersCount;
       server.on('connection', (socket: Socket) => {
@@ -125,7 +124,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : connectors[i]!.port;
     const host = connectors[i]!.host ?? 'localhost';
-    return `${connectors[i]!.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return `${server instanceof https.Server ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   });
 
   let stopping: Promise<void> | undefined;
@@ -150,19 +149,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await sessions?.close();
     })());
   return { gateway, urls, stop };
-}
-
-function tlsOptions(connector: ConnectorSettings, instance: Instance): https.ServerOptions {
-  const tls = connector.tls!;
-  const read = (file: string) => readFileSync(path.resolve(instance.environment.configDirectory, file));
-  return {
-    key: read(tls.key),
-    cert: read(tls.cert),
-    ...(tls.ca ? { ca: read(tls.ca) } : {}),
-    ...(tls.passphrase ? { passphrase: tls.passphrase } : {}),
-    requestCert: tls.clientAuth !== 'NONE',
-    rejectUnauthorized: tls.clientAuth === 'REQUIRE',
-  };
 }
 
 /** How often to look for connections past headersTimeout or requestTimeout (1/10 of the shorter). */

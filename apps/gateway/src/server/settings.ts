@@ -1,18 +1,20 @@
 import { Duration, type Infer, s } from '@portico/gateway-core';
 
-/** One listening socket; `tls` (Portico's form) makes it HTTPS. */
+/** Portico's inline TLS settings of a connector (PEM paths relative to the config directory). */
+export const serverTlsSchema = s.object({
+  key: s.string(),
+  cert: s.string(),
+  ca: s.string().optional(),
+  clientAuth: s.enumOf(['NONE', 'REQUEST', 'REQUIRE'] as const).default('NONE'),
+  passphrase: s.string().optional(),
+});
+
+/** One listening socket; `tls` makes it HTTPS. */
 const connector = s.object({
   port: s.integer({ min: 0, max: 65535 }),
   host: s.string().optional(),
-  tls: s
-    .object({
-      key: s.string(),
-      cert: s.string(),
-      ca: s.string().optional(),
-      clientAuth: s.enumOf(['NONE', 'REQUEST', 'REQUIRE'] as const).default('NONE'),
-      passphrase: s.string().optional(),
-    })
-    .optional(),
+  // Portico's inline form, or the name of a ServerTlsOptions object of the admin heap.
+  tls: s.any().optional(),
 });
 
 /**
@@ -60,6 +62,8 @@ export type ConnectorSettings = Infer<typeof connector>;
 /** config.json: the top-level object. Keys other than these are decorations of the main handler. */
 export const configFields = new Set([
   'handler',
+  // OpenIG 3's name for the handler.
+  'handlerObject',
   'heap',
   'logSink',
   'temporaryStorage',

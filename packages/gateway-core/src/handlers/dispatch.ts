@@ -41,6 +41,8 @@ export const DispatchHandlerHeaplet = defineHeaplet({
   config: s.object({
     bindings: s.array(
       s.object({
+        // Real configurations name their bindings for people reading them.
+        name: s.string().optional(),
         condition: condition().optional(),
         handler: s.ref<Handler>('handler'),
         baseURI: s.string().optional(),

@@ -1,0 +1,54 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createMemoryLogger, ErrorCode, type PorticoError, problemsOf } from '@portico/gateway-core';
+import { corpusAvailable, corpusFiles, corpusRoot } from '@portico/gateway-core/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Gateway } from './gateway.ts';
+import { locateInstance } from './instance.ts';
+
+/**
+ * admin.json and config.json files of the compatibility corpus: each loads unchanged, or fails only
+ * because it names a type (or decorator) still to come. Any other problem fails the test.
+ */
+const NOT_YET = new Set<string>([ErrorCode.UNKNOWN_TYPE, ErrorCode.REFERENCE]);
+
+const available = corpusAvailable();
+if (!available && process.env.CI) throw new Error(`the compatibility corpus is missing at ${corpusRoot}`);
+
+describe.skipIf(!available)('admin.json and config.json files of the compatibility corpus', () => {
+  const files = available
+    ? corpusFiles().filter(([file]) => /(^|\/)(admin|config|default-admin|default-config)\.json$/.test(file))
+    : [];
+  const logger = createMemoryLogger();
+  const loaded: string[] = [];
+  const gateways: Gateway[] = [];
+  afterAll(async () => {
+    for (const gateway of gateways) await gateway.destroy();
+  });
+
+  it.each(files)('%s loads, or waits only for types still to come', async (file, text) => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'portico-corpus-'));
+    mkdirSync(path.join(base, 'config', 'routes'), { recursive: true });
+    const name = /admin\.json$/.test(file) ? 'admin.json' : 'config.json';
+    writeFileSync(path.join(base, 'config', name), text);
+    let problems: PorticoError[] = [];
+    try {
+      gateways.push(await Gateway.load(locateInstance({ base }), logger));
+      loaded.push(file);
+    } catch (error) {
+      problems = problemsOf(error);
+      if (problems.length === 0) throw error;
+    }
+    expect(problems.filter((p) => !NOT_YET.has(p.code)).map((p) => p.toString())).toEqual([]);
+  });
+
+  it('loads the files that use only the types provided so far', () => {
+    expect(loaded).toEqual(
+      expect.arrayContaining([
+        'OpenIdentityPlatform__OpenIG/openig-war/src/main/resources/org/forgerock/openig/web/default-admin.json',
+        'ForgeRock__openig-devops-guide/docker/tutorial1/custom-config/config/admin.json',
+      ]),
+    );
+  });
+});
