@@ -30,6 +30,11 @@ export interface Expression<T = unknown> {
   readonly isConstant: boolean;
   /** Evaluates against the bindings; never throws: an evaluation error is null and a warning. */
   evaluate(bindings?: Bindings): T | null;
+  /**
+   * The syntax tree when the text is one `${...}` (not a template), for load-time analysis such as
+   * the router's index of path conditions.
+   */
+  readonly ast: Node | undefined;
 }
 
 export interface LValueExpression {
@@ -145,6 +150,7 @@ class CompiledExpression<T> implements Expression<T> {
   private readonly warnings: WarningLimiter;
   readonly text: string;
   readonly expectedType: ExpectedType;
+  readonly ast: Node | undefined;
 
   constructor(text: string, expectedType: ExpectedType, logger: Logger) {
     this.text = text;
@@ -156,7 +162,9 @@ class CompiledExpression<T> implements Expression<T> {
       p.kind === 'text' ? { ev: () => p.text, constant: true } : compileNode(p.node, ctx),
     );
     this.isConstant = compiled.every((c) => c.constant);
-    if (compiled.length === 1 && parts[0]!.kind === 'expr') {
+    const single = parts.length === 1 && parts[0]!.kind === 'expr' ? parts[0] : undefined;
+    this.ast = single?.kind === 'expr' ? single.node : undefined;
+    if (single) {
       this.evaluator = compiled[0]!.ev;
     } else {
       const evs = compiled.map((c) => c.ev);

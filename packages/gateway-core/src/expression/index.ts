@@ -9,6 +9,7 @@ export {
   NO_SUCH_METHOD,
   setProperty,
 } from './access.ts';
+export type { Node as ExpressionNode } from './ast.ts';
 export { elCompare, elEquals, isEmpty, toBoolean, toNumber, toText } from './coercion.ts';
 export type { Bindings } from './compiler.ts';
 export {

@@ -22,7 +22,9 @@ if (!available && process.env.CI) throw new Error(`the compatibility corpus is m
 
 describe.skipIf(!available)('route files of the compatibility corpus', () => {
   const routes = available
-    ? corpusFiles().filter(([file]) => /\/routes(-[a-z]+)?\/[^/]+\.json$/.test(file) && !file.includes('loginWithCookieExtract'))
+    ? corpusFiles().filter(
+        ([file]) => /\/routes(-[a-z]+)?\/[^/]+\.json$/.test(file) && !file.includes('loginWithCookieExtract'),
+      )
     : [];
   const logger = createMemoryLogger();
   const registry = new TypeRegistry({ logger });
@@ -36,10 +38,24 @@ describe.skipIf(!available)('route files of the compatibility corpus', () => {
   const loaded: string[] = [];
 
   it.each(routes)('%s loads, or waits only for types still to come', async (file, text) => {
-    const heap = new Heap({ registry, logger, environment, defaults: [{ name: 'ReverseProxyHandler', type: 'ReverseProxyHandler' }, { name: 'ClientHandler', type: 'ClientHandler' }] });
+    const heap = new Heap({
+      registry,
+      logger,
+      environment,
+      defaults: [
+        { name: 'ReverseProxyHandler', type: 'ReverseProxyHandler' },
+        { name: 'ClientHandler', type: 'ClientHandler' },
+      ],
+    });
     let problems: PorticoError[] = [];
     try {
-      const route = await loadRoute({ id: path.basename(file, '.json'), json: parseConfigJson(text, file), file, parentHeap: heap, logger });
+      const route = await loadRoute({
+        id: path.basename(file, '.json'),
+        json: parseConfigJson(text, file),
+        file,
+        parentHeap: heap,
+        logger,
+      });
       loaded.push(file);
       await route.destroy();
     } catch (error) {
@@ -51,6 +67,10 @@ describe.skipIf(!available)('route files of the compatibility corpus', () => {
   });
 
   it('loads the files that use only the types provided so far', () => {
-    expect(loaded).toEqual(expect.arrayContaining(['ForgeRock__forgeops/docker/ig/config-profiles/default/config/routes-pod/99-kube-probe.json']));
+    expect(loaded).toEqual(
+      expect.arrayContaining([
+        'ForgeRock__forgeops/docker/ig/config-profiles/default/config/routes-pod/99-kube-probe.json',
+      ]),
+    );
   });
 });

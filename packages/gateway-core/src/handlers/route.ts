@@ -10,6 +10,7 @@ import { Uri } from '../http/uri.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { type Condition, condition, holds } from './conditions.ts';
+import { pathPrefixOf } from './route-index.ts';
 
 /** The fields a route has; every other top-level key is a decoration of its handler. */
 const routeSchema = s.object({
@@ -44,6 +45,8 @@ export class Route implements Handler {
   readonly name: string;
   readonly file: string | undefined;
   readonly #condition: Condition | undefined;
+  /** A prefix the request path must have for the condition to hold, when one is evident. */
+  readonly pathPrefix: string | undefined;
   readonly #handler: Handler;
   readonly #baseURI: Uri | undefined;
   readonly #heap: Heap;
@@ -63,6 +66,7 @@ export class Route implements Handler {
     this.name = init.name;
     this.file = init.file;
     this.#condition = init.condition;
+    this.pathPrefix = pathPrefixOf(init.condition);
     this.#handler = init.handler;
     this.#baseURI = init.baseURI;
     this.#heap = init.heap;

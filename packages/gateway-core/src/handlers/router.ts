@@ -12,6 +12,7 @@ import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { loadRoute, problemsOf, type Route, type RouteInfo } from './route.ts';
+import { RouteIndex } from './route-index.ts';
 import { parseScanInterval } from './scan-interval.ts';
 
 /** A route file that could not be loaded, kept for operators (`portico validate`, the admin API). */
@@ -47,6 +48,7 @@ export interface RouterOptions {
 export class Router implements Handler {
   readonly #options: RouterOptions;
   #routes: Route[] = [];
+  #index: RouteIndex<Route> = new RouteIndex([], () => undefined);
   readonly #loaded = new Map<string, { route: Route; mtimeMs: number }>();
   readonly #failures = new Map<string, RouteFailure & { mtimeMs: number }>();
   #timer: NodeJS.Timeout | undefined;
@@ -83,8 +85,9 @@ export class Router implements Handler {
   }
 
   handle(context: Context, request: Request): Promise<Response> {
-    const routes = this.#routes;
-    if (routes.length > 0) {
+    if (this.#routes.length > 0) {
+      // Only the routes whose path prefix fits (and those without one) are evaluated, in order.
+      const routes = this.#index.candidates(request.uri.path);
       const bindings = bindingsFor(context, request);
       for (const route of routes) if (route.accepts(bindings)) return route.handle(context, request);
     }
@@ -215,9 +218,11 @@ export class Router implements Handler {
   }
 
   private order(): void {
-    this.#routes = [...this.#loaded.values()]
+    const routes = [...this.#loaded.values()]
       .map((l) => l.route)
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.#index = new RouteIndex(routes, (route) => route.pathPrefix);
+    this.#routes = routes;
   }
 
   async destroy(): Promise<void> {
@@ -229,6 +234,7 @@ export class Router implements Handler {
     const routes = [...this.#loaded.values()].map((l) => l.route);
     this.#loaded.clear();
     this.#routes = [];
+    this.#index = new RouteIndex([], () => undefined);
     await Promise.all(routes.map((r) => r.destroy()));
   }
 }
