@@ -159,16 +159,7 @@ function errorResponse(error: unknown, context: Context, logger: Logger): Respon
   return plain(500, 'Internal Server Error');
 }
 
-function plain(status: number, text: string): Response {
-  return new Response({
-    status,
-    headers: {
-      'Content-Type': 'text/plain; charset=UTF-8',
-      'Content-Length': String(Buffer.byteLength(text)),
-    },
-    entity: text,
-  });
-}
+const plain = (status: number, text: string): Response => Response.text(status, text);
 
 /** Headers that describe one connection and must not be copied from a response object to ours. */
 const HOP_BY_HOP = new Set([

@@ -48,14 +48,4 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
   };
 }
 
-function json(status: number, value: unknown): Response {
-  const body = `${JSON.stringify(value, null, 2)}\n`;
-  return new Response({
-    status,
-    headers: {
-      'Content-Type': 'application/json; charset=UTF-8',
-      'Content-Length': String(Buffer.byteLength(body)),
-    },
-    entity: body,
-  });
-}
+const json = (status: number, value: unknown): Response => Response.json(status, value);

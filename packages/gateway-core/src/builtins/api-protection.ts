@@ -19,7 +19,7 @@ export function apiProtectionFilter(allowed: readonly string[] | undefined): Fil
         ? list.has(address) || list.has(address.replace(/^::ffff:/, ''))
         : LOOPBACK.test(address);
       if (ok) return next.handle(context, request);
-      return Promise.resolve(new Response({ status: 403, headers: { 'Content-Length': '0' } }));
+      return Promise.resolve(Response.empty(403));
     },
   };
 }

@@ -31,7 +31,7 @@ export class DispatchHandler implements Handler {
       if (binding.baseURI) request.uri = request.uri.rebase(binding.baseURI);
       return binding.handler.handle(context, request);
     }
-    return Promise.resolve(new Response({ status: 404, headers: { 'Content-Length': '0' } }));
+    return Promise.resolve(Response.empty(404));
   }
 }
 

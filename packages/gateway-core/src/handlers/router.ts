@@ -92,7 +92,7 @@ export class Router implements Handler {
       for (const route of routes) if (route.accepts(bindings)) return route.handle(context, request);
     }
     if (this.#options.defaultHandler) return this.#options.defaultHandler.handle(context, request);
-    return Promise.resolve(new Response({ status: 404, headers: { 'Content-Length': '0' } }));
+    return Promise.resolve(Response.empty(404));
   }
 
   /** The routes serving now, in the order they are tried. */

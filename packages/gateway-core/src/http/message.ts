@@ -109,6 +109,25 @@ export class Response implements ElObject {
     this.cause = init.cause;
   }
 
+  /** A complete response with a text body, its Content-Type and Content-Length set. */
+  static text(status: number, body: string, contentType = 'text/plain; charset=UTF-8'): Response {
+    return new Response({
+      status,
+      headers: { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(body)) },
+      entity: body,
+    });
+  }
+
+  /** A complete response with a JSON body. */
+  static json(status: number, value: unknown): Response {
+    return Response.text(status, `${JSON.stringify(value, null, 2)}\n`, 'application/json; charset=UTF-8');
+  }
+
+  /** A response without a body (`Content-Length: 0`). */
+  static empty(status: number): Response {
+    return new Response({ status, headers: { 'Content-Length': '0' } });
+  }
+
   [EL_GET](key: string): unknown {
     switch (key) {
       case 'status':
