@@ -10,9 +10,9 @@ import {
   type Logger,
   Request,
   Response,
-  type Session,
   Uri,
 } from '@portico/gateway-core';
+import type { SessionSupport } from './sessions.ts';
 
 /**
  * The one place where Node's HTTP objects meet the core model: an incoming message becomes a
@@ -23,8 +23,8 @@ import {
 export interface ExchangeOptions {
   handler: Handler;
   logger: Logger;
-  /** Loads the session lazily; returns what to do with it once the response is ready. */
-  session?: () => { data: Session; commit(response: Response): Promise<void> };
+  /** The server-side sessions, when the configuration uses them. */
+  sessions?: SessionSupport;
   /** The bound on a body a filter reads whole (admin.json `limits.maxBufferedBodySize`). */
   maxBufferedBodySize?: number;
 }
@@ -48,14 +48,11 @@ export async function handleExchange(
     await writeResponse(res, plain(400, 'Bad Request'), req.method ?? 'GET', options.logger);
     return;
   }
-  let session: ReturnType<NonNullable<ExchangeOptions['session']>> | undefined;
+  const session = options.sessions ? await options.sessions.open(req) : undefined;
   const context = new Context({
     client: clientOf(req),
     signal: abort.signal,
-    session: () => {
-      session = options.session?.();
-      return session?.data ?? {};
-    },
+    ...(session ? { session: () => session.data() } : {}),
   });
   let response: Response;
   try {

@@ -11,7 +11,7 @@ import {
 } from '@portico/gateway-core';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from './app.ts';
+import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
 import { locateInstance } from './instance.ts';
 
@@ -38,7 +38,7 @@ function instanceWith(files: Record<string, unknown>) {
 async function appFor(files: Record<string, unknown>) {
   const gateway = await Gateway.load(instanceWith(files), logger);
   gateways.push(gateway);
-  const callback = createApp(gateway, logger).callback();
+  const callback = createRequestListener(gateway, logger);
   return (options: Parameters<typeof inject>[1]) => inject(callback, options);
 }
 
@@ -140,7 +140,7 @@ describe('the application', () => {
     const throwing = Object.create(gateway, {
       handler: { value: { handle: () => Promise.reject(new Error('boom')) } },
     });
-    const response = await inject(createApp(throwing, memory).callback(), { url: '/' });
+    const response = await inject(createRequestListener(throwing, memory), { url: '/' });
     expect(response.statusCode).toBe(500);
     expect(memory.records.find((r) => r.level === 'error')?.data).toMatchObject({
       transactionId: expect.any(String),
@@ -197,7 +197,7 @@ describe('what arrives', () => {
     });
     const gateway = await Gateway.load(instance, logger, { plugins: [reader] });
     gateways.push(gateway);
-    const callback = createApp(gateway, logger).callback();
+    const callback = createRequestListener(gateway, logger);
     expect((await inject(callback, { method: 'POST', url: '/', payload: 'x'.repeat(999) })).payload).toBe(
       '999',
     );

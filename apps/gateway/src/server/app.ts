@@ -1,42 +1,66 @@
+import type http from 'node:http';
 import type { Logger } from '@portico/gateway-core';
 import Koa from 'koa';
 import { type ExchangeOptions, handleExchange } from './adapter.ts';
 import { adminHandler } from './admin-api.ts';
 import type { Gateway } from './gateway.ts';
 import { isReserved } from './reserved-prefix.ts';
-import { type SessionSupport, sessionFor } from './sessions.ts';
+import type { SessionSupport } from './sessions.ts';
 
 /**
- * The Koa application: the administrative endpoints under the reserved prefix (no route ever sees
- * those requests), then everything else to the gateway's main handler. Both go through the same
- * adapter, which writes to the raw response (`ctx.respond = false`).
+ * The Koa application serving the administrative endpoints under the reserved prefix, through the
+ * same adapter as gateway traffic (`ctx.respond = false`).
  */
-export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionSupport, app = new Koa()): Koa {
+export function createAdminApp(gateway: Gateway, logger: Logger): Koa {
+  const app = new Koa();
   app.silent = true;
   app.on('error', (error: Error) => logger.error('server error', { error: error.message }));
-  if (sessions) app.use(sessions.middleware);
-
   const prefix = gateway.settings.prefix.replace(/^\/+|\/+$/g, '');
-  const maxBufferedBodySize = gateway.settings.limits.maxBufferedBodySize;
-  const adminOptions: ExchangeOptions = {
+  const options: ExchangeOptions = {
     handler: gateway.guard(adminHandler(gateway, prefix)),
     logger,
-    maxBufferedBodySize,
+    maxBufferedBodySize: gateway.settings.limits.maxBufferedBodySize,
   };
-  app.use(async (ctx, next) => {
-    if (!isReserved(ctx.path, prefix)) return next();
-    ctx.respond = false;
-    await handleExchange(ctx.req, ctx.res, adminOptions);
-  });
-
   app.use(async (ctx) => {
     ctx.respond = false;
-    await handleExchange(ctx.req, ctx.res, {
-      handler: gateway.handler,
-      logger,
-      maxBufferedBodySize,
-      ...(sessions ? { session: () => sessionFor(ctx) } : {}),
-    });
+    await handleExchange(ctx.req, ctx.res, options);
   });
   return app;
+}
+
+/**
+ * Every request the server receives: those under the reserved prefix go to the administrative
+ * application (no route ever sees them); everything else goes straight to the gateway's main handler.
+ * The gateway path does not pass through Koa: measured on one core, Koa and its session middleware
+ * in front of every request cost a third of the proxy's throughput (7.5k → 11.5k req/s without).
+ */
+export function createRequestListener(
+  gateway: Gateway,
+  logger: Logger,
+  sessions?: SessionSupport,
+): http.RequestListener {
+  const prefix = gateway.settings.prefix.replace(/^\/+|\/+$/g, '');
+  const admin = createAdminApp(gateway, logger).callback();
+  const options: ExchangeOptions = {
+    handler: gateway.handler,
+    logger,
+    maxBufferedBodySize: gateway.settings.limits.maxBufferedBodySize,
+    ...(sessions ? { sessions } : {}),
+  };
+  return (req, res) => {
+    if (isReserved(pathOf(req.url), prefix)) return void admin(req, res);
+    handleExchange(req, res, options).catch((error: unknown) => {
+      logger.error('exchange failed', { error: String(error) });
+      res.destroy();
+    });
+  };
+}
+
+/** The path of a request target (origin form, or absolute form as proxies send it). */
+function pathOf(target: string | undefined): string {
+  const raw = target ?? '/';
+  const start = raw.startsWith('/') ? 0 : raw.indexOf('/', raw.indexOf('//') + 2);
+  if (start < 0) return '/';
+  const end = raw.search(/[?#]/);
+  return raw.slice(start, end < 0 ? undefined : end);
 }

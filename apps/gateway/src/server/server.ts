@@ -2,11 +2,10 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { checkConfig, type Duration, type Logger, type PluginManifest } from '@portico/gateway-core';
-import Koa from 'koa';
-import { createApp } from './app.ts';
+import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
 import type { Instance } from './instance.ts';
-import { createSessionSupport, type SessionSupport, sessionSchema } from './sessions.ts';
+import { SessionSupport, sessionSchema } from './sessions.ts';
 import type { ConnectorSettings } from './settings.ts';
 import { handleUpgrade } from './upgrade.ts';
 
@@ -38,7 +37,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const gateway = await Gateway.load(instance, logger, options.plugins ? { plugins: options.plugins } : {});
   const { limits } = gateway.settings;
   let sessions: SessionSupport | undefined;
-  const koa = new Koa();
   if (gateway.settings.session !== undefined || !hasSessionObject(instance)) {
     const { value, errors } = checkConfig(sessionSchema, gateway.settings.session ?? {}, {
       file: instance.adminFile,
@@ -46,10 +44,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       logger,
     });
     if (!value) throw errors[0];
-    sessions = await createSessionSupport(koa, value, logger);
+    sessions = await SessionSupport.create(value, logger);
   }
-  const app = createApp(gateway, logger, sessions, koa);
-  const callback = app.callback();
+  const listener = createRequestListener(gateway, logger, sessions);
   const connectors: ConnectorSettings[] =
     options.port !== undefined
       ? [{ port: options.port, ...(options.host ? { host: options.host } : {}) }]
@@ -69,7 +66,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       inFlight.delete(res);
       if (inFlight.size === 0) idle?.();
     });
-    callback(req, res);
+    listener(req, res);
   };
   try {
     for (const [index, connector] of connectors.entries()) {

@@ -11,13 +11,12 @@ import {
   s,
 } from '@portico/gateway-core';
 import { serviceUrl } from '@portico/gateway-core/testing';
-import Koa from 'koa';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from './app.ts';
+import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
 import { locateInstance } from './instance.ts';
-import { createSessionSupport, type SessionSupport, sessionSchema } from './sessions.ts';
+import { SessionSupport, sessionSchema } from './sessions.ts';
 
 /** A handler that counts visits in the session, so the test can watch the session persist. */
 const visits = definePlugin({
@@ -65,14 +64,13 @@ async function appWith(session: unknown) {
     JSON.stringify({ handler: { type: 'SessionFree' } }),
   );
   const gateway = await Gateway.load(locateInstance({ base }), logger, { plugins: [visits] });
-  const koa = new Koa();
   const settings = checkConfig(sessionSchema, session, { logger }).value!;
-  const sessions: SessionSupport = await createSessionSupport(koa, settings, logger);
+  const sessions = await SessionSupport.create(settings, logger);
   cleanups.push(async () => {
     await gateway.destroy();
     await sessions.close();
   });
-  const callback = createApp(gateway, logger, sessions, koa).callback();
+  const callback = createRequestListener(gateway, logger, sessions);
   return (url: string, cookie?: string) =>
     inject(callback, { url, ...(cookie ? { headers: { cookie } } : {}) });
 }

@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Duration, type Infer, type Logger, type Response, type Session, s } from '@portico/gateway-core';
-import type Koa from 'koa';
-import session from 'koa-session';
 
 /**
  * The server-side session bound to a cookie (the spec's "container's HTTP session"), used when no
- * heap object named `Session` exists: koa-session with an in-memory store by default, or Redis for
- * several gateway instances. admin.json `session` settings, in the incumbents' shape:
+ * heap object named `Session` exists. admin.json `session`, in the incumbents' shape:
  * `{"timeout": "30 minutes", "cookie": {"name", "path", "domain", "secure", "httpOnly", "sameSite"},
- *   "store": {"type": "memory"} | {"type": "redis", "uri": "redis://..."}}`.
+ *   "store": {"type": "memory"} | {"type": "redis", "uri": "redis://...", "prefix": "..."}}`.
+ *
+ * It costs nothing to a request that neither carries the session cookie nor uses the session: the
+ * session is an empty object made on first use, and only a session that was used and changed is
+ * stored (with the idle timeout as its lifetime, renewed on each use) and its cookie set.
  */
 export const sessionSchema = s.object({
   timeout: s.duration().default(() => Duration.parse('30 minutes')),
@@ -38,38 +40,129 @@ export const sessionSchema = s.object({
 });
 export type SessionSettings = Infer<typeof sessionSchema>;
 
-export interface SessionSupport {
-  middleware: Koa.Middleware;
+interface Store {
+  get(id: string): Promise<Session | undefined>;
+  set(id: string, value: Session, ttlMs: number): Promise<void>;
+  destroy(id: string): Promise<void>;
   close(): Promise<void>;
 }
 
-interface Store {
-  get(key: string, maxAge: number): Promise<unknown>;
-  set(key: string, value: unknown, maxAge: number): Promise<void>;
-  destroy(key: string): Promise<void>;
+/** One exchange's session: the data the core sees, and what to do with it once the response is ready. */
+export interface SessionHandle {
+  /** Loads (or creates) the session data; called when something first uses the session. */
+  data(): Session;
+  commit(response: Response): Promise<void>;
 }
 
-/** An in-memory store whose entries expire; swept periodically so abandoned sessions are freed. */
-function memoryStore(): Store & { close(): void } {
-  const entries = new Map<string, { value: unknown; expires: number }>();
+export class SessionSupport {
+  readonly #settings: SessionSettings;
+  readonly #store: Store;
+  readonly #cookiePrefix: string;
+  readonly #attributes: string;
+
+  private constructor(settings: SessionSettings, store: Store) {
+    this.#settings = settings;
+    this.#store = store;
+    this.#cookiePrefix = `${settings.cookie.name}=`;
+    const { cookie, timeout } = settings;
+    this.#attributes = [
+      `Path=${cookie.path}`,
+      ...(cookie.domain ? [`Domain=${cookie.domain}`] : []),
+      `Max-Age=${Math.floor(timeout.toMillis() / 1000)}`,
+      ...(cookie.httpOnly ? ['HttpOnly'] : []),
+      // Wanted even when TLS ends at a load balancer in front of the gateway.
+      ...(cookie.secure ? ['Secure'] : []),
+      `SameSite=${cookie.sameSite[0]}${cookie.sameSite.slice(1).toLowerCase()}`,
+    ].join('; ');
+  }
+
+  static async create(settings: SessionSettings, logger: Logger): Promise<SessionSupport> {
+    const store =
+      settings.store.type === 'redis' && settings.store.uri
+        ? await redisStore(settings.store.uri, settings.store.prefix, logger)
+        : memoryStore();
+    logger.info('server-side sessions', {
+      store: settings.store.type,
+      cookie: settings.cookie.name,
+      timeout: settings.timeout.toString(),
+    });
+    return new SessionSupport(settings, store);
+  }
+
+  /**
+   * The session of an exchange. A request carrying the session cookie has its session read from the
+   * store now (expressions read the session synchronously later); any other request gets an empty
+   * one on first use, without touching the store.
+   */
+  async open(req: IncomingMessage): Promise<SessionHandle> {
+    const id = this.cookieValue(req.headers.cookie);
+    const stored = id === undefined ? undefined : await this.#store.get(id);
+    const before = stored === undefined ? undefined : JSON.stringify(stored);
+    let data: Session | undefined;
+    return {
+      data: () => (data ??= stored ?? {}),
+      commit: async (response) => {
+        if (data === undefined) return;
+        const empty = Object.keys(data).length === 0;
+        if (empty) {
+          // An emptied session is removed, cookie included; one never filled is never stored.
+          if (stored !== undefined && id !== undefined) {
+            await this.#store.destroy(id);
+            response.headers.add(
+              'Set-Cookie',
+              `${this.#cookiePrefix}; ${this.#attributes.replace(/Max-Age=\d+/, 'Max-Age=0')}`,
+            );
+          }
+          return;
+        }
+        const key = stored !== undefined && id !== undefined ? id : randomBytes(24).toString('base64url');
+        // Saved on every use, so the idle timeout starts again (the cookie's lifetime too).
+        if (JSON.stringify(data) !== before || stored !== undefined) {
+          await this.#store.set(key, data, this.#settings.timeout.toMillis());
+        }
+        response.headers.add('Set-Cookie', `${this.#cookiePrefix}${key}; ${this.#attributes}`);
+      },
+    };
+  }
+
+  private cookieValue(header: string | undefined): string | undefined {
+    if (!header?.includes(this.#cookiePrefix)) return undefined;
+    for (const part of header.split(';')) {
+      const trimmed = part.trim();
+      if (trimmed.startsWith(this.#cookiePrefix))
+        return trimmed.slice(this.#cookiePrefix.length) || undefined;
+    }
+    return undefined;
+  }
+
+  close(): Promise<void> {
+    return this.#store.close();
+  }
+}
+
+/** Entries expire with the idle timeout; swept periodically so abandoned sessions are freed. */
+function memoryStore(): Store {
+  const entries = new Map<string, { value: string; expires: number }>();
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const [key, entry] of entries) if (entry.expires <= now) entries.delete(key);
   }, 60_000);
   sweep.unref();
   return {
-    async get(key) {
-      const entry = entries.get(key);
-      if (!entry || entry.expires <= Date.now()) return undefined;
-      return structuredClone(entry.value);
+    async get(id) {
+      const entry = entries.get(id);
+      return entry && entry.expires > Date.now() ? (JSON.parse(entry.value) as Session) : undefined;
     },
-    async set(key, value, maxAge) {
-      entries.set(key, { value: structuredClone(value), expires: Date.now() + maxAge });
+    async set(id, value, ttlMs) {
+      // Stored as JSON, as Redis stores it: the same values survive in both stores.
+      entries.set(id, { value: JSON.stringify(value), expires: Date.now() + ttlMs });
     },
-    async destroy(key) {
-      entries.delete(key);
+    async destroy(id) {
+      entries.delete(id);
     },
-    close: () => clearInterval(sweep),
+    async close() {
+      clearInterval(sweep);
+    },
   };
 }
 
@@ -77,7 +170,7 @@ function memoryStore(): Store & { close(): void } {
  * Sessions in Redis, for several gateway instances behind one load balancer. When Redis cannot be
  * read, the request goes on with a new empty session (logged once per outage) rather than failing.
  */
-async function redisStore(uri: string, prefix: string, logger: Logger): Promise<Store & { close(): void }> {
+async function redisStore(uri: string, prefix: string, logger: Logger): Promise<Store> {
   const { Redis } = await import('ioredis');
   const client = new Redis(uri, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   let down = false;
@@ -102,93 +195,24 @@ async function redisStore(uri: string, prefix: string, logger: Logger): Promise<
     logger.error(`session ${what} failed`, { store: 'redis', error: String(error) });
   };
   return {
-    async get(key) {
+    async get(id) {
       try {
-        const text = await client.get(prefix + key);
-        return text === null ? undefined : JSON.parse(text);
+        const text = await client.get(prefix + id);
+        return text === null ? undefined : (JSON.parse(text) as Session);
       } catch {
         return undefined;
       }
     },
-    async set(key, value, maxAge) {
+    async set(id, value, ttlMs) {
       await client
-        .set(prefix + key, JSON.stringify(value), 'PX', Math.max(1, Math.round(maxAge)))
+        .set(prefix + id, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs)))
         .catch(logged('save'));
     },
-    async destroy(key) {
-      await client.del(prefix + key).catch(logged('removal'));
+    async destroy(id) {
+      await client.del(prefix + id).catch(logged('removal'));
     },
-    close: () => void client.quit().catch(() => client.disconnect()),
-  };
-}
-
-export async function createSessionSupport(
-  app: Koa,
-  settings: SessionSettings,
-  logger: Logger,
-): Promise<SessionSupport> {
-  // The cookie only carries an opaque id, so signing adds nothing; keys are still required by koa.
-  app.keys = [randomBytes(32).toString('hex')];
-  const store =
-    settings.store.type === 'redis' && settings.store.uri
-      ? await redisStore(settings.store.uri, settings.store.prefix, logger)
-      : memoryStore();
-  const { cookie } = settings;
-  const options = {
-    key: cookie.name,
-    maxAge: settings.timeout.toMillis(),
-    rolling: true,
-    autoCommit: false,
-    signed: false,
-    httpOnly: cookie.httpOnly,
-    secure: cookie.secure,
-    sameSite: cookie.sameSite.toLowerCase() as 'lax',
-    path: cookie.path,
-    ...(cookie.domain ? { domain: cookie.domain } : {}),
-    store,
-    genid: () => randomBytes(24).toString('base64url'),
-  };
-  // path and domain are cookie options koa-session passes on; its types do not list them.
-  const middleware = session(options as Parameters<typeof session>[0], app);
-  logger.info('server-side sessions', {
-    store: settings.store.type,
-    cookie: cookie.name,
-    timeout: settings.timeout.toString(),
-  });
-  // A Secure cookie is wanted even when TLS ends at a load balancer in front of the gateway.
-  const secureCookies: Koa.Middleware = (ctx, next) => {
-    if (cookie.secure) ctx.cookies.secure = true;
-    return next();
-  };
-  return {
-    middleware: (ctx, next) => secureCookies(ctx, () => middleware(ctx, next)),
-    close: async () => store.close(),
-  };
-}
-
-/**
- * The session of one exchange as a plain object for the core, written back to koa-session (and
- * its Set-Cookie moved onto the response) only when a filter or expression used it.
- */
-export function sessionFor(ctx: Koa.Context): { data: Session; commit(response: Response): Promise<void> } {
-  const live = ctx.session as unknown as Record<string, unknown> & {
-    toJSON(): Record<string, unknown>;
-    manuallyCommit(): Promise<void>;
-  };
-  const data: Session = { ...live.toJSON() };
-  return {
-    data,
-    async commit(response) {
-      for (const key of Object.keys(live.toJSON())) {
-        if (!(key in data)) delete live[key];
-      }
-      Object.assign(live, data);
-      await live.manuallyCommit();
-      const cookies = ctx.res.getHeader('set-cookie');
-      if (cookies !== undefined) {
-        ctx.res.removeHeader('set-cookie');
-        response.headers.add('Set-Cookie', Array.isArray(cookies) ? cookies : [String(cookies)]);
-      }
+    async close() {
+      await client.quit().catch(() => client.disconnect());
     },
   };
 }

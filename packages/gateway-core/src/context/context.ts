@@ -58,12 +58,15 @@ export class Context {
   readonly transactionId: string;
   readonly client: ClientInfo;
   readonly attributes: Record<string, unknown>;
-  /** @internal The session, or how to load it on first use (the server loads sessions lazily). */
-  _session: Session | (() => Session);
   /** Aborted when the client goes away; outbound calls made for the request should follow it. */
   readonly signal: AbortSignal;
   readonly contexts: Readonly<Record<string, unknown>>;
   readonly parent: Context | undefined;
+  /**
+   * The request's session, or how to load it on first use (the server loads sessions lazily). It
+   * lives in one holder shared by every context of the request.
+   */
+  readonly #session: { value: Session | (() => Session) };
 
   constructor(
     init: {
@@ -73,11 +76,24 @@ export class Context {
       session?: Session | (() => Session);
       signal?: AbortSignal;
     } = {},
+    parent?: Context,
+    contexts?: Readonly<Record<string, unknown>>,
   ) {
+    if (parent) {
+      // A child shares everything with its parent but the named contexts.
+      this.transactionId = parent.transactionId;
+      this.client = parent.client;
+      this.attributes = parent.attributes;
+      this.signal = parent.signal;
+      this.#session = parent.#session;
+      this.parent = parent;
+      this.contexts = contexts!;
+      return;
+    }
     this.transactionId = init.transactionId ?? randomUUID();
-    this.client = { ...UNKNOWN_CLIENT, ...init.client };
+    this.client = init.client ? { ...UNKNOWN_CLIENT, ...init.client } : UNKNOWN_CLIENT;
     this.attributes = init.attributes ?? {};
-    this._session = init.session ?? {};
+    this.#session = { value: init.session ?? {} };
     this.signal = init.signal ?? new AbortController().signal;
     this.parent = undefined;
     this.contexts = {
@@ -89,30 +105,22 @@ export class Context {
 
   /** The session, loaded on first use. */
   get session(): Session {
-    if (typeof this._session === 'function') this._session = this._session();
-    return this._session;
+    const holder = this.#session;
+    if (typeof holder.value === 'function') holder.value = holder.value();
+    return holder.value;
   }
   set session(value: Session) {
-    this._session = value;
+    this.#session.value = value;
   }
 
   /** True once something has looked at the session (the server only saves sessions that were used). */
   get sessionUsed(): boolean {
-    return typeof this._session !== 'function';
+    return typeof this.#session.value !== 'function';
   }
 
-  /** A context that also carries `contexts[name]`. */
+  /** A context that also carries `contexts[name]`; the rest is shared with this one. */
   child(name: string, value: unknown): Context {
-    const child: Context = Object.create(Context.prototype);
-    Object.assign(child, this, { parent: this, contexts: { ...this.contexts, [name]: value } });
-    // The session belongs to the request, not to one context: a child sees and sets the root's.
-    Object.defineProperty(child, 'session', {
-      get: () => this.session,
-      set: (session: Session) => {
-        this.session = session;
-      },
-    });
-    return child;
+    return new Context({}, this, { ...this.contexts, [name]: value });
   }
 
   /** The named context, nearest first. */
