@@ -119,9 +119,30 @@ describe('server-side sessions', () => {
     const header = ([] as string[])
       .concat(response.headers['set-cookie'] as string[])
       .find((c) => c.startsWith('PORTAL='));
-    expect(header).toMatch(/secure/i);
-    expect(header).toMatch(/samesite=strict/i);
-    expect(header).toMatch(/httponly/i);
+    expect(header).toMatch(/; Secure/);
+    expect(header).toMatch(/; SameSite=Strict/);
+    expect(header).toMatch(/; HttpOnly/);
+    expect(header).toMatch(/; Max-Age=600/);
+    expect(header).toMatch(/; Path=\//);
+  });
+
+  it('expires the cookie of a session a handler emptied', async () => {
+    const call = await appWith({});
+    const cookie = sessionCookie(await call('/count'));
+    await call('/count', cookie);
+    const emptied = await call('/count', cookie);
+    expect(emptied.payload).toBe('3');
+    const header = ([] as string[])
+      .concat(emptied.headers['set-cookie'] as string[])
+      .find((c) => c.startsWith('IG_SESSIONID='));
+    expect(header).toMatch(/^IG_SESSIONID=;.*Max-Age=0/);
+  });
+
+  it('ignores an unknown or forged session cookie and starts a new session', async () => {
+    const call = await appWith({});
+    const response = await call('/count', 'IG_SESSIONID=forged-id');
+    expect(response.payload).toBe('1');
+    expect(sessionCookie(response)).not.toBe('IG_SESSIONID=forged-id');
   });
 
   it.skipIf(!redis)('keep values in Redis, shared by gateway instances', async () => {
