@@ -12,6 +12,8 @@ import { locateInstance } from './instance.ts';
  * because it names a type (or decorator) still to come. Any other problem fails the test.
  */
 const NOT_YET = new Set<string>([ErrorCode.UNKNOWN_TYPE, ErrorCode.REFERENCE]);
+/** Configuration tokens without a default need the deployment's environment, not more of Portico. */
+const DEPLOYMENT = /configuration token '.*' has no value/;
 
 const available = corpusAvailable();
 if (!available && process.env.CI) throw new Error(`the compatibility corpus is missing at ${corpusRoot}`);
@@ -40,7 +42,9 @@ describe.skipIf(!available)('admin.json and config.json files of the compatibili
       problems = problemsOf(error);
       if (problems.length === 0) throw error;
     }
-    expect(problems.filter((p) => !NOT_YET.has(p.code)).map((p) => p.toString())).toEqual([]);
+    expect(
+      problems.filter((p) => !NOT_YET.has(p.code) && !DEPLOYMENT.test(p.message)).map((p) => p.toString()),
+    ).toEqual([]);
   });
 
   it('loads the files that use only the types provided so far', () => {

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type GatewayEnvironment, parseConfigJson } from '@portico/gateway-core';
+import { type GatewayEnvironment, parseConfigJson, resolveTokens } from '@portico/gateway-core';
 
 /** The embedded quickstart configuration, used when there is no instance directory. */
 export const QUICKSTART_BASE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../quickstart');
@@ -61,7 +61,7 @@ export function locateInstance(
 
 function readJson(file: string): unknown {
   if (!existsSync(file)) return undefined;
-  return parseConfigJson(readFileSync(file, 'utf8'), file);
+  return resolveTokens(parseConfigJson(readFileSync(file, 'utf8'), file), { file });
 }
 
 /** admin.json's temporaryDirectory, else `<base>/tmp` (the system's for the embedded quickstart). */

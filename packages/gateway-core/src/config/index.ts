@@ -12,3 +12,4 @@ export {
   Schema,
   s,
 } from './schema.ts';
+export { resolveTokens, tokenEnvironmentName } from './tokens.ts';

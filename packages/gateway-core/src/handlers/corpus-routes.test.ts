@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { coreManifest } from '../builtins/index.ts';
 import { parseConfigJson } from '../config/json.ts';
+import { resolveTokens } from '../config/tokens.ts';
 import { ErrorCode, type PorticoError } from '../errors.ts';
 import { Heap } from '../heap/heap.ts';
 import { createMemoryLogger } from '../logging.ts';
@@ -16,6 +17,8 @@ import { loadRoute, problemsOf } from './route.ts';
  * REFERENCE only; any other problem (a setting refused, an expression not parsed) fails the test.
  */
 const NOT_YET = new Set<string>([ErrorCode.UNKNOWN_TYPE, ErrorCode.REFERENCE]);
+/** Configuration tokens without a default need the deployment's environment, not more of Portico. */
+const DEPLOYMENT = /configuration token '.*' has no value/;
 
 const available = corpusAvailable();
 if (!available && process.env.CI) throw new Error(`the compatibility corpus is missing at ${corpusRoot}`);
@@ -51,7 +54,7 @@ describe.skipIf(!available)('route files of the compatibility corpus', () => {
     try {
       const route = await loadRoute({
         id: path.basename(file, '.json'),
-        json: parseConfigJson(text, file),
+        json: resolveTokens(parseConfigJson(text, file), { file, env: {} }),
         file,
         parentHeap: heap,
         logger,
@@ -63,7 +66,9 @@ describe.skipIf(!available)('route files of the compatibility corpus', () => {
       if (problems.length === 0) throw error;
     }
     await heap.destroy();
-    expect(problems.filter((p) => !NOT_YET.has(p.code)).map((p) => p.toString())).toEqual([]);
+    expect(
+      problems.filter((p) => !NOT_YET.has(p.code) && !DEPLOYMENT.test(p.message)).map((p) => p.toString()),
+    ).toEqual([]);
   });
 
   it('loads the files that use only the types provided so far', () => {

@@ -3,6 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseConfigJson } from '../config/json.ts';
 import { s } from '../config/schema.ts';
+import { resolveTokens } from '../config/tokens.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
 import type { Duration } from '../duration/duration.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
@@ -166,7 +167,7 @@ export class Router implements Handler {
     const previous = this.#loaded.get(id);
     let route: Route;
     try {
-      const json = parseConfigJson(await readFile(file, 'utf8'), file);
+      const json = resolveTokens(parseConfigJson(await readFile(file, 'utf8'), file), { file });
       route = await loadRoute({ id, json, file, parentHeap: heap, logger });
       const clash = [...this.#loaded.values()].find((l) => l.route.id !== id && l.route.name === route.name);
       if (clash) {

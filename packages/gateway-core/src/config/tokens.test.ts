@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { setSystemProperty } from '../expression/implicit.ts';
+import { resolveTokens } from './tokens.ts';
+
+const env = { IG_HOST: 'gateway.example.com', APP_PORT: '8081', EMPTY: '' };
+
+describe('configuration tokens', () => {
+  it.each<[string, string]>([
+    ['&{ig.host}', 'gateway.example.com'],
+    ['https://&{ig.host}:&{app.port}/x', 'https://gateway.example.com:8081/x'],
+    ['&{missing|fallback}', 'fallback'],
+    ['&{missing|}', ''],
+    ['&{EMPTY|x}', ''],
+    ['&{missing|&{ig.host}}', 'gateway.example.com'],
+    ['&{missing|&{other|deep}}', 'deep'],
+    ['&{missing|a|b}', 'a|b'],
+    ['\\&{ig.host}', '&{ig.host}'],
+    ['no tokens & {here}', 'no tokens & {here}'],
+    ['${expression} stays', '${expression} stays'],
+  ])('%s → %s', (text, expected) => {
+    expect(resolveTokens({ v: text }, { env })).toEqual({ v: expected });
+  });
+
+  it('prefers a system property to the environment', () => {
+    setSystemProperty('ig.host', 'from-system');
+    expect(resolveTokens('&{ig.host}', { env })).toBe('from-system');
+    setSystemProperty('ig.host', null);
+  });
+
+  it('walks objects and arrays, leaving other values alone', () => {
+    expect(resolveTokens({ a: ['&{ig.host}', 1, true, null], b: { c: '&{app.port}' } }, { env })).toEqual({
+      a: ['gateway.example.com', 1, true, null],
+      b: { c: '8081' },
+    });
+  });
+
+  it.each<[unknown, string]>([
+    [{ a: { b: '&{nowhere}' } }, '$.a.b'],
+    [{ list: ['ok', '&{nowhere'] }, '$.list[1]'],
+  ])('reports %j at %s with the file', (value, jsonPath) => {
+    expect(() => resolveTokens(value, { env, file: 'config.json' })).toThrow(
+      expect.objectContaining({
+        code: 'PORTICO_E_CONFIG',
+        details: expect.objectContaining({ file: 'config.json', jsonPath }),
+      }),
+    );
+  });
+});
