@@ -1,14 +1,20 @@
 import { parseArgs } from 'node:util';
 import { expressionBenchmark } from './expression.ts';
+import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
 
-/** `npm run bench [-- --only NAME]`: runs every benchmark (or one) and prints its table. */
-const SUITES: Record<string, () => Promise<void> | void> = {
+/**
+ * `npm run bench [-- --only NAME]`: runs every benchmark (or one) and prints its table. The proxy
+ * suite's own options (`--duration`, `--quick`, `--scenarios`, `--contenders` ...) are listed in
+ * PROXY_OPTIONS.
+ */
+const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   expression: expressionBenchmark,
+  proxy: proxyBenchmark,
 };
 
-const { values } = parseArgs({ options: { only: { type: 'string' } } });
+const { values } = parseArgs({ options: { only: { type: 'string' }, ...PROXY_OPTIONS } });
 for (const [name, run] of Object.entries(SUITES)) {
   if (values.only && values.only !== name) continue;
   console.log(`\n## ${name}\n`);
-  await run();
+  await run(values);
 }

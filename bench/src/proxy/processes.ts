@@ -141,7 +141,7 @@ export async function runToEnd(
   name: string,
   command: string,
   args: string[],
-  options: { logDir: string; timeoutMs: number; cpus?: string; cwd?: string },
+  options: { logDir: string; timeoutMs: number; cpus?: string; cwd?: string; env?: NodeJS.ProcessEnv },
 ): Promise<{ status: string; timedOut: boolean; log: string }> {
   const started = start(name, command, args, options);
   const timer = sleep(options.timeoutMs).then(() => 'timeout');
@@ -195,16 +195,24 @@ export function probe(url: string, timeoutMs = 1000): Promise<Probe | undefined>
 
 /**
  * Polls `url` every `intervalMs` until it answers 200 (with `bytes` bytes, when given), the deadline
- * passes or `gone()` says the process died. Returns the milliseconds since `since` of the first 200.
+ * passes or `gone()` says why waiting is pointless. Returns the milliseconds since `since` of the first 200.
  */
 export async function waitFor200(
   url: string,
-  options: { since: number; deadlineMs: number; intervalMs?: number; bytes?: number; gone?: () => boolean },
+  options: {
+    since: number;
+    deadlineMs: number;
+    intervalMs?: number;
+    bytes?: number;
+    /** Returns why waiting longer is pointless (e.g. the process exited), or undefined. */
+    gone?: () => string | undefined;
+  },
 ): Promise<{ ms: number } | { error: string }> {
   const interval = options.intervalMs ?? 10;
   let last = 'no answer';
   while (performance.now() - options.since < options.deadlineMs) {
-    if (options.gone?.()) return { error: `exited before answering (${last})` };
+    const gone = options.gone?.();
+    if (gone) return { error: `${gone} (${last})` };
     const answer = await probe(url, 1000);
     if (answer?.status === 200 && (options.bytes === undefined || answer.bytes === options.bytes))
       return { ms: performance.now() - options.since };

@@ -1,7 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
-/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ; 100 on Linux). */
-const TICKS_PER_SECOND = 100;
+/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = clockTicks();
 const CHILDREN_FILES = existsSync('/proc/self/task') && hasChildrenFiles();
 
 /**
@@ -22,6 +23,14 @@ export function processTree(root: number): number[] {
 }
 
 export const childrenMethod = CHILDREN_FILES ? '/proc/<pid>/task/*/children' : 'ppid scan of /proc/*/stat';
+
+function clockTicks(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
 
 function hasChildrenFiles(): boolean {
   try {
@@ -92,8 +101,10 @@ function readRssKb(pid: number): number {
 }
 
 export interface TreeUsage {
-  /** Peak of the summed RSS of the tree, MB (10^6 bytes... no: MiB, as /proc reports kB = KiB). */
+  /** Peak of the summed RSS of the trees, MB (MiB: /proc reports KiB). */
   peakRssMb: number;
+  /** The summed RSS at the end of the window, MB. */
+  lastRssMb: number;
   /** Peak RSS of each process seen, MiB, by pid. */
   peakRssByPid: Record<string, number>;
   /** Mean CPU of the tree over the window, % of one core. */
@@ -114,6 +125,7 @@ export class TreeSampler {
   readonly #lastTicks = new Map<number, number>();
   readonly #peakByPid = new Map<number, number>();
   #peakTotalKb = 0;
+  #lastTotalKb = 0;
   #samples = 0;
 
   constructor(roots: number[], intervalMs = 200) {
@@ -125,19 +137,25 @@ export class TreeSampler {
   #sample(): void {
     this.#samples++;
     let totalKb = 0;
-    for (const root of this.#roots) {
-      for (const pid of processTree(root)) {
-        const stat = readStat(pid);
-        if (stat) {
-          if (!this.#firstTicks.has(pid)) this.#firstTicks.set(pid, stat.cpuTicks);
-          this.#lastTicks.set(pid, stat.cpuTicks);
-        }
-        const kb = readRssKb(pid);
-        totalKb += kb;
-        if (kb > (this.#peakByPid.get(pid) ?? 0)) this.#peakByPid.set(pid, kb);
+    const pids = new Set<number>();
+    for (const root of this.#roots) for (const pid of processTree(root)) pids.add(pid);
+    for (const pid of pids) {
+      const stat = readStat(pid);
+      if (stat) {
+        if (!this.#firstTicks.has(pid)) this.#firstTicks.set(pid, stat.cpuTicks);
+        this.#lastTicks.set(pid, stat.cpuTicks);
       }
+      const kb = readRssKb(pid);
+      totalKb += kb;
+      if (kb > (this.#peakByPid.get(pid) ?? 0)) this.#peakByPid.set(pid, kb);
     }
     if (totalKb > this.#peakTotalKb) this.#peakTotalKb = totalKb;
+    this.#lastTotalKb = totalKb;
+  }
+
+  /** Every pid seen in the trees so far. */
+  pids(): Set<number> {
+    return new Set(this.#peakByPid.keys());
   }
 
   stop(): TreeUsage {
@@ -148,6 +166,7 @@ export class TreeSampler {
     for (const [pid, last] of this.#lastTicks) ticks += last - (this.#firstTicks.get(pid) ?? last);
     return {
       peakRssMb: round(this.#peakTotalKb / 1024, 1),
+      lastRssMb: round(this.#lastTotalKb / 1024, 1),
       peakRssByPid: Object.fromEntries([...this.#peakByPid].map(([pid, kb]) => [pid, round(kb / 1024, 1)])),
       meanCpuPercent: round((ticks / TICKS_PER_SECOND / seconds) * 100, 1),
       samples: this.#samples,
@@ -159,4 +178,101 @@ export class TreeSampler {
 function round(value: number, digits: number): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
+}
+
+export interface SystemUsage {
+  /** user + nice + system time of every CPU, % of one core. */
+  busyPercent: number;
+  /** irq + softirq (loopback traffic is processed there), % of one core. */
+  irqPercent: number;
+  /** Time the hypervisor ran something else, % of one core. */
+  stealPercent: number;
+  /** Each CPU's time not idle (everything but idle and iowait), %. */
+  perCpuBusyPercent: number[];
+}
+
+/** Whole-machine CPU time from /proc/stat, between construction and `stop()`. */
+export class SystemSampler {
+  readonly #start = readSystemTicks();
+  readonly #startedAt = performance.now();
+
+  stop(): SystemUsage | undefined {
+    const end = readSystemTicks();
+    const start = this.#start;
+    const seconds = (performance.now() - this.#startedAt) / 1000;
+    if (!start || !end || seconds <= 0) return undefined;
+    const percent = (from: number, to: number) => round(((to - from) / TICKS_PER_SECOND / seconds) * 100, 1);
+    return {
+      busyPercent: percent(start.all.busy, end.all.busy),
+      irqPercent: percent(start.all.irq, end.all.irq),
+      stealPercent: percent(start.all.steal, end.all.steal),
+      perCpuBusyPercent: end.cpus.map((cpu, i) =>
+        percent(start.cpus[i]?.notIdle ?? cpu.notIdle, cpu.notIdle),
+      ),
+    };
+  }
+}
+
+interface CpuTicks {
+  busy: number;
+  irq: number;
+  steal: number;
+  notIdle: number;
+}
+
+function readSystemTicks(): { all: CpuTicks; cpus: CpuTicks[] } | undefined {
+  try {
+    const lines = readFileSync('/proc/stat', 'utf8').split('\n');
+    const parse = (line: string): CpuTicks => {
+      const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line
+        .trim()
+        .split(/\s+/)
+        .slice(1)
+        .map(Number);
+      const busy = user + nice + system;
+      return { busy, irq: irq + softirq, steal, notIdle: busy + irq + softirq + steal };
+    };
+    return {
+      all: parse(lines[0]!),
+      cpus: lines.filter((line) => /^cpu\d+ /.test(line)).map(parse),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU ticks (utime + stime) and command name of every process now. */
+export function cpuSnapshot(): Map<number, { ticks: number; name: string }> {
+  const snapshot = new Map<number, { ticks: number; name: string }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const text = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+      const stat = readStat(Number(entry));
+      if (stat) snapshot.set(Number(entry), { ticks: stat.cpuTicks, name });
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return snapshot;
+}
+
+/** The processes outside `ours` that used the most CPU between two snapshots, % of one core. */
+export function topOthers(
+  before: Map<number, { ticks: number; name: string }>,
+  after: Map<number, { ticks: number; name: string }>,
+  ours: Set<number>,
+  seconds: number,
+): { pid: number; name: string; percent: number }[] {
+  const result: { pid: number; name: string; percent: number }[] = [];
+  for (const [pid, { ticks, name }] of after) {
+    if (ours.has(pid)) continue;
+    const percent = round(
+      ((ticks - (before.get(pid)?.ticks ?? ticks)) / TICKS_PER_SECOND / seconds) * 100,
+      1,
+    );
+    if (percent >= 1) result.push({ pid, name, percent });
+  }
+  return result.sort((a, b) => b.percent - a.percent).slice(0, 3);
 }

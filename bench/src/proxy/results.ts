@@ -1,0 +1,157 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import type { ContenderName } from './contenders.ts';
+import type { LatencyResult, Usage, WrkResult } from './load.ts';
+import { nginxVersion } from './nginx.ts';
+
+export interface Row {
+  contender: ContenderName;
+  status: 'ok' | 'unavailable' | 'failed';
+  reason?: string;
+  pinning?: string;
+  /** Closed-loop maximum (after the warm-up). */
+  wrk?: WrkResult;
+  /** Fixed rate at 50 % of this contender's own maximum. */
+  latency?: LatencyResult;
+  /** RSS and CPU of the contender's process tree during the wrk run and the fixed-rate run. */
+  usage?: { closedLoop: Usage; fixedRate: Usage };
+  /** Why the fixed-rate figures may measure the load generator rather than the contender. */
+  generatorBound?: string | undefined;
+  /** RSS of the tree once started, before any load, MB. */
+  idleRssMb?: number;
+  peakRssMb?: number;
+  /** The largest peak RSS of one worker process (the primary of a cluster excluded). */
+  peakWorkerRssMb?: number;
+  /** Mean CPU of the tree during the wrk run, % of one core. */
+  meanCpuPercent?: number;
+  /** CPU used by processes this benchmark did not start (the larger of both runs), % of one core. */
+  othersCpuPercent?: number;
+  ratioToNginx?: number;
+  ratioToOpenig?: number;
+  /** routes-1000 only: this contender's throughput over its one-route (plain) throughput. */
+  ratioToOneRoute?: number;
+}
+
+export interface ScenarioResult {
+  name: string;
+  description: string;
+  path: string;
+  responseBytes: number;
+  rows: Row[];
+  /** plain only: direct measured again at Portico (1 worker)'s fixed rate, for the added latency. */
+  directAtPortico1Rate?: LatencyResult;
+  directAtPortico1RateGeneratorBound?: string | undefined;
+}
+
+export interface StartupRow {
+  contender: ContenderName;
+  status: 'ok' | 'unavailable' | 'failed';
+  reason?: string;
+  pinning?: string;
+  runsMs: number[];
+  medianMs?: number;
+  minMs?: number;
+  maxMs?: number;
+}
+
+export interface Target {
+  text: string;
+  status: 'met' | 'missed' | 'not measured';
+  value: string;
+}
+
+export interface Machine {
+  nproc: number;
+  cpuModel: string;
+  memoryGiB: number;
+  kernel: string;
+  os: string;
+  node: string;
+  nginx: string;
+  wrk: string;
+  autocannon: string;
+  /** The 1, 5 and 15 minute load averages when the run started. */
+  loadAverage: number[];
+  /** The commit measured, and whether the work tree had changes. */
+  commit: string;
+}
+
+export function machineFacts(nproc: number, wrk: string | undefined): Machine {
+  let autocannon = 'unknown';
+  try {
+    const require = createRequire(import.meta.url);
+    autocannon = (require('autocannon/package.json') as { version: string }).version;
+  } catch {
+    // Not installed.
+  }
+  let osName = os.type();
+  try {
+    osName = /^PRETTY_NAME="?([^"\n]*)"?/m.exec(readFileSync('/etc/os-release', 'utf8'))?.[1] ?? osName;
+  } catch {
+    // Not Linux.
+  }
+  return {
+    nproc,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    kernel: `${os.type()} ${os.release()}`,
+    os: osName,
+    node: process.version,
+    nginx: nginxVersion() ?? 'not installed',
+    wrk: wrk ?? 'not installed',
+    autocannon,
+    loadAverage: os.loadavg().map((load) => Math.round(load * 100) / 100),
+    commit: gitCommit(),
+  };
+}
+
+function gitCommit(): string {
+  try {
+    const options = {
+      encoding: 'utf8' as const,
+      stdio: ['ignore', 'pipe', 'ignore'] as ('ignore' | 'pipe')[],
+    };
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], options).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], options).trim();
+    return dirty ? `${head} (with uncommitted changes)` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** `taskset -c -p <pid>`'s CPU list of a process, or undefined. */
+export function affinityOf(pid: number): string | undefined {
+  try {
+    const text = execFileSync('taskset', ['-c', '-p', String(pid)], { encoding: 'utf8' });
+    return /list:\s*(\S+)/.exec(text)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pins every thread of `pid` to `cpus`; false when taskset failed. */
+export function pin(pid: number, cpus: string): boolean {
+  try {
+    execFileSync('taskset', ['-a', '-c', '-p', cpus, String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Writes bench/results/proxy-<timestamp>.json and proxy-latest.json; returns the first path. */
+export function writeResults(results: Record<string, unknown>, date: Date): string {
+  const dir = new URL('../../results/', import.meta.url);
+  mkdirSync(dir, { recursive: true });
+  const stamp = date
+    .toISOString()
+    .replace(/[:]/g, '-')
+    .replace(/\.\d+Z$/, 'Z');
+  const text = `${JSON.stringify(results, null, 2)}\n`;
+  const file = new URL(`proxy-${stamp}.json`, dir);
+  writeFileSync(file, text);
+  writeFileSync(new URL('proxy-latest.json', dir), text);
+  return file.pathname;
+}

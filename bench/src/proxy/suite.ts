@@ -1,0 +1,592 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  CONTENDERS,
+  type ContenderName,
+  type Environment,
+  LABELS,
+  OPENIG_SCRIPT,
+  pinningOf,
+  prepareOpenig,
+  type Running,
+  startContender,
+} from './contenders.ts';
+import {
+  LATENCY_RUNNERS,
+  type LatencyResult,
+  type LatencyRunner,
+  runFixedRate,
+  runWrk,
+  sampled,
+  type Usage,
+  wrkVersion,
+} from './load.ts';
+import { nginxArgs, writeUpstreamConfig } from './nginx.ts';
+import {
+  freePort,
+  installExitHooks,
+  type Started,
+  start,
+  stop,
+  stopAll,
+  tail,
+  waitFor200,
+} from './processes.ts';
+import {
+  affinityOf,
+  machineFacts,
+  pin,
+  type Row,
+  type ScenarioResult,
+  type StartupRow,
+  writeResults,
+} from './results.ts';
+import { childrenMethod, TreeSampler } from './sampler.ts';
+import { SCENARIOS, type Scenario } from './scenarios.ts';
+import { DASH, fixed, integer, markdownTable, millis, ratio } from './table.ts';
+import { evaluateTargets, formatTargets } from './targets.ts';
+
+/** The options of `npm run bench -- --only proxy [...]` (run.ts merges them into its own). */
+export const PROXY_OPTIONS = {
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  quick: { type: 'boolean' },
+  scenarios: { type: 'string' },
+  contenders: { type: 'string' },
+  'latency-runner': { type: 'string' },
+  connections: { type: 'string' },
+  'startup-runs': { type: 'string' },
+  'keep-temp': { type: 'boolean' },
+} as const;
+
+export type BenchValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+/** The contenders of the startup scenario (the brief: Portico 1 worker, OpenIG, nginx). */
+const STARTUP_CONTENDERS: readonly ContenderName[] = ['portico-1', 'openig', 'nginx'];
+
+interface Settings {
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+  runner: LatencyRunner;
+  startupRuns: number;
+  scenarios: Scenario[];
+  contenders: ContenderName[];
+  keepTemp: boolean;
+}
+
+const progress = (text: string) => process.stderr.write(`  ${text}\n`);
+
+/**
+ * Gateway throughput, latency, memory and startup against direct, nginx and OpenIG. See the README's
+ * "proxy" section for the method; every process started here is stopped at the end, on an exception
+ * and on Ctrl-C.
+ */
+export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
+  const settings = parseSettings(values);
+  const wrk = wrkVersion();
+  const machine = machineFacts(os.availableParallelism(), wrk);
+  if (!wrk || machine.nginx === 'not installed') {
+    console.log('proxy: needs wrk and nginx (bash test-e2e/services/nginx-wrk.sh installs them); skipped');
+    return;
+  }
+  const date = new Date();
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'portico-bench-proxy-'));
+  // nginx workers run as an unprivileged user: they must be able to read (the 1 MB file) and write
+  // (their temp paths) under it.
+  chmodSync(workDir, 0o755);
+  const removeHooks = installExitHooks();
+  const originalAffinity = affinityOf(process.pid);
+  const pinned = machine.nproc >= 2 && originalAffinity !== undefined && pin(process.pid, '0');
+  const env: Environment = {
+    repoRoot: REPO_ROOT,
+    workDir,
+    cpus: pinned ? { gateway: '1', both: '0,1', generator: '0' } : undefined,
+    upstreamPort: 0,
+    openig: { available: false, reason: 'not selected' },
+  };
+  const scenarioResults: ScenarioResult[] = [];
+  const startupRows: StartupRow[] = [];
+  let failures = 0;
+  const scenarioErrors: Record<string, string> = {};
+  console.log(
+    `${machine.nproc} CPUs (${machine.cpuModel}), ${machine.kernel}, Node ${machine.node}, ` +
+      `${machine.nginx}, wrk ${machine.wrk}; pinning: ${pinned ? 'gateway CPU 1, upstream + load CPU 0' : 'none'}; ` +
+      `runs of ${settings.seconds} s after ${settings.warmupSeconds} s warm-up; latency runner ${settings.runner}`,
+  );
+  try {
+    if (settings.contenders.includes('openig')) {
+      progress(`OpenIG: ${OPENIG_SCRIPT} fetch ...`);
+      env.openig = await prepareOpenig(REPO_ROOT, workDir);
+      if (!env.openig.available) console.log(`OpenIG: not available (${env.openig.reason})`);
+    }
+    for (const scenario of settings.scenarios) {
+      console.log(`\n### proxy: ${scenario.name}\n\n${scenario.description}\n`);
+      try {
+        if (scenario.load) {
+          const result = await runLoadScenario(scenario, settings, env, scenarioResults);
+          scenarioResults.push(result);
+          failures += result.rows.filter((row) => row.status === 'failed').length;
+          console.log(loadTable(scenario, result));
+          console.log(notes(result.rows, settings));
+        } else {
+          startupRows.push(...(await runStartupScenario(scenario, settings, env)));
+          failures += startupRows.filter((row) => row.status === 'failed').length;
+          console.log(startupTable(startupRows, settings));
+        }
+      } catch (error) {
+        failures++;
+        scenarioErrors[scenario.name] = (error as Error).message;
+        console.log(`The ${scenario.name} scenario failed: ${(error as Error).message}`);
+        await stopAll();
+      }
+    }
+  } finally {
+    await stopAll();
+    if (pinned && originalAffinity) pin(process.pid, originalAffinity);
+    removeHooks();
+  }
+
+  const targets = evaluateTargets(scenarioResults, startupRows);
+  console.log(`\n### proxy: targets\n\n${formatTargets(targets)}`);
+  const file = writeResults(
+    {
+      suite: 'proxy',
+      date: date.toISOString(),
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      machine,
+      settings: {
+        seconds: settings.seconds,
+        warmupSeconds: settings.warmupSeconds,
+        connections: settings.connections,
+        latencyRunner: settings.runner,
+        fixedRateFraction: 0.5,
+        startupRuns: settings.startupRuns,
+        sampling: `every 200 ms; RSS = VmRSS summed over the tree (${childrenMethod}); CPU = utime + stime`,
+        upstream:
+          'nginx 1 worker, return 200 with a 100-byte body; the 1 MB body as a static file (sendfile)',
+        pinning: pinned
+          ? { gateway: 'CPU 1 (Portico --workers 2: CPUs 0,1)', upstream: 'CPU 0', loadGenerators: 'CPU 0' }
+          : 'none',
+      },
+      openig: env.openig,
+      scenarios: scenarioResults,
+      scenarioErrors,
+      startup: startupRows,
+      targets,
+    },
+    date,
+  );
+  console.log(`\nResults: ${path.relative(process.cwd(), file)} (and proxy-latest.json)`);
+  if (failures > 0 || settings.keepTemp) console.log(`Logs and configurations kept in ${workDir}`);
+  else rmSync(workDir, { recursive: true, force: true });
+}
+
+function parseSettings(values: BenchValues): Settings {
+  const number = (name: string, fallback: number, min: number) => {
+    const text = values[name];
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value < min) throw new Error(`--${name} takes a number ≥ ${min}`);
+    return value;
+  };
+  const list = <T extends string>(name: string, known: readonly T[]): T[] => {
+    const text = values[name];
+    if (typeof text !== 'string') return [...known];
+    const chosen = text.split(',').map((item) => item.trim());
+    for (const item of chosen)
+      if (!known.includes(item as T))
+        throw new Error(`--${name}: unknown '${item}' (known: ${known.join(', ')})`);
+    return known.filter((item) => chosen.includes(item));
+  };
+  const quick = values.quick === true;
+  const runner = (values['latency-runner'] ?? 'open-loop') as LatencyRunner;
+  if (!LATENCY_RUNNERS.includes(runner))
+    throw new Error(`--latency-runner is one of ${LATENCY_RUNNERS.join(', ')}`);
+  const names = list(
+    'scenarios',
+    SCENARIOS.map((scenario) => scenario.name),
+  );
+  return {
+    seconds: number('duration', quick ? 3 : 10, 1),
+    warmupSeconds: number('warmup', quick ? 1 : 3, 0),
+    connections: number('connections', 50, 1),
+    runner,
+    startupRuns: number('startup-runs', quick ? 1 : 5, 1),
+    scenarios: SCENARIOS.filter((scenario) => names.includes(scenario.name)),
+    contenders: list('contenders', CONTENDERS),
+    keepTemp: values['keep-temp'] === true,
+  };
+}
+
+/** The upstream of a scenario: nginx on CPU 0, answering the scenario's path. */
+async function startUpstream(scenario: Scenario, env: Environment): Promise<Started> {
+  const prefix = path.join(env.workDir, scenario.name, 'upstream');
+  mkdirSync(prefix, { recursive: true });
+  env.upstreamPort = await freePort();
+  writeUpstreamConfig(prefix, env.upstreamPort);
+  const since = performance.now();
+  const upstream = start(`upstream-${scenario.name}`, 'nginx', nginxArgs(prefix), {
+    logDir: prefix,
+    cpus: env.cpus?.generator,
+  });
+  const ready = await waitFor200(`http://127.0.0.1:${env.upstreamPort}${scenario.path}`, {
+    since,
+    deadlineMs: 15_000,
+    bytes: scenario.bytes,
+    gone: () => (upstream.alive() ? undefined : 'exited'),
+  });
+  if ('error' in ready) {
+    await stop(upstream);
+    throw new Error(
+      `the upstream nginx did not start: ${ready.error}; ${tail(path.join(prefix, 'logs/error.log'))}`,
+    );
+  }
+  return upstream;
+}
+
+async function runLoadScenario(
+  scenario: Scenario,
+  settings: Settings,
+  env: Environment,
+  earlier: readonly ScenarioResult[],
+): Promise<ScenarioResult> {
+  const upstream = await startUpstream(scenario, env);
+  const result: ScenarioResult = {
+    name: scenario.name,
+    description: scenario.description,
+    path: scenario.path,
+    responseBytes: scenario.bytes,
+    rows: [],
+  };
+  try {
+    for (const name of settings.contenders) {
+      result.rows.push(await measure(name, scenario, settings, env, upstream));
+      if (!upstream.alive()) throw new Error(`the upstream nginx died during ${name}; see ${upstream.log}`);
+    }
+    const direct = result.rows.find((row) => row.contender === 'direct' && row.status === 'ok');
+    const portico = result.rows.find((row) => row.contender === 'portico-1' && row.status === 'ok');
+    if (scenario.name === 'plain' && direct && portico?.latency) {
+      const rate = portico.latency.targetRate;
+      progress(`direct again at Portico (1 worker)'s fixed rate, ${rate} req/s, ${settings.seconds} s`);
+      const [again, usage] = await sampled([upstream.pid], () =>
+        runFixedRate({
+          runner: settings.runner,
+          url: `http://127.0.0.1:${env.upstreamPort}${scenario.path}`,
+          rate,
+          seconds: settings.seconds,
+          connections: settings.connections,
+          headers: scenario.headers,
+        }),
+      );
+      result.directAtPortico1Rate = again;
+      result.directAtPortico1RateGeneratorBound = generatorBound(
+        again,
+        usage,
+        env.cpus ? Number(env.cpus.generator) : undefined,
+      );
+    }
+  } finally {
+    await stop(upstream);
+  }
+  const rps = (rows: readonly Row[], name: ContenderName) =>
+    rows.find((row) => row.contender === name && row.status === 'ok')?.wrk?.requestsPerSecond;
+  const oneRoute = earlier.find((candidate) => candidate.name === 'plain');
+  for (const row of result.rows) {
+    const own = row.wrk?.requestsPerSecond;
+    if (own === undefined) continue;
+    row.ratioToNginx = divide(own, rps(result.rows, 'nginx'));
+    row.ratioToOpenig = divide(own, rps(result.rows, 'openig'));
+    if (scenario.name === 'routes-1000' && oneRoute)
+      row.ratioToOneRoute = divide(own, rps(oneRoute.rows, row.contender));
+  }
+  return result;
+}
+
+function divide(value: number, base: number | undefined): number | undefined {
+  return base === undefined || base === 0 ? undefined : Math.round((value / base) * 1000) / 1000;
+}
+
+/** One contender in one scenario: start, warm up, closed-loop maximum, fixed rate at 50 %, stop. */
+async function measure(
+  name: ContenderName,
+  scenario: Scenario,
+  settings: Settings,
+  env: Environment,
+  upstream: Started,
+): Promise<Row> {
+  let running: Running;
+  progress(`${scenario.name} / ${name}: starting`);
+  try {
+    running = await startContender(name, scenario, env, { upstream });
+  } catch (error) {
+    const reason = (error as Error).message;
+    const status = name === 'openig' && !env.openig.available ? 'unavailable' : 'failed';
+    if (status === 'failed') console.log(`${LABELS[name]}: did not start (${reason})`);
+    return { contender: name, status, reason, pinning: pinningOf(name, env) };
+  }
+  try {
+    const idleRssMb = new TreeSampler(running.roots).stop().peakRssMb;
+    const url = running.url + scenario.path;
+    const wrkOptions = {
+      url,
+      connections: settings.connections,
+      headers: scenario.headers,
+      cpus: env.cpus?.generator,
+      workDir: path.join(env.workDir, scenario.name),
+    };
+    if (settings.warmupSeconds > 0) {
+      progress(`${scenario.name} / ${name}: warm-up ${settings.warmupSeconds} s`);
+      await runWrk({ ...wrkOptions, seconds: settings.warmupSeconds, name: `wrk-warmup-${name}` });
+    }
+    progress(`${scenario.name} / ${name}: wrk -t1 -c${settings.connections} -d${settings.seconds}s`);
+    const [wrk, closedLoop] = await sampled(running.roots, () =>
+      runWrk({ ...wrkOptions, seconds: settings.seconds, name: `wrk-${name}` }),
+    );
+    const rate = Math.max(1, Math.round(wrk.requestsPerSecond * 0.5));
+    progress(`${scenario.name} / ${name}: ${settings.runner} at ${rate} req/s for ${settings.seconds} s`);
+    const [latency, fixedRate] = await sampled(running.roots, () =>
+      runFixedRate({
+        runner: settings.runner,
+        url,
+        rate,
+        seconds: settings.seconds,
+        connections: settings.connections,
+        headers: scenario.headers,
+      }),
+    );
+    return {
+      contender: name,
+      status: 'ok',
+      pinning: running.pinning,
+      wrk,
+      latency,
+      usage: { closedLoop, fixedRate },
+      generatorBound: generatorBound(latency, fixedRate, env.cpus ? Number(env.cpus.generator) : undefined),
+      idleRssMb,
+      peakRssMb: Math.max(closedLoop.contender.peakRssMb, fixedRate.contender.peakRssMb),
+      peakWorkerRssMb: name.startsWith('portico')
+        ? peakWorker(running.roots, [closedLoop, fixedRate], name)
+        : undefined,
+      meanCpuPercent: closedLoop.contender.meanCpuPercent,
+      othersCpuPercent: Math.max(closedLoop.machine.othersPercent, fixedRate.machine.othersPercent),
+    };
+  } catch (error) {
+    const reason = (error as Error).message;
+    console.log(`${LABELS[name]}: failed while measuring (${reason})`);
+    return { contender: name, status: 'failed', reason, pinning: running.pinning };
+  } finally {
+    await running.stop();
+  }
+}
+
+/** The largest per-process peak RSS; with workers, the primary (the tree's root) is left out. */
+function peakWorker(roots: number[], usages: Usage[], name: ContenderName): number {
+  let peak = 0;
+  for (const usage of usages)
+    for (const [pid, mb] of Object.entries(usage.contender.peakRssByPid)) {
+      if (name === 'portico-2' && roots.includes(Number(pid))) continue;
+      peak = Math.max(peak, mb);
+    }
+  return peak;
+}
+
+async function runStartupScenario(
+  scenario: Scenario,
+  settings: Settings,
+  env: Environment,
+): Promise<StartupRow[]> {
+  const upstream = await startUpstream(scenario, env);
+  const rows: StartupRow[] = [];
+  try {
+    for (const name of STARTUP_CONTENDERS) {
+      if (!settings.contenders.includes(name)) continue;
+      const row: StartupRow = { contender: name, status: 'ok', pinning: pinningOf(name, env), runsMs: [] };
+      rows.push(row);
+      if (name === 'openig' && !env.openig.available) {
+        row.status = 'unavailable';
+        row.reason = env.openig.reason;
+        continue;
+      }
+      for (let run = 0; run < settings.startupRuns; run++) {
+        progress(`startup / ${name}: run ${run + 1} of ${settings.startupRuns}`);
+        let running: Running | undefined;
+        try {
+          running = await startContender(name, scenario, env, { upstream, label: `${name}-${run + 1}` });
+          row.runsMs.push(Math.round(running.readyMs * 10) / 10);
+        } catch (error) {
+          row.status = 'failed';
+          row.reason = (error as Error).message;
+          console.log(`${LABELS[name]}: did not start (${row.reason})`);
+          break;
+        } finally {
+          await running?.stop();
+        }
+      }
+      if (row.runsMs.length > 0) {
+        const sorted = [...row.runsMs].sort((a, b) => a - b);
+        row.medianMs = sorted[Math.floor((sorted.length - 1) / 2)];
+        row.minMs = sorted[0];
+        row.maxMs = sorted[sorted.length - 1];
+      }
+    }
+  } finally {
+    await stop(upstream);
+  }
+  return rows;
+}
+
+function loadTable(scenario: Scenario, result: ScenarioResult): string {
+  const stream = scenario.bytes > 1000;
+  const many = scenario.name === 'routes-1000';
+  const headers = [
+    'contender',
+    'req/s',
+    ...(stream ? ['MB/s'] : []),
+    ...(many ? ['× one route'] : []),
+    'p50 ms',
+    'p99 ms',
+    'p99.9 ms',
+    'at req/s',
+    'errors',
+    'idle RSS MB',
+    'peak RSS MB',
+    'CPU %',
+    '× nginx',
+    '× OpenIG',
+  ];
+  const rows = result.rows.map((row) => {
+    const wrk = row.wrk;
+    const latency = row.latency;
+    const wrkErrors = wrk ? Object.values(wrk.errors).reduce((sum, count) => sum + count, 0) : undefined;
+    const latencyErrors = latency ? latency.errors + latency.non2xx : undefined;
+    const mark = row.generatorBound ? '*' : '';
+    return [
+      LABELS[row.contender],
+      row.status === 'ok' ? integer(wrk?.requestsPerSecond) : row.status,
+      ...(stream ? [fixed(wrk?.megabytesPerSecond, 0)] : []),
+      ...(many ? [ratio(row.ratioToOneRoute)] : []),
+      millis(latency?.latencyMs.p50) + mark,
+      millis(latency?.latencyMs.p99) + mark,
+      millis(latency?.latencyMs.p99_9) + mark,
+      integer(latency?.achievedRate),
+      wrkErrors === undefined ? DASH : `${wrkErrors} / ${latencyErrors}`,
+      fixed(row.idleRssMb, 1),
+      fixed(row.peakRssMb, 1),
+      fixed(row.meanCpuPercent, 0),
+      ratio(row.ratioToNginx),
+      ratio(row.ratioToOpenig),
+    ];
+  });
+  let text = markdownTable(headers, rows);
+  if (result.directAtPortico1Rate) {
+    const again = result.directAtPortico1Rate;
+    const mark = result.directAtPortico1RateGeneratorBound ? '*' : '';
+    text +=
+      `\n\ndirect again at Portico (1 worker)'s rate, ${integer(again.achievedRate)} req/s: ` +
+      `p50 ${millis(again.latencyMs.p50)}${mark}, p99 ${millis(again.latencyMs.p99)}${mark}, ` +
+      `p99.9 ${millis(again.latencyMs.p99_9)}${mark} ms, ${again.errors + again.non2xx} errors`;
+  }
+  return text;
+}
+
+/**
+ * Why the fixed-rate figures may measure the load generator more than the contender, or undefined:
+ * the open loop fell behind its schedule (over 1 % of requests late), its event loop was busy most of
+ * the time, or the generator's CPU was saturated.
+ */
+function generatorBound(
+  latency: LatencyResult | undefined,
+  usage: Usage | undefined,
+  cpu: number | undefined,
+) {
+  if (!latency) return undefined;
+  const reasons: string[] = [];
+  if (latency.runner === 'open-loop') {
+    const { lateSends, sent } = latency.detail as { lateSends: number; sent: number };
+    if (sent > 0 && lateSends / sent > 0.01)
+      reasons.push(`${((lateSends / sent) * 100).toFixed(0)} % sent late`);
+  }
+  if (latency.generatorLoopUtilization > 0.7)
+    reasons.push(`event loop ${(latency.generatorLoopUtilization * 100).toFixed(0)} % busy`);
+  const busy = cpu === undefined ? undefined : usage?.machine.perCpuBusyPercent[cpu];
+  if (busy !== undefined && busy > 90) reasons.push(`CPU ${cpu} ${busy.toFixed(0)} % busy`);
+  return reasons.length > 0 ? reasons.join(', ') : undefined;
+}
+
+function notes(rows: readonly Row[], settings: Settings): string {
+  const lines = [
+    '',
+    `req/s: wrk -t1 -c${settings.connections} -d${settings.seconds}s (closed loop) after a ` +
+      `${settings.warmupSeconds} s warm-up. p50/p99/p99.9: ${settings.runner} at 50 % of the contender's ` +
+      `own req/s for ${settings.seconds} s ("at req/s": achieved). errors: wrk (socket errors + status ≥ 400) / ` +
+      'fixed-rate run (errors + non-2xx). RSS: summed over the process tree, once started (idle) and the ' +
+      'peak of both runs. ' +
+      'CPU %: mean over the wrk run, % of one core.',
+  ];
+  const generator = rows
+    .filter((row) => row.wrk)
+    .map((row) => `${row.contender} ${fixed(row.wrk?.generatorCpuPercent, 0)} %`)
+    .join(', ');
+  if (generator) lines.push(`wrk's own CPU: ${generator}.`);
+  const late = rows.filter((row) => row.generatorBound);
+  if (late.length > 0)
+    lines.push(
+      `* the fixed-rate generator (one Node process on CPU 0, beside the upstream) could not keep up: ` +
+        `${late.map((row) => `${row.contender} (${row.generatorBound})`).join('; ')}. ` +
+        'These percentiles measure the generator as much as the contender.',
+    );
+  const busy = rows.filter((row) => (row.othersCpuPercent ?? 0) > 10);
+  if (busy.length > 0) {
+    const who = (row: Row) => {
+      const top = [
+        ...(row.usage?.closedLoop.machine.topOthers ?? []),
+        ...(row.usage?.fixedRate.machine.topOthers ?? []),
+      ];
+      const names = [...new Set(top.sort((a, b) => b.percent - a.percent).map((other) => other.name))].slice(
+        0,
+        2,
+      );
+      return `${row.contender} (${fixed(row.othersCpuPercent, 0)} % of a core${names.length ? `: ${names.join(', ')}` : ''})`;
+    };
+    lines.push(
+      `Processes this benchmark did not start used CPU during: ${busy.map(who).join('; ')}; those rows are noisy.`,
+    );
+  }
+  const pinning = rows.find((row) => row.contender === 'portico-1')?.pinning ?? rows[0]?.pinning;
+  if (pinning) lines.push(`Pinning: ${pinning} (Portico --workers 2: CPUs 0,1).`);
+  for (const row of rows)
+    if (row.status !== 'ok')
+      lines.push(
+        `${row.contender === 'openig' ? 'OpenIG' : LABELS[row.contender]}: not available (${row.reason})`,
+      );
+  return lines.join('\n');
+}
+
+function startupTable(rows: readonly StartupRow[], settings: Settings): string {
+  const table = markdownTable(
+    ['contender', 'first 200 ms (median)', 'min', 'max', 'runs'],
+    rows.map((row) => [
+      LABELS[row.contender],
+      row.status === 'ok' ? fixed(row.medianMs, 0) : row.status,
+      fixed(row.minMs, 0),
+      fixed(row.maxMs, 0),
+      String(row.runsMs.length),
+    ]),
+  );
+  const lines = [
+    table,
+    '',
+    `From spawning the process (taskset + the command) to the first 200 with the 100-byte body through ` +
+      `the proxy, polled every 10 ms with a new connection; ${settings.startupRuns} run(s) each.`,
+  ];
+  for (const row of rows)
+    if (row.status !== 'ok')
+      lines.push(
+        `${row.contender === 'openig' ? 'OpenIG' : LABELS[row.contender]}: not available (${row.reason})`,
+      );
+  return lines.join('\n');
+}

@@ -1,0 +1,123 @@
+import type { ContenderName } from './contenders.ts';
+import type { Row, ScenarioResult, StartupRow, Target } from './results.ts';
+
+/** The issue's targets, evaluated on what was measured ('not measured' where a figure is missing). */
+export function evaluateTargets(
+  scenarios: readonly ScenarioResult[],
+  startup: readonly StartupRow[],
+): Target[] {
+  const targets: Target[] = [];
+  const scenario = (name: string) => scenarios.find((result) => result.name === name);
+  const row = (result: ScenarioResult | undefined, name: ContenderName): Row | undefined =>
+    result?.rows.find((candidate) => candidate.contender === name && candidate.status === 'ok');
+  const plain = scenario('plain');
+  const portico = row(plain, 'portico-1');
+  const nginx = row(plain, 'nginx');
+  const openig = row(plain, 'openig');
+  const direct = row(plain, 'direct');
+  const rps = (candidate: Row | undefined) => candidate?.wrk?.requestsPerSecond;
+
+  targets.push(
+    compare('plain: Portico (1 worker) throughput ≥ 0.6 × nginx', rps(portico), rps(nginx), 0.6, 'req/s'),
+    compare('plain: Portico (1 worker) throughput ≥ 2 × OpenIG', rps(portico), rps(openig), 2, 'req/s'),
+  );
+
+  const p99 = portico?.latency?.latencyMs.p99;
+  const ownRate = direct?.latency?.latencyMs.p99;
+  const sameRate = plain?.directAtPortico1Rate?.latencyMs.p99;
+  const text =
+    "plain: p99 added latency at 50 % of Portico (1 worker)'s maximum (Portico p99 − direct p99 at the " +
+    'same rate) ≤ 1 ms';
+  const base = sameRate ?? ownRate;
+  if (p99 === undefined || base === undefined) targets.push({ text, status: 'not measured', value: '' });
+  else {
+    const added = p99 - base;
+    const note =
+      sameRate === undefined
+        ? ' (direct at its own 50 %: not measured at the same rate)'
+        : ownRate === undefined
+          ? ''
+          : `; against direct at its own 50 %: ${(p99 - ownRate).toFixed(3)} ms`;
+    targets.push({
+      text,
+      status: added <= 1 ? 'met' : 'missed',
+      value: `${added.toFixed(3)} ms (${p99.toFixed(3)} − ${base.toFixed(3)})${note}`,
+    });
+  }
+
+  const many = scenario('routes-1000');
+  for (const name of ['portico-1', 'portico-2'] as const) {
+    const label = name === 'portico-1' ? '1 worker' : '2 workers';
+    const result = row(many, name);
+    if (!result && name === 'portico-2') continue;
+    targets.push(
+      compare(
+        `routes-1000: Portico (${label}) throughput ≥ 0.9 × its one-route throughput`,
+        rps(result),
+        rps(row(plain, name)),
+        0.9,
+        'req/s',
+      ),
+    );
+  }
+
+  let worst: { mb: number; where: string } | undefined;
+  for (const result of scenarios)
+    for (const candidate of result.rows) {
+      if (!candidate.contender.startsWith('portico') || candidate.peakWorkerRssMb === undefined) continue;
+      if (!worst || candidate.peakWorkerRssMb > worst.mb)
+        worst = { mb: candidate.peakWorkerRssMb, where: `${candidate.contender}, ${result.name}` };
+    }
+  targets.push(
+    worst
+      ? {
+          text: 'RSS ≤ 100 MB per Portico worker under load (largest peak of any worker, any scenario)',
+          status: worst.mb <= 100 ? 'met' : 'missed',
+          value: `${worst.mb.toFixed(1)} MB (${worst.where})`,
+        }
+      : { text: 'RSS ≤ 100 MB per Portico worker under load', status: 'not measured', value: '' },
+  );
+
+  const boot = startup.find((candidate) => candidate.contender === 'portico-1' && candidate.status === 'ok');
+  targets.push(
+    boot?.medianMs === undefined
+      ? {
+          text: 'startup: first proxied response ≤ 0.5 s after start (Portico 1 worker)',
+          status: 'not measured',
+          value: '',
+        }
+      : {
+          text: 'startup: first proxied response ≤ 0.5 s after start (Portico 1 worker, median of runs)',
+          status: boot.medianMs <= 500 ? 'met' : 'missed',
+          value: `${boot.medianMs.toFixed(0)} ms (runs: ${boot.runsMs.map((ms) => ms.toFixed(0)).join(', ')})`,
+        },
+  );
+  return targets;
+}
+
+function compare(
+  text: string,
+  value: number | undefined,
+  base: number | undefined,
+  factor: number,
+  unit: string,
+): Target {
+  if (value === undefined || base === undefined || base === 0)
+    return { text, status: 'not measured', value: '' };
+  const ratio = value / base;
+  return {
+    text,
+    status: ratio >= factor ? 'met' : 'missed',
+    value: `${ratio.toFixed(2)}× (${Math.round(value)} vs ${Math.round(base)} ${unit})`,
+  };
+}
+
+export function formatTargets(targets: readonly Target[]): string {
+  const width = Math.max(...targets.map((target) => target.status.length));
+  return targets
+    .map(
+      (target) =>
+        `- ${target.status.toUpperCase().padEnd(width)}  ${target.text}${target.value ? `: ${target.value}` : ''}`,
+    )
+    .join('\n');
+}
