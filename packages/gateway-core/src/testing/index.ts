@@ -1,2 +1,9 @@
-export { corpusAvailable, corpusFiles, corpusRoot, repositoryRoot } from './corpus.ts';
+export {
+  awaitsLaterWork,
+  corpusAvailable,
+  corpusFiles,
+  corpusRoot,
+  repositoryRoot,
+  requireCorpusUnderCi,
+} from './corpus.ts';
 export { serviceUrl } from './services.ts';
