@@ -1,6 +1,9 @@
+import { createRequire } from 'node:module';
 import type { Logger } from '@portico/gateway-core';
 import pino from 'pino';
-import pretty from 'pino-pretty';
+
+// The readable console form is loaded only when asked for: it is not small, and servers log JSON.
+const require = createRequire(import.meta.url);
 
 export type LogFormat = 'json' | 'pretty';
 
@@ -16,7 +19,11 @@ export function createLogger(
   const level = options.level ?? process.env.PORTICO_LOG_LEVEL ?? 'info';
   const destination =
     format === 'pretty'
-      ? pretty({ colorize: process.stdout.isTTY, sync: true, ignore: 'pid,hostname' })
+      ? (require('pino-pretty') as typeof import('pino-pretty'))({
+          colorize: process.stdout.isTTY,
+          sync: true,
+          ignore: 'pid,hostname',
+        })
       : pino.destination({ sync: true });
   const base = pino({ level, base: { pid: process.pid } }, destination);
   return wrap(base);
