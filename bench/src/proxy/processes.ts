@@ -67,10 +67,23 @@ export function start(
 export async function stop(started: Started, graceMs = 5000): Promise<void> {
   if (!started.alive()) return;
   signalGroup(started.pid, 'SIGTERM');
-  const killed = await Promise.race([started.exited.then(() => true), sleep(graceMs).then(() => false)]);
+  const killed = (await within(started.exited, graceMs)) !== TIMEOUT;
   // The leader may be gone while others in its group are not: make sure of the whole group.
   signalGroup(started.pid, 'SIGKILL');
-  if (!killed) await Promise.race([started.exited, sleep(2000)]);
+  if (!killed) await within(started.exited, 2000);
+}
+
+const TIMEOUT = Symbol('timeout');
+
+/** `promise`'s value, or TIMEOUT after `ms`; the timer is cleared either way (not to keep the process up). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMEOUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof TIMEOUT>((resolve) => (timer = setTimeout(() => resolve(TIMEOUT), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
@@ -144,9 +157,8 @@ export async function runToEnd(
   options: { logDir: string; timeoutMs: number; cpus?: string; cwd?: string; env?: NodeJS.ProcessEnv },
 ): Promise<{ status: string; timedOut: boolean; log: string }> {
   const started = start(name, command, args, options);
-  const timer = sleep(options.timeoutMs).then(() => 'timeout');
-  const outcome = await Promise.race([started.exited, timer]);
-  if (outcome === 'timeout') {
+  const outcome = await within(started.exited, options.timeoutMs);
+  if (outcome === TIMEOUT) {
     await stop(started, 2000);
     return { status: 'timeout', timedOut: true, log: started.log };
   }

@@ -114,8 +114,10 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
   const scenarioErrors: Record<string, string> = {};
   console.log(
     `${machine.nproc} CPUs (${machine.cpuModel}), ${machine.kernel}, Node ${machine.node}, ` +
-      `${machine.nginx}, wrk ${machine.wrk}; pinning: ${pinned ? 'gateway CPU 1, upstream + load CPU 0' : 'none'}; ` +
-      `runs of ${settings.seconds} s after ${settings.warmupSeconds} s warm-up; latency runner ${settings.runner}`,
+      `${machine.nginx}, wrk ${machine.wrk}; ` +
+      `pinning: ${pinned ? 'gateway CPU 1, upstream + load CPU 0' : 'none'}; ` +
+      `runs of ${settings.seconds} s after ${settings.warmupSeconds} s warm-up; ` +
+      `latency runner ${settings.runner}`,
   );
   try {
     if (settings.contenders.includes('openig')) {
@@ -522,7 +524,8 @@ function notes(rows: readonly Row[], settings: Settings): string {
     '',
     `req/s: wrk -t1 -c${settings.connections} -d${settings.seconds}s (closed loop) after a ` +
       `${settings.warmupSeconds} s warm-up. p50/p99/p99.9: ${settings.runner} at 50 % of the contender's ` +
-      `own req/s for ${settings.seconds} s ("at req/s": achieved). errors: wrk (socket errors + status ≥ 400) / ` +
+      `own req/s for ${settings.seconds} s ("at req/s": achieved). ` +
+      'errors: wrk (socket errors + status ≥ 400) / ' +
       'fixed-rate run (errors + non-2xx). RSS: summed over the process tree, once started (idle) and the ' +
       'peak of both runs. ' +
       'CPU %: mean over the wrk run, % of one core.',
@@ -550,10 +553,12 @@ function notes(rows: readonly Row[], settings: Settings): string {
         0,
         2,
       );
-      return `${row.contender} (${fixed(row.othersCpuPercent, 0)} % of a core${names.length ? `: ${names.join(', ')}` : ''})`;
+      const list = names.length > 0 ? `: ${names.join(', ')}` : '';
+      return `${row.contender} (${fixed(row.othersCpuPercent, 0)} % of a core${list})`;
     };
     lines.push(
-      `Processes this benchmark did not start used CPU during: ${busy.map(who).join('; ')}; those rows are noisy.`,
+      `Processes this benchmark did not start used CPU during: ${busy.map(who).join('; ')}; ` +
+        'those rows are noisy.',
     );
   }
   const pinning = rows.find((row) => row.contender === 'portico-1')?.pinning ?? rows[0]?.pinning;

@@ -6,9 +6,11 @@ export function markdownTable(headers: readonly string[], rows: readonly (readon
   const numeric = headers.map(
     (_, i) => rows.length > 0 && rows.every((row) => /^[-\d.,×%≥ *]*$|^—$/.test(row[i] ?? '')),
   );
-  const line = (cells: readonly string[]) =>
-    `| ${cells.map((cell, i) => (numeric[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join(' | ')} |`;
-  const rule = `|${widths.map((width, i) => (numeric[i] ? `${'-'.repeat(width + 1)}:` : '-'.repeat(width + 2))).join('|')}|`;
+  const pad = (cell: string, i: number) => (numeric[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!));
+  const line = (cells: readonly string[]) => `| ${cells.map(pad).join(' | ')} |`;
+  const dashes = (width: number, i: number) =>
+    numeric[i] ? `${'-'.repeat(width + 1)}:` : '-'.repeat(width + 2);
+  const rule = `|${widths.map(dashes).join('|')}|`;
   return [line(headers), rule, ...rows.map(line)].join('\n');
 }
 
