@@ -23,7 +23,8 @@ export function evaluateTargets(
   );
 
   const p99 = portico?.latency?.latencyMs.p99;
-  const ownRate = direct?.latency?.latencyMs.p99;
+  // direct at its own 50 % is shown only when the generator kept up with it.
+  const ownRate = direct?.generatorBound ? undefined : direct?.latency?.latencyMs.p99;
   const sameRate = plain?.directAtPortico1Rate?.latencyMs.p99;
   const text =
     "plain: p99 added latency at 50 % of Portico (1 worker)'s maximum (Portico p99 − direct p99 at the " +
