@@ -1,37 +1,45 @@
+import { Request } from '@portico/gateway-core';
+import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
-import { TemplateFilter } from './index.ts';
+import plugin, { type TemplateFilter } from './index.ts';
+
+/** Each test creates the filter through a real heap, as the gateway does from a route file. */
+function filterFrom(config: unknown): Promise<TemplateFilter> {
+  const { heap } = pluginHeap({
+    plugins: [plugin],
+    file: 'routes/template.json',
+    heap: [{ name: 'AddToken', type: 'TemplateFilter', config }],
+  });
+  return heap.get<TemplateFilter>('AddToken', 'filter');
+}
 
 describe('TemplateFilter', () => {
   it('sets the header from a template before calling the next handler', async () => {
-    const filter = new TemplateFilter({ header: 'Authorization', value: 'Bearer ${attributes.token}' });
-    const request = { headers: {} as Record<string, string[]> };
-    const seen = await filter.filter(
-      request,
-      { attributes: { token: 'abc' } },
-      async (r) => r.headers.Authorization,
-    );
-    expect(seen).toEqual(['Bearer abc']);
+    const filter = await filterFrom({ header: 'Authorization', value: 'Bearer ${attributes.token}' });
+    const next = recordingHandler();
+    const context = testContext({ attributes: { token: 'abc' } });
+    await filter.filter(context, new Request({ uri: 'http://app/' }), next.handler);
+    expect(next.requests[0]?.headers.getAll('authorization')).toEqual(['Bearer abc']);
   });
 
   it('removes the header when the value is null', async () => {
-    const filter = new TemplateFilter({ header: 'X-User', value: '${attributes.user}' });
-    const request = { headers: { 'X-User': ['spoofed'] } };
-    await filter.filter(request, { attributes: {} }, async () => undefined);
-    expect(request.headers['X-User']).toBeUndefined();
+    const filter = await filterFrom({ header: 'X-User', value: '${attributes.user}' });
+    const next = recordingHandler();
+    const request = new Request({ uri: 'http://app/', headers: { 'X-User': 'spoofed' } });
+    await filter.filter(testContext(), request, next.handler);
+    expect(next.requests[0]?.headers.has('x-user')).toBe(false);
   });
 
-  it('refuses a configuration without a header, with a coded error', () => {
-    expect(() => new TemplateFilter({ header: '', value: 'x' })).toThrow(
-      expect.objectContaining({
-        code: 'PORTICO_E_CONFIG',
-        details: expect.objectContaining({ jsonPath: '$.config.header' }),
-      }),
-    );
+  it('refuses a configuration without a header, naming the file and the JSON path', async () => {
+    await expect(filterFrom({ value: 'x' })).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { file: 'routes/template.json', jsonPath: '$.heap[0].config.header' },
+    });
   });
 
-  it('refuses a value that is not a valid expression at creation time', () => {
-    expect(() => new TemplateFilter({ header: 'X', value: '${unclosed' })).toThrow(
-      expect.objectContaining({ code: 'PORTICO_E_EXPRESSION' }),
-    );
+  it('refuses a value that is not a valid expression when the object is created', async () => {
+    await expect(filterFrom({ header: 'X', value: '${unclosed' })).rejects.toMatchObject({
+      code: 'PORTICO_E_EXPRESSION',
+    });
   });
 });

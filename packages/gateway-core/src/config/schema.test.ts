@@ -171,3 +171,32 @@ describe('validation', () => {
     });
   });
 });
+
+describe('refine', () => {
+  const rate = s.object({ a: s.integer().optional(), b: s.integer().optional() }).refine(
+    (v) => ((v.a === undefined) === (v.b === undefined) ? 'exactly one of a and b is required' : undefined),
+    'exactly one of a and b',
+    (v) => (v.a !== undefined ? 'b' : undefined),
+  );
+
+  it('accepts what the check accepts, and keeps optional and default working', () => {
+    expect(parseConfig(rate, { a: 1 })).toEqual({ a: 1 });
+    expect(parseConfig(s.object({ r: rate.optional() }), {})).toEqual({});
+  });
+
+  it('reports what the check refuses, at the child it names', () => {
+    const { errors } = checkConfig(rate, { a: 1, b: 2 }, { file: 'f.json' });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      message: 'exactly one of a and b is required',
+      details: { file: 'f.json', jsonPath: '$.b', expected: 'exactly one of a and b' },
+    });
+    expect(checkConfig(rate, {}).errors[0]?.details.jsonPath).toBe('$');
+  });
+
+  it('does not run the check on a value that already failed', () => {
+    const { errors } = checkConfig(rate, { a: 'x' });
+    expect(errors.map((e) => e.details.jsonPath)).toEqual(['$.a']);
+  });
+});

@@ -61,6 +61,19 @@ export abstract class Schema<T> {
     return copy;
   }
 
+  /**
+   * Adds a check run on the parsed value: `test` returns undefined when the value is acceptable, or
+   * what is wrong with it (`'exactly one of rate and throttlingRatePolicy is required'`). `at` names
+   * the child the problem is reported at (a field of an object), else the value's own path.
+   */
+  refine(
+    test: (value: T) => string | undefined,
+    expected: string,
+    at?: (value: T) => string | undefined,
+  ): Schema<T> {
+    return new RefinedSchema(this, test, expected, at);
+  }
+
   describe(text: string): this {
     const copy = this.clone();
     copy._description = text;
@@ -89,6 +102,44 @@ export abstract class Schema<T> {
     if (this._description) out.description = this._description;
     if (this._default) out.default = toJson(this._default());
     return out;
+  }
+}
+
+/** A schema with a check on its parsed value (`Schema.refine`); copies keep the check (plain fields). */
+class RefinedSchema<T> extends Schema<T> {
+  readonly expected: string;
+  private readonly inner: Schema<T>;
+  private readonly test: (value: T) => string | undefined;
+  private readonly at: ((value: T) => string | undefined) | undefined;
+
+  constructor(
+    inner: Schema<T>,
+    test: (value: T) => string | undefined,
+    expected: string,
+    at: ((value: T) => string | undefined) | undefined,
+  ) {
+    super();
+    this.inner = inner;
+    this.test = test;
+    this.at = at;
+    this.expected = expected;
+    this._required = inner._required;
+    this._default = inner._default;
+    this._description = inner._description;
+  }
+
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
+    const errors = ctx.errors.length;
+    const parsed = this.inner.parseValue(value, path, ctx);
+    if (parsed === INVALID || ctx.errors.length > errors) return parsed;
+    const problem = this.test(parsed);
+    if (problem === undefined) return parsed;
+    const child = this.at?.(parsed);
+    return fail(ctx, child === undefined ? path : childPath(path, child), problem, this.expected);
+  }
+
+  jsonSchema() {
+    return this.inner.jsonSchema();
   }
 }
 

@@ -6,4 +6,5 @@ export {
   repositoryRoot,
   requireCorpusUnderCi,
 } from './corpus.ts';
+export { type PluginHeapOptions, pluginHeap, recordingHandler, testContext } from './heap.ts';
 export { serviceUrl } from './services.ts';
