@@ -200,3 +200,25 @@ describe('refine', () => {
     expect(errors.map((e) => e.details.jsonPath)).toEqual(['$.a']);
   });
 });
+
+describe('run-time expressions and the heap properties', () => {
+  it("reads the heap's properties per request, unless the request's bindings have the name", () => {
+    const schema = s.object({ uri: s.expression('string') });
+    const { uri } = parseConfig(
+      schema,
+      { uri: '${frConfigs.amUrl}/json/${attributes.realm}' },
+      {
+        properties: { frConfigs: { amUrl: 'https://am.example' } },
+      },
+    );
+    expect(uri.evaluate({ attributes: { realm: 'alpha' } })).toBe('https://am.example/json/alpha');
+    expect(uri.evaluate({ frConfigs: { amUrl: 'https://other' }, attributes: {} })).toBe(
+      'https://other/json/',
+    );
+  });
+
+  it('leaves names that are neither bound nor properties null', () => {
+    const { value } = parseConfig(s.object({ value: s.expression('any') }), { value: '${missing}' });
+    expect(value.evaluate({})).toBeNull();
+  });
+});

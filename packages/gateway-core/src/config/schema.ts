@@ -309,7 +309,8 @@ export class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<
       value = String(value);
     }
     try {
-      return compile(value as string, this.type, { logger: ctx.logger });
+      // The heap's properties (in the configuration-time bindings) stay readable per request.
+      return compile(value as string, this.type, { logger: ctx.logger, constants: ctx.bindings });
     } catch (error) {
       return record(ctx, error, path);
     }

@@ -17,6 +17,8 @@ export interface CompileContext {
   text: string;
   /** Reports a non-fatal problem found while evaluating (an unknown method). */
   warn(message: string): void;
+  /** Values of top-level names the bindings do not have (a heap's `properties`). */
+  constants?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** A compiled node: its closure, and its value when it is known at load time. */
@@ -79,7 +81,7 @@ function compileDynamic(node: Node, ctx: CompileContext): Compiled {
     case 'literal':
       return constant(node.value);
     case 'identifier':
-      return { ev: identifier(node.name), constant: false };
+      return { ev: identifier(node.name, ctx.constants), constant: false };
     case 'member':
       return { ev: member(node, ctx), constant: false };
     case 'method':
@@ -102,8 +104,16 @@ function compileDynamic(node: Node, ctx: CompileContext): Compiled {
   }
 }
 
-/** A top-level name: a binding, else an implicit object (`system`, `env`, `now`), else null. */
-function identifier(name: string): Evaluator {
+/**
+ * A top-level name: a binding, else a constant (a heap property, so routes can use their
+ * `properties` in run-time expressions as in configuration), else an implicit object (`system`,
+ * `env`, `now`), else null.
+ */
+function identifier(name: string, constants: Readonly<Record<string, unknown>> | undefined): Evaluator {
+  if (constants !== undefined && Object.hasOwn(constants, name)) {
+    const constant = constants[name] ?? null;
+    return (b) => (Object.hasOwn(b, name) && b[name] !== undefined ? (b[name] ?? null) : constant);
+  }
   const implicit = implicitObject(name);
   if (implicit) {
     return (b) => {

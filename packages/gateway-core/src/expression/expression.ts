@@ -48,6 +48,8 @@ export interface LValueExpression {
 export interface CompileOptions {
   /** Where evaluation warnings go; defaults to standard error. */
   logger?: Logger;
+  /** Values for top-level names the bindings lack at evaluation: the heap's `properties`. */
+  constants?: Readonly<Record<string, unknown>>;
 }
 
 const EMPTY_BINDINGS: Bindings = Object.freeze(Object.create(null));
@@ -66,7 +68,12 @@ export function compile<T extends ExpectedType = 'any'>(
   expectedType: T = 'any' as T,
   options: CompileOptions = {},
 ): Expression<Result<T>> {
-  return new CompiledExpression(text, expectedType, options.logger ?? consoleLogger) as Expression<Result<T>>;
+  return new CompiledExpression(
+    text,
+    expectedType,
+    options.logger ?? consoleLogger,
+    options.constants,
+  ) as Expression<Result<T>>;
 }
 
 /**
@@ -152,11 +159,16 @@ class CompiledExpression<T> implements Expression<T> {
   readonly expectedType: ExpectedType;
   readonly ast: Node | undefined;
 
-  constructor(text: string, expectedType: ExpectedType, logger: Logger) {
+  constructor(
+    text: string,
+    expectedType: ExpectedType,
+    logger: Logger,
+    constants?: Readonly<Record<string, unknown>>,
+  ) {
     this.text = text;
     this.expectedType = expectedType;
     this.warnings = new WarningLimiter(text, logger);
-    const ctx: CompileContext = { text, warn: (m) => this.warnings.warn(m) };
+    const ctx: CompileContext = { text, warn: (m) => this.warnings.warn(m), constants };
     const parts = parseTemplate(text);
     const compiled = parts.map((p) =>
       p.kind === 'text' ? { ev: () => p.text, constant: true } : compileNode(p.node, ctx),

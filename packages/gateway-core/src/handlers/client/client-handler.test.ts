@@ -284,6 +284,22 @@ describe('ClientHandler: requests and responses', () => {
     expect(header(up.seen[0]!.rawHeaders, 'host')).toEqual([`127.0.0.1:${up.port}`]);
   });
 
+  it("sends a Host a filter set instead of the client's, as routes do to reach a virtual host", async () => {
+    const up = await upstream();
+    const routed = context().child('router', { originalUri: 'http://gateway.example.com/app' });
+    await client().handle(
+      routed,
+      new Request({ uri: `${up.url}/`, headers: { Host: 'gateway.example.com' } }),
+    );
+    await client().handle(routed, new Request({ uri: `${up.url}/`, headers: { Host: 'vhost.internal' } }));
+    await client().handle(routed, new Request({ uri: `${up.url}/` }));
+    expect(up.seen.map((s) => header(s.rawHeaders, 'host'))).toEqual([
+      [`127.0.0.1:${up.port}`],
+      ['vhost.internal'],
+      [`127.0.0.1:${up.port}`],
+    ]);
+  });
+
   it('preserves the encoded path and the query byte for byte', async () => {
     const up = await upstream();
     const paths = ['/a%2Fb?x=%20&y', '/%7Euser/caf%C3%A9;p=1?q=a+b&q=%2B&empty=#frag', '/?', '/x?a=%ZZ'];

@@ -142,7 +142,7 @@ export class ClientHandler implements Handler {
     const target = upstreamTarget(request.uri);
     const { body, contentLength } = await outgoingBody(request);
     const headers = upstreamRequestHeaders(request, {
-      host: target.host,
+      host: upstreamHost(request, context, target),
       contentLength,
       forwarded: this.forwardedHeaders
         ? forwardedFor(context.client, request, originalUri(context))
@@ -255,6 +255,32 @@ function toResponse(data: Dispatcher.ResponseData, method: string): Response {
     headers,
     entity,
   });
+}
+
+/**
+ * The Host field sent upstream: the target's, unless a filter replaced the client's Host (a
+ * HeaderFilter removing and adding `Host`, as real routes do to reach virtual hosts). A Host equal to
+ * the one the client sent is the gateway's own name and is never forwarded.
+ */
+function upstreamHost(request: Request, context: Context, target: UpstreamTarget): string {
+  const declared = request.headers.get('host');
+  if (declared === undefined) return target.host;
+  const original = authorityOf(context.router?.originalUri);
+  if (original === undefined || declared.toLowerCase() === original.toLowerCase()) return target.host;
+  return declared;
+}
+
+/** `host[:port]` of an absolute URI's text, without parsing it (this runs for every request). */
+function authorityOf(uri: string | undefined): string | undefined {
+  const start = uri?.indexOf('://') ?? -1;
+  if (uri === undefined || start < 0) return undefined;
+  let end = uri.length;
+  for (const stop of ['/', '?', '#']) {
+    const at = uri.indexOf(stop, start + 3);
+    if (at >= 0 && at < end) end = at;
+  }
+  const authority = uri.slice(start + 3, end);
+  return authority.slice(authority.lastIndexOf('@') + 1);
 }
 
 /** The URI the client asked for, when a router recorded it. */

@@ -32,8 +32,8 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
- * Request fields the client sends that are not forwarded for other reasons: Host is set from the
- * request URI, Content-Length is recomputed, and Expect has already been answered by the gateway's
+ * Request fields the client sends that are not forwarded for other reasons: Host is chosen by the
+ * handler (the target's, or one a filter set), Content-Length is recomputed, and Expect has already been answered by the gateway's
  * server (Node answers `100-continue` itself) and cannot be honoured again by the upstream client.
  */
 const REGENERATED = new Set(['host', 'content-length', 'expect']);
