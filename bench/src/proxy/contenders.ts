@@ -147,6 +147,9 @@ export function porticoArgs(env: Environment, dir: string, port: number, workers
   return [
     // The V8 flag `portico` passes in its shebang, so the measured process is the one users run.
     '--max-semi-space-size=16',
+    // The gateway imports plugin packages (ThrottlingFilter ...) with its own export conditions:
+    // from the sources, they must resolve to src/ as the core does.
+    '--conditions=portico-source',
     path.join(env.repoRoot, 'apps/gateway/bin/portico.js'),
     'start',
     '--base',

@@ -32,6 +32,8 @@ export interface Row {
   ratioToOpenig?: number;
   /** routes-1000 only: this contender's throughput over its one-route (plain) throughput. */
   ratioToOneRoute?: number;
+  /** Scenarios with a baseline (throttle-*): this contender's throughput over its baseline throughput. */
+  ratioToBaseline?: number;
 }
 
 export interface ScenarioResult {

@@ -1,16 +1,37 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { ContenderName } from './contenders.ts';
 import { LARGE_BYTES, LARGE_PATH, SMALL_BODY } from './nginx.ts';
 
 /**
- * The filters of the `chain` scenario, in order, in front of the ReverseProxyHandler. Portico has no
- * message filters yet, so the chain is empty and the scenario measures the Chain itself. HeaderFilter,
+ * A ThrottlingFilter whose limit load never reaches (a million requests per second in one
+ * partition): the chain pays for the throttling work, never for refusals.
+ */
+export const UNREACHED_THROTTLING = {
+  type: 'ThrottlingFilter',
+  config: { rate: { numberOfRequests: 1_000_000, duration: '1 second' } },
+};
+
+/**
+ * The filters of the `chain` scenario, in order, in front of the ReverseProxyHandler. HeaderFilter,
  * ThrottlingFilter, the OAuth2 resource server (with a cached token) and the CSV audit join this list
  * as their issues land; the headers such filters need go in CHAIN_REQUEST_HEADERS.
  */
-export const CHAIN_FILTERS: readonly unknown[] = [];
+export const CHAIN_FILTERS: readonly unknown[] = [UNREACHED_THROTTLING];
 /** Request headers every request of the `chain` scenario carries (e.g. an Authorization bearer token). */
 export const CHAIN_REQUEST_HEADERS: Readonly<Record<string, string>> = {};
+
+/**
+ * Redis for the throttle-redis scenario: PORTICO_REDIS_URL, else the address test-e2e/services wrote
+ * to $PORTICO_SERVICES_DIR/env.json.
+ */
+export function benchRedisUrl(): string | undefined {
+  if (process.env.PORTICO_REDIS_URL) return process.env.PORTICO_REDIS_URL;
+  const file = path.join(process.env.PORTICO_SERVICES_DIR ?? '/tmp/portico-services', 'env.json');
+  if (!existsSync(file)) return undefined;
+  const url = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>).PORTICO_REDIS_URL;
+  return typeof url === 'string' && url ? url : undefined;
+}
 
 export const ROUTE_COUNT = 1000;
 
@@ -28,10 +49,25 @@ export interface Scenario {
   routes(baseURI: string): Record<string, unknown>;
   /** For nginx: the regex locations, in order, standing for conditional routes (none: `location /`). */
   nginxLocations?: readonly string[];
+  /** Only these contenders run the scenario (default: all selected). */
+  contenders?: readonly ContenderName[];
+  /** Why the scenario cannot run here (a service missing), or undefined when it can. */
+  unavailable?(): string | undefined;
+  /** The scenario whose throughput this one is compared with, contender by contender. */
+  baseline?: string;
 }
 
 const proxyRoute = (baseURI: string) => ({
   'proxy.json': { name: 'proxy', baseURI, handler: 'ReverseProxyHandler' },
+});
+
+/** One proxied route through a Chain of `filters`: the same route with and without throttling. */
+const chainRoute = (name: string, filters: readonly unknown[]) => (baseURI: string) => ({
+  [`${name}.json`]: {
+    name,
+    baseURI,
+    handler: { type: 'Chain', config: { filters, handler: 'ReverseProxyHandler' } },
+  },
 });
 
 /** Route names r0000 ... r0999 sort in that order; the requests go to the last one's path. */
@@ -86,6 +122,55 @@ export const SCENARIOS: readonly Scenario[] = [
         handler: { type: 'Chain', config: { filters: CHAIN_FILTERS, handler: 'ReverseProxyHandler' } },
       },
     }),
+  },
+  {
+    name: 'throttle-off',
+    description: "the throttle scenarios' route without throttling: a Chain with no filter, then the proxy",
+    load: true,
+    path: '/throttle/item',
+    bytes: SMALL_BODY.length,
+    headers: {},
+    routes: chainRoute('throttle', []),
+    contenders: ['portico-1', 'portico-2'],
+  },
+  {
+    name: 'throttle-memory',
+    description: 'the same route with a ThrottlingFilter keeping its bucket in memory (limit never reached)',
+    load: true,
+    path: '/throttle/item',
+    bytes: SMALL_BODY.length,
+    headers: {},
+    routes: chainRoute('throttle', [UNREACHED_THROTTLING]),
+    contenders: ['portico-1', 'portico-2'],
+    baseline: 'throttle-off',
+  },
+  {
+    name: 'throttle-redis',
+    description:
+      'the same route with a ThrottlingFilter keeping its bucket in Redis (one script call per request, ' +
+      'Redis not pinned; an outage would answer 503, counted as errors)',
+    load: true,
+    path: '/throttle/item',
+    bytes: SMALL_BODY.length,
+    headers: {},
+    routes: (baseURI) =>
+      chainRoute('throttle', [
+        {
+          ...UNREACHED_THROTTLING,
+          config: {
+            ...UNREACHED_THROTTLING.config,
+            redis: {
+              uri: benchRedisUrl(),
+              keyPrefix: `portico:bench:${process.pid}:`,
+              whenUnavailable: 'reject',
+            },
+          },
+        },
+      ])(baseURI),
+    contenders: ['portico-1', 'portico-2'],
+    unavailable: () =>
+      benchRedisUrl() ? undefined : 'needs Redis: set PORTICO_REDIS_URL or run test-e2e/services/redis.sh',
+    baseline: 'throttle-off',
   },
   {
     name: 'stream-1mb',

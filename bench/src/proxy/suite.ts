@@ -127,6 +127,12 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
     }
     for (const scenario of settings.scenarios) {
       console.log(`\n### proxy: ${scenario.name}\n\n${scenario.description}\n`);
+      const missing = scenario.unavailable?.();
+      if (missing) {
+        console.log(`skipped: ${missing}`);
+        scenarioErrors[scenario.name] = `skipped: ${missing}`;
+        continue;
+      }
       try {
         if (scenario.load) {
           const result = await runLoadScenario(scenario, settings, env, scenarioResults);
@@ -266,6 +272,7 @@ async function runLoadScenario(
   };
   try {
     for (const name of settings.contenders) {
+      if (scenario.contenders && !scenario.contenders.includes(name)) continue;
       result.rows.push(await measure(name, scenario, settings, env, upstream));
       if (!upstream.alive()) throw new Error(`the upstream nginx died during ${name}; see ${upstream.log}`);
     }
@@ -297,6 +304,7 @@ async function runLoadScenario(
   const rps = (rows: readonly Row[], name: ContenderName) =>
     rows.find((row) => row.contender === name && row.status === 'ok')?.wrk?.requestsPerSecond;
   const oneRoute = earlier.find((candidate) => candidate.name === 'plain');
+  const baseline = earlier.find((candidate) => candidate.name === scenario.baseline);
   for (const row of result.rows) {
     const own = row.wrk?.requestsPerSecond;
     if (own === undefined) continue;
@@ -304,6 +312,7 @@ async function runLoadScenario(
     row.ratioToOpenig = divide(own, rps(result.rows, 'openig'));
     if (scenario.name === 'routes-1000' && oneRoute)
       row.ratioToOneRoute = divide(own, rps(oneRoute.rows, row.contender));
+    if (baseline) row.ratioToBaseline = divide(own, rps(baseline.rows, row.contender));
   }
   return result;
 }
@@ -444,11 +453,13 @@ async function runStartupScenario(
 function loadTable(scenario: Scenario, result: ScenarioResult): string {
   const stream = scenario.bytes > 1000;
   const many = scenario.name === 'routes-1000';
+  const compared = scenario.baseline !== undefined;
   const headers = [
     'contender',
     'req/s',
     ...(stream ? ['MB/s'] : []),
     ...(many ? ['× one route'] : []),
+    ...(compared ? [`× ${scenario.baseline}`] : []),
     'p50 ms',
     'p99 ms',
     'p99.9 ms',
@@ -471,6 +482,7 @@ function loadTable(scenario: Scenario, result: ScenarioResult): string {
       row.status === 'ok' ? integer(wrk?.requestsPerSecond) : row.status,
       ...(stream ? [fixed(wrk?.megabytesPerSecond, 0)] : []),
       ...(many ? [ratio(row.ratioToOneRoute)] : []),
+      ...(compared ? [ratio(row.ratioToBaseline)] : []),
       millis(latency?.latencyMs.p50) + mark,
       millis(latency?.latencyMs.p99) + mark,
       millis(latency?.latencyMs.p99_9) + mark,

@@ -62,6 +62,18 @@ export function evaluateTargets(
     );
   }
 
+  const throttled = row(scenario('throttle-memory'), 'portico-1');
+  const unthrottled = row(scenario('throttle-off'), 'portico-1');
+  targets.push(
+    compare(
+      'throttle-memory: Portico (1 worker) throughput ≥ 0.9 × the same route unthrottled (throttling costs ≤ 10 %)',
+      rps(throttled),
+      rps(unthrottled),
+      0.9,
+      'req/s',
+    ),
+  );
+
   let worst: { mb: number; where: string } | undefined;
   for (const result of scenarios)
     for (const candidate of result.rows) {

@@ -1,10 +1,21 @@
 import { definePlugin } from '@portico/gateway-core';
 import pkg from '../package.json' with { type: 'json' };
+import { CookieFilterHeaplet } from './cookie-filter.ts';
 
-/** Not yet implemented: the package.json has no `portico` block, so the gateway does not discover it. */
+export {
+  ACTIONS,
+  COOKIE_JAR_SESSION_KEY,
+  type CookieAction,
+  CookieFilter,
+  CookieFilterHeaplet,
+  type CookieFilterOptions,
+} from './cookie-filter.ts';
+export { CookieJar, type CookieTarget, type StoredCookie } from './cookie-jar.ts';
+
+/** The plugin manifest the gateway imports when a configuration first uses one of its types. */
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
   core: '^0.1.0',
-  heaplets: [],
+  heaplets: [CookieFilterHeaplet],
 });

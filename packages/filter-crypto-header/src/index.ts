@@ -1,10 +1,19 @@
 import { definePlugin } from '@portico/gateway-core';
 import pkg from '../package.json' with { type: 'json' };
+import { CryptoHeaderFilterHeaplet } from './crypto-header-filter.ts';
 
-/** Not yet implemented: the package.json has no `portico` block, so the gateway does not discover it. */
+export {
+  CryptoHeaderFilter,
+  CryptoHeaderFilterHeaplet,
+  type CryptoHeaderFilterOptions,
+  DEFAULT_ALGORITHM,
+} from './crypto-header-filter.ts';
+export { SUPPORTED_TRANSFORMATIONS, type Transformation, transformationOf } from './transformation.ts';
+
+/** The plugin manifest the gateway imports when a configuration first uses one of its types. */
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
   core: '^0.1.0',
-  heaplets: [],
+  heaplets: [CryptoHeaderFilterHeaplet],
 });

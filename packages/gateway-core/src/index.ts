@@ -10,4 +10,5 @@ export * from './heap/index.ts';
 export * from './http/index.ts';
 export * from './logging.ts';
 export * from './registry/index.ts';
+export * from './scripting/index.ts';
 export * from './types.ts';

@@ -12,6 +12,7 @@ export {
 export type { Node as ExpressionNode } from './ast.ts';
 export { elCompare, elEquals, isEmpty, toBoolean, toNumber, toText } from './coercion.ts';
 export type { Bindings } from './compiler.ts';
+export { readsEntity } from './entity-access.ts';
 export {
   type CompileOptions,
   compile,
@@ -22,4 +23,6 @@ export {
 } from './expression.ts';
 export { FUNCTIONS } from './functions.ts';
 export { getSystemProperties, Now, setSystemProperty } from './implicit.ts';
+export { compileJavaRegex } from './java/regex.ts';
+export { LazyMap, type LazyMapLoader, type LazyMapOptions, settleLazy } from './lazy-map.ts';
 export { containsExpression, templatesParsed } from './template.ts';

@@ -1,4 +1,11 @@
-export { parseCookieHeaders, type RequestCookie } from './cookies.ts';
+export { charsetDecoder, charsetEncoder, charsetStreamDecoder, type TextStreamDecoder } from './charset.ts';
+export {
+  parseCookieHeaders,
+  parseSetCookie,
+  type RequestCookie,
+  type ResponseCookie,
+  splitSetCookie2,
+} from './cookies.ts';
 export {
   DEFAULT_MAX_BUFFERED_BYTES,
   Entity,
@@ -6,6 +13,7 @@ export {
   entityTooLarge,
   parseForm,
 } from './entity.ts';
+export { encodeForm, encodeQuery, type FormFields } from './form.ts';
 export { Headers } from './headers.ts';
 export { Request, Response } from './message.ts';
 export { Status } from './status.ts';

@@ -21,6 +21,8 @@ export interface PluginHeapOptions {
   properties?: Record<string, unknown>;
   /** Directories; by default a fresh temporary instance directory. */
   environment?: Partial<GatewayEnvironment>;
+  /** Objects used for names the heap does not declare, as the gateway's defaults (`LogSink`, `capture` ...). */
+  defaults?: readonly unknown[];
 }
 
 /**
@@ -47,6 +49,7 @@ export function pluginHeap(options: PluginHeapOptions = {}) {
     environment,
     ...(options.file === undefined ? {} : { file: options.file }),
     ...(options.properties === undefined ? {} : { properties: options.properties }),
+    ...(options.defaults === undefined ? {} : { defaults: options.defaults }),
   });
   const errors = options.heap === undefined ? [] : heap.declare(options.heap);
   if (errors.length > 0) throw errors[0];

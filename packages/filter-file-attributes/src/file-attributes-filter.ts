@@ -1,0 +1,160 @@
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import {
+  type Bindings,
+  bindingsFor,
+  type Context,
+  charsetDecoder,
+  defineHeaplet,
+  type Expression,
+  type Filter,
+  type Handler,
+  LazyMap,
+  type Logger,
+  type LValueExpression,
+  type Request,
+  type Response,
+  s,
+  toText,
+} from '@portico/gateway-core';
+import { parseRecords, SEPARATORS, type SeparatorName } from './separated-values.ts';
+
+export interface FileAttributesFilterOptions {
+  file: Expression<string>;
+  charset: string;
+  separator: SeparatorName;
+  header: boolean;
+  fields: readonly string[] | undefined;
+  target: LValueExpression;
+  key: string;
+  value: Expression<unknown>;
+  name: string;
+  logger: Logger;
+}
+
+/** A parsed file, kept while its size and modification time stay the same. */
+interface ParsedFile {
+  path: string;
+  mtimeMs: number;
+  size: number;
+  records: string[][];
+}
+
+/**
+ * FileAttributesFilter sets its target to the record of a delimiter-separated file whose `key` column
+ * holds `value`, as a map of field → text. The lookup is lazy: the target receives a LazyMap, and the
+ * file is read (and `file` and `value` evaluated) only when something first reads the target, which
+ * may be never. No matching record, or a file that cannot be read, gives an empty map and a log line.
+ *
+ * The read is synchronous, because expressions read the target synchronously; the parsed file is
+ * kept while it is unchanged, so later lookups cost a `stat` and a scan.
+ */
+export class FileAttributesFilter implements Filter {
+  readonly #options: FileAttributesFilterOptions;
+  readonly #decode: (bytes: Uint8Array) => string;
+  #cached: ParsedFile | undefined;
+
+  constructor(options: FileAttributesFilterOptions) {
+    this.#options = options;
+    this.#decode = charsetDecoder(options.charset)!;
+  }
+
+  filter(context: Context, request: Request, next: Handler): Promise<Response> {
+    const bindings = bindingsFor(context, request);
+    this.#options.target.assign(bindings, new LazyMap(() => this.lookup(bindings)));
+    return next.handle(context, request);
+  }
+
+  /** The record for these bindings, or an empty map; never throws. */
+  lookup(bindings: Bindings): Record<string, string> {
+    const { file, value, key, logger, name } = this.#options;
+    const fileName = file.evaluate(bindings);
+    const wanted = value.evaluate(bindings);
+    if (fileName === null || fileName === '') {
+      logger.warn('the file expression gave no file name; the target is empty', {
+        filter: name,
+        file: file.text,
+      });
+      return {};
+    }
+    if (wanted === null) {
+      logger.debug('the value to look up is null; the target is empty', { filter: name, value: value.text });
+      return {};
+    }
+    let records: string[][];
+    try {
+      records = this.#records(path.resolve(fileName));
+    } catch (error) {
+      logger.warn('the file could not be read; the target is empty', {
+        filter: name,
+        file: fileName,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return {};
+    }
+    const found = this.#find(records, toText(wanted));
+    if (!found) logger.debug('no record matches; the target is empty', { filter: name, file: fileName, key });
+    return found ?? {};
+  }
+
+  #find(records: string[][], wanted: string): Record<string, string> | undefined {
+    const { header, key } = this.#options;
+    const rows = header ? records.slice(1) : records;
+    // Without `fields`, the header row names the columns, else the column numbers (from 0) do.
+    const fields = this.#options.fields ?? (header ? records[0] : undefined);
+    const index = fields ? fields.indexOf(key) : /^\d+$/.test(key) ? Number(key) : -1;
+    if (index < 0) return undefined;
+    const record = rows.find((row) => row[index] === wanted);
+    if (!record) return undefined;
+    const out: Record<string, string> = {};
+    const names = fields ?? record.map((_, i) => String(i));
+    for (let i = 0; i < Math.min(names.length, record.length); i++) out[names[i]!] = record[i]!;
+    return out;
+  }
+
+  #records(file: string): string[][] {
+    const stat = statSync(file);
+    const cached = this.#cached;
+    if (cached && cached.path === file && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
+      return cached.records;
+    }
+    const records = parseRecords(this.#decode(readFileSync(file)), SEPARATORS[this.#options.separator]);
+    this.#cached = { path: file, mtimeMs: stat.mtimeMs, size: stat.size, records };
+    return records;
+  }
+}
+
+export const FileAttributesFilterHeaplet = defineHeaplet({
+  type: 'FileAttributesFilter',
+  kind: 'filter',
+  config: s.object({
+    // Evaluated when the target is first read, so it may use the request; `${env[...]}` works too.
+    file: s.expression('string'),
+    charset: s
+      .string()
+      .default('UTF-8')
+      .refine(
+        (name) => (charsetDecoder(name) ? undefined : `'${name}' is not a known character set`),
+        'a character set such as UTF-8',
+      ),
+    separator: s.enumOf(['COLON', 'COMMA', 'TAB'] as const).default('COMMA'),
+    header: s.boolean().default(true),
+    fields: s.array(s.string()).optional(),
+    target: s.lvalue(),
+    key: s.string(),
+    value: s.expression('any'),
+  }),
+  create: ({ config, name, logger }) =>
+    new FileAttributesFilter({
+      file: config.file as Expression<string>,
+      charset: config.charset,
+      separator: config.separator,
+      header: config.header,
+      fields: config.fields,
+      target: config.target,
+      key: config.key,
+      value: config.value,
+      name,
+      logger,
+    }),
+});

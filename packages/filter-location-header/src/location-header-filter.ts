@@ -1,0 +1,120 @@
+import {
+  bindingsFor,
+  type Context,
+  defineHeaplet,
+  type Expression,
+  type Filter,
+  type Handler,
+  type Logger,
+  type Request,
+  Response,
+  type RouterInfo,
+  s,
+  Uri,
+} from '@portico/gateway-core';
+
+/**
+ * Rewrites the `Location` of a response that would send the user agent straight to the proxied
+ * application, so that it goes through the gateway instead: its scheme, host and port become those
+ * of `baseURI` when set, else those of the URI the client originally asked for. Path, query and
+ * fragment are kept as they are, percent-encoding included. A Location pointing anywhere else (an
+ * identity provider, another site) or relative (already resolved against the gateway) is left alone.
+ */
+export class LocationHeaderFilter implements Filter {
+  readonly #baseURI: Expression<string> | undefined;
+  readonly #logger: Logger;
+
+  constructor(baseURI: Expression<string> | undefined, logger: Logger) {
+    this.#baseURI = baseURI;
+    this.#logger = logger;
+  }
+
+  async filter(context: Context, request: Request, next: Handler): Promise<Response> {
+    // Copied: filters further on may rebase the request's URI in place.
+    const received = request.uri.with({});
+    const response = await next.handle(context, request);
+    const location = response.headers.get('location');
+    if (location === undefined) return response;
+    const target = parse(location);
+    if (!target || !applicationOrigins(received, request).has(originOf(target))) return response;
+    const configured = this.#base(context, request, response);
+    if (configured === null) {
+      // Passing the Location on unchanged would expose the application: fail instead.
+      response.entity.discard();
+      return Response.empty(500);
+    }
+    const base = configured ?? originalUri(context) ?? received;
+    const rebased = target.rebase(base).toString();
+    if (rebased !== location) response.headers.set('Location', rebased);
+    return response;
+  }
+
+  /** The evaluated baseURI; undefined when none is configured; null (logged) when it is unusable. */
+  #base(context: Context, request: Request, response: Response): Uri | undefined | null {
+    if (!this.#baseURI) return undefined;
+    const text = this.#baseURI.evaluate(bindingsFor(context, request, response));
+    const uri = text === null ? undefined : parse(text);
+    if (uri?.scheme && uri.host) return uri;
+    this.#logger.error('cannot rewrite the Location header: baseURI is not an absolute URI', {
+      baseURI: this.#baseURI.text,
+      value: text,
+    });
+    return null;
+  }
+}
+
+function parse(text: string): Uri | undefined {
+  try {
+    return Uri.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `scheme://host:port` with the port always written, so `http://a` and `http://a:80` are one origin. */
+function originOf(uri: Uri): string {
+  return uri.scheme && uri.host ? `${uri.scheme}://${uri.host}:${uri.effectivePort}` : '';
+}
+
+/**
+ * Where the proxied application lives: the request's URI as the filter received it and as it left
+ * (a baseURI further on may have rebased it), and the Host the request carried, if a filter set one.
+ */
+function applicationOrigins(received: Uri, request: Request): Set<string> {
+  const origins = new Set([originOf(received), originOf(request.uri)]);
+  const host = request.headers.get('host');
+  const withHost = host === undefined ? undefined : parse(`${request.uri.scheme ?? 'http'}://${host}`);
+  if (withHost) origins.add(originOf(withHost));
+  origins.delete('');
+  return origins;
+}
+
+/** The URI the client asked for: recorded by the outermost router, before any baseURI applied. */
+function originalUri(context: Context): Uri | undefined {
+  let router: RouterInfo | undefined;
+  for (let c: Context | undefined = context; c; c = c.parent) router = c.router ?? router;
+  const uri = router ? parse(router.originalUri) : undefined;
+  return uri?.scheme && uri.host ? uri : undefined;
+}
+
+/** A baseURI written as plain text is checked when the configuration loads. */
+function badBaseUri(baseURI: Expression<unknown> | undefined): string | undefined {
+  if (!baseURI?.isConstant) return undefined;
+  const text = String(baseURI.evaluate());
+  const uri = parse(text);
+  return uri?.scheme && uri.host ? undefined : `'${text}' is not an absolute URI`;
+}
+
+export const LocationHeaderFilterHeaplet = defineHeaplet({
+  type: 'LocationHeaderFilter',
+  aliases: ['RedirectFilter'],
+  kind: 'filter',
+  config: s.object({
+    baseURI: s
+      .expression('string')
+      .optional()
+      .refine(badBaseUri, 'an absolute URI such as "https://gateway.example.com:8443"'),
+  }),
+  create: ({ config, logger }) =>
+    new LocationHeaderFilter(config.baseURI as Expression<string> | undefined, logger),
+});

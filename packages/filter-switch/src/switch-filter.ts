@@ -1,0 +1,88 @@
+import {
+  type Bindings,
+  bindingsFor,
+  type Condition,
+  type Context,
+  condition,
+  defineHeaplet,
+  type Filter,
+  type Handler,
+  holds,
+  type Request,
+  type Response,
+  readsEntity,
+  s,
+} from '@portico/gateway-core';
+
+/** When `condition` holds (or there is none), `handler` takes over. */
+export interface SwitchCase {
+  condition?: Condition;
+  handler: Handler;
+}
+
+/**
+ * Diverts a request to another handler when a condition holds: an `onRequest` case before the
+ * request goes on (the rest of the chain is skipped), an `onResponse` case once the response is
+ * back (the case's handler answers instead, and the first response is discarded). The first case
+ * that holds wins and the switch does nothing more; when none holds, the request and the response
+ * pass unchanged.
+ */
+export class SwitchFilter implements Filter {
+  readonly #onRequest: readonly SwitchCase[];
+  readonly #onResponse: readonly SwitchCase[];
+  /** Whether a condition reads the request's or the response's body, which must then be buffered. */
+  readonly #readsRequestBody: boolean;
+  readonly #readsResponseBody: boolean;
+
+  constructor(onRequest: readonly SwitchCase[], onResponse: readonly SwitchCase[]) {
+    this.#onRequest = onRequest;
+    this.#onResponse = onResponse;
+    this.#readsRequestBody = [...onRequest, ...onResponse].some((c) => reads(c, 'request'));
+    this.#readsResponseBody = onResponse.some((c) => reads(c, 'response'));
+  }
+
+  async filter(context: Context, request: Request, next: Handler): Promise<Response> {
+    if (this.#readsRequestBody) await request.entity.bytes();
+    const onRequest = firstHolding(this.#onRequest, bindingsFor(context, request));
+    if (onRequest) return onRequest.handle(context, request);
+    const response = await next.handle(context, request);
+    if (this.#onResponse.length === 0) return response;
+    if (this.#readsResponseBody) await response.entity.bytes();
+    const onResponse = firstHolding(this.#onResponse, bindingsFor(context, request, response));
+    if (!onResponse) return response;
+    // The replaced response is never sent: drain it so its connection goes back to the pool.
+    response.entity.discard();
+    return onResponse.handle(context, request);
+  }
+}
+
+function firstHolding(cases: readonly SwitchCase[], bindings: Bindings): Handler | undefined {
+  for (const c of cases) if (holds(c.condition, bindings)) return c.handler;
+  return undefined;
+}
+
+function reads({ condition }: SwitchCase, message: 'request' | 'response'): boolean {
+  return typeof condition?.expression === 'object' && readsEntity(condition.expression.text, message);
+}
+
+const switchCase = s.object(
+  {
+    // Real configurations name their cases for people reading them.
+    name: s.string().optional(),
+    condition: condition().optional(),
+    handler: s.ref<Handler>('handler'),
+  },
+  // Some incumbent configurations put a decoration (`"capture": "all"`) on a case, where the
+  // incumbent ignores it: a case is not a heap object. Accepted and ignored likewise.
+  { ignored: ['comment', 'comments', 'capture'] },
+);
+
+export const SwitchFilterHeaplet = defineHeaplet({
+  type: 'SwitchFilter',
+  kind: 'filter',
+  config: s.object({
+    onRequest: s.array(switchCase).default([]),
+    onResponse: s.array(switchCase).default([]),
+  }),
+  create: ({ config }) => new SwitchFilter(config.onRequest, config.onResponse),
+});

@@ -1,0 +1,35 @@
+import { type Context, childPath, defineHeaplet, type Request, s } from '@portico/gateway-core';
+import type { BucketRate } from '../bucket/index.ts';
+import { rateSchema, toBucketRate } from '../rate.ts';
+import { requirePolicy, type ThrottlingRatePolicy } from './policy.ts';
+
+/** Asks a delegate policy for the rate; when it answers null, uses the default rate. */
+export class DefaultRateThrottlingPolicy implements ThrottlingRatePolicy {
+  readonly #delegate: ThrottlingRatePolicy;
+  readonly #defaultRate: BucketRate;
+
+  constructor(delegate: ThrottlingRatePolicy, defaultRate: BucketRate) {
+    this.#delegate = delegate;
+    this.#defaultRate = defaultRate;
+  }
+
+  async rateFor(context: Context, request: Request): Promise<BucketRate> {
+    return (await this.#delegate.rateFor(context, request)) ?? this.#defaultRate;
+  }
+}
+
+export const DefaultRateThrottlingPolicyHeaplet = defineHeaplet({
+  type: 'DefaultRateThrottlingPolicy',
+  kind: 'object',
+  config: s.object({
+    delegateThrottlingRatePolicy: s.ref<unknown>('object'),
+    defaultRate: rateSchema,
+  }),
+  create: ({ config, jsonPath }) =>
+    new DefaultRateThrottlingPolicy(
+      requirePolicy(config.delegateThrottlingRatePolicy, {
+        jsonPath: childPath(childPath(jsonPath, 'config'), 'delegateThrottlingRatePolicy'),
+      }),
+      toBucketRate(config.defaultRate),
+    ),
+});

@@ -1,0 +1,256 @@
+import path from 'node:path';
+import {
+  bindingsFor,
+  type Context,
+  childPath,
+  compile,
+  Duration,
+  defineHeaplet,
+  type Expression,
+  type Filter,
+  type Handler,
+  type Logger,
+  type Request,
+  Response,
+  s,
+} from '@portico/gateway-core';
+import {
+  type BucketStore,
+  type Consumption,
+  MemoryBucketStore,
+  RedisBucketStore,
+  retryAfterSeconds,
+} from './bucket/index.ts';
+import { FixedRatePolicy, requirePolicy, type ThrottlingRatePolicy } from './policies/policy.ts';
+import { rateSchema, toBucketRate } from './rate.ts';
+import { acquireRedis, type SharedRedis } from './redis-connections.ts';
+
+/** What a filter does with a request while its store (Redis) cannot be reached. */
+export type WhenUnavailable = 'allow' | 'reject';
+
+export interface ThrottlingFilterOptions {
+  /** The heap object's name, for logs. */
+  name: string;
+  /** The partition of a request; null answers 500. */
+  grouping: Expression<string>;
+  policy: ThrottlingRatePolicy;
+  store: BucketStore;
+  whenUnavailable: WhenUnavailable;
+  logger: Logger;
+}
+
+/** How often a filter's store could not be reached, and how many requests that touched. */
+export interface OutageCounts {
+  /** Outages begun: a failure after a success (or as the first answer). */
+  outages: number;
+  /** Requests that arrived while the store was unreachable (let through or refused). */
+  requests: number;
+}
+
+/**
+ * Limits the request rate per partition with token buckets: a request takes one token from its
+ * partition's bucket, or is answered 429 Too Many Requests with `Retry-After` (whole seconds,
+ * rounded up) without reaching the next handler.
+ */
+export class ThrottlingFilter implements Filter {
+  readonly name: string;
+  readonly #grouping: Expression<string>;
+  /** The partition when the grouping expression does not depend on the request (the default ''). */
+  readonly #constantPartition: string | null | undefined;
+  readonly #policy: ThrottlingRatePolicy;
+  readonly #store: BucketStore;
+  readonly #whenUnavailable: WhenUnavailable;
+  readonly #logger: Logger;
+  #down = false;
+  readonly #outages: OutageCounts = { outages: 0, requests: 0 };
+
+  constructor(options: ThrottlingFilterOptions) {
+    this.name = options.name;
+    this.#grouping = options.grouping;
+    this.#constantPartition = options.grouping.isConstant ? options.grouping.evaluate() : undefined;
+    this.#policy = options.policy;
+    this.#store = options.store;
+    this.#whenUnavailable = options.whenUnavailable;
+    this.#logger = options.logger;
+  }
+
+  /** A copy of the outage counts. */
+  get outages(): OutageCounts {
+    return { ...this.#outages };
+  }
+
+  /** How many partitions the filter keeps in memory (undefined when its buckets are elsewhere). */
+  get partitions(): number | undefined {
+    return this.#store instanceof MemoryBucketStore ? this.#store.size : undefined;
+  }
+
+  async filter(context: Context, request: Request, next: Handler): Promise<Response> {
+    const partition =
+      this.#constantPartition === undefined
+        ? this.#grouping.evaluate(bindingsFor(context, request))
+        : this.#constantPartition;
+    if (partition === null) {
+      this.#logger.error('the request grouping policy evaluated to null; answering 500', {
+        filter: this.name,
+        requestGroupingPolicy: this.#grouping.text,
+      });
+      return Response.empty(500);
+    }
+    const rate = await this.#policy.rateFor(context, request);
+    if (rate === null) return next.handle(context, request);
+    let consumption: Consumption;
+    try {
+      consumption = await this.#store.consume(partition, rate);
+    } catch (error) {
+      return this.#unavailable(error, context, request, next);
+    }
+    if (this.#down) this.#recovered();
+    if (consumption.admitted) return next.handle(context, request);
+    return tooManyRequests(consumption.waitMicros);
+  }
+
+  #unavailable(error: unknown, context: Context, request: Request, next: Handler): Promise<Response> {
+    this.#outages.requests++;
+    if (!this.#down) {
+      this.#down = true;
+      this.#outages.outages++;
+      this.#logger.error(
+        this.#whenUnavailable === 'allow'
+          ? 'the throttling store is unreachable; requests pass unthrottled until it answers'
+          : 'the throttling store is unreachable; requests are refused with 503 until it answers',
+        {
+          filter: this.name,
+          error: String((error as Error)?.message ?? error),
+          outages: this.#outages.outages,
+        },
+      );
+    }
+    if (this.#whenUnavailable === 'allow') return next.handle(context, request);
+    return Promise.resolve(Response.empty(503));
+  }
+
+  #recovered(): void {
+    this.#down = false;
+    this.#logger.info('the throttling store answers again', {
+      filter: this.name,
+      outages: this.#outages.outages,
+      requestsDuringOutages: this.#outages.requests,
+    });
+  }
+}
+
+function tooManyRequests(waitMicros: number): Response {
+  const response = Response.empty(429);
+  response.headers.set('Retry-After', String(retryAfterSeconds(waitMicros)));
+  return response;
+}
+
+const EMPTY_GROUPING = compile('', 'string');
+const DEFAULT_CLEANING_INTERVAL = Duration.parse('5 seconds');
+const ONE_DAY = Duration.parse('1 day');
+
+const redisSchema = s.object({
+  /** `redis://[user:password@]host:port[/db]` or `rediss://` for TLS. */
+  uri: s.string(),
+  keyPrefix: s.string().optional(),
+  whenUnavailable: s.enumOf(['allow', 'reject'] as const).default('allow'),
+  timeout: s
+    .duration()
+    .refine(
+      (timeout) =>
+        timeout.isZero || timeout.isUnlimited ? 'the timeout must be finite and above zero' : undefined,
+      'a duration above zero such as "500 ms"',
+    )
+    .default(Duration.parse('1 second')),
+});
+
+interface Resources {
+  store: BucketStore;
+  cleaning?: NodeJS.Timeout;
+  redis?: SharedRedis;
+}
+
+/** What each filter holds beside itself, for `destroy`. */
+const resources = new WeakMap<ThrottlingFilter, Resources>();
+
+export const ThrottlingFilterHeaplet = defineHeaplet({
+  type: 'ThrottlingFilter',
+  kind: 'filter',
+  config: s
+    .object({
+      requestGroupingPolicy: s.expression('string').default(EMPTY_GROUPING),
+      rate: rateSchema.optional(),
+      throttlingRatePolicy: s.ref<unknown>('object').optional(),
+      cleaningInterval: s
+        .duration()
+        .refine(
+          (interval) =>
+            interval.isZero || interval.compareTo(ONE_DAY) > 0
+              ? `the cleaning interval must be more than zero and at most one day, not ${interval}`
+              : undefined,
+          'a duration more than zero and at most one day',
+        )
+        .default(DEFAULT_CLEANING_INTERVAL),
+      // Accepted for compatibility: buckets are cleaned on a timer of this process.
+      executor: s.any().optional(),
+      strategy: s.enumOf(['bursty'] as const).optional(),
+      redis: redisSchema.optional(),
+    })
+    .refine(
+      (config) =>
+        (config.rate === undefined) === (config.throttlingRatePolicy === undefined)
+          ? 'exactly one of rate and throttlingRatePolicy is required'
+          : undefined,
+      'exactly one of rate and throttlingRatePolicy',
+      (config) => (config.rate !== undefined ? 'throttlingRatePolicy' : undefined),
+    ),
+  create: async ({ name, config, logger, file, jsonPath, environment }) => {
+    const policy =
+      config.rate !== undefined
+        ? new FixedRatePolicy(toBucketRate(config.rate))
+        : requirePolicy(config.throttlingRatePolicy, {
+            jsonPath: childPath(childPath(jsonPath, 'config'), 'throttlingRatePolicy'),
+          });
+    const owned: Resources = { store: new MemoryBucketStore() };
+    if (config.redis) {
+      owned.redis = await acquireRedis(config.redis.uri, config.redis.timeout.toMillis());
+      owned.store = new RedisBucketStore({
+        client: owned.redis.client,
+        keyPrefix: config.redis.keyPrefix ?? defaultKeyPrefix(file, jsonPath, environment.configDirectory),
+      });
+    } else {
+      const memory = owned.store as MemoryBucketStore;
+      owned.cleaning = setInterval(() => memory.clean(), config.cleaningInterval.toMillis());
+      owned.cleaning.unref();
+    }
+    const filter = new ThrottlingFilter({
+      name,
+      grouping: config.requestGroupingPolicy as Expression<string>,
+      policy,
+      store: owned.store,
+      whenUnavailable: config.redis?.whenUnavailable ?? 'allow',
+      logger,
+    });
+    resources.set(filter, owned);
+    return filter;
+  },
+  destroy: async (filter) => {
+    const owned = resources.get(filter);
+    if (!owned) return;
+    clearInterval(owned.cleaning);
+    await owned.redis?.release();
+  },
+});
+
+/**
+ * Keys of one filter declaration, the same in every instance that loads the same configuration:
+ * the file relative to the configuration directory, and the declaration's JSON path.
+ */
+export function defaultKeyPrefix(
+  file: string | undefined,
+  jsonPath: string,
+  configDirectory: string,
+): string {
+  const where = file === undefined ? '' : path.isAbsolute(file) ? path.relative(configDirectory, file) : file;
+  return `portico:throttling:${where.split(path.sep).join('/')}#${jsonPath}:`;
+}

@@ -1,0 +1,47 @@
+import type { Node } from './ast.ts';
+import { parseTemplate } from './template.ts';
+
+/** Properties that read a message's body: `request.entity...`, and `request.form` (query plus body). */
+const BODY_PROPERTIES = { request: ['entity', 'form'], response: ['entity'] } as const;
+
+/**
+ * True when configuration text reads the body of the request or the response (`${response.entity.json}`,
+ * `${request.form['user'][0]}`). Expressions never wait for a streamed body (an unread one reads as
+ * null), so a component that evaluates such text buffers the body first, and only then. Call it when
+ * the configuration loads: it parses the text.
+ */
+export function readsEntity(text: string, message: 'request' | 'response'): boolean {
+  const properties: readonly string[] = BODY_PROPERTIES[message];
+  const reads = (node: Node): boolean => {
+    switch (node.kind) {
+      case 'member':
+        if (
+          node.object.kind === 'identifier' &&
+          node.object.name === message &&
+          node.property.kind === 'literal' &&
+          properties.includes(String(node.property.value))
+        ) {
+          return true;
+        }
+        return reads(node.object) || reads(node.property);
+      case 'call':
+        return node.args.some(reads);
+      case 'method':
+        return reads(node.object) || node.args.some(reads);
+      case 'unary':
+        return reads(node.operand);
+      case 'binary':
+        return reads(node.left) || reads(node.right);
+      case 'conditional':
+        return reads(node.test) || reads(node.consequent) || reads(node.alternate);
+      default:
+        return false;
+    }
+  };
+  try {
+    return parseTemplate(text).some((part) => part.kind === 'expr' && reads(part.node));
+  } catch {
+    // Text that does not parse is reported where it is compiled.
+    return false;
+  }
+}

@@ -1,0 +1,12 @@
+export {
+  type CompiledScript,
+  compileScript,
+  DEFAULT_SCRIPT_TIMEOUT_MS,
+  describeScriptError,
+  EXACTLY_ONE_SCRIPT,
+  exactlyOneScript,
+  JAVASCRIPT,
+  type ScriptDeclaration,
+  type ScriptOptions,
+  scriptFields,
+} from './script.ts';

@@ -1,0 +1,117 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseConfig, s } from '../config/schema.ts';
+import { compileScript, EXACTLY_ONE_SCRIPT, exactlyOneScript, scriptFields } from './script.ts';
+
+const scriptsDirectory = mkdtempSync(path.join(os.tmpdir(), 'portico-scripts-'));
+const where = { configFile: 'routes/s.json', jsonPath: '$.heap[0].config' };
+
+function compile(declaration: { type?: string; file?: string; source?: string }, timeoutMs?: number) {
+  return compileScript(
+    { type: 'application/javascript', ...declaration },
+    { scriptsDirectory, parameters: ['request', 'args'], ...where, ...(timeoutMs ? { timeoutMs } : {}) },
+  );
+}
+
+describe('compileScript', () => {
+  it('runs source as a function body of the declared parameters', async () => {
+    const script = await compile({ source: 'return request.path + args.suffix;' });
+    expect(await script.run([{ path: '/a' }, { suffix: '!' }])).toBe('/a!');
+  });
+
+  it('reads a file relative to the scripts directory, in package-style subdirectories', async () => {
+    mkdirSync(path.join(scriptsDirectory, 'com/example'), { recursive: true });
+    writeFileSync(path.join(scriptsDirectory, 'com/example/double.js'), 'return request * 2;\n');
+    const script = await compile({ file: 'com/example/double.js' });
+    expect(await script.run([21, null])).toBe(42);
+    expect(script.filename).toBe(path.join(scriptsDirectory, 'com/example/double.js'));
+  });
+
+  it('gives each script globals of its own', async () => {
+    const writer = await compile({ source: 'globalThis.shared = 1; return typeof process;' });
+    const reader = await compile({ source: 'return typeof shared;' });
+    expect(await writer.run([])).toBe('undefined');
+    expect(await reader.run([])).toBe('undefined');
+    // ... while one script keeps its own globals between runs.
+    const counter = await compile({ source: 'globalThis.n = (globalThis.n || 0) + 1; return n;' });
+    await counter.run([]);
+    expect(await counter.run([])).toBe(2);
+  });
+
+  it('awaits a returned promise', async () => {
+    const script = await compile({ source: 'return Promise.resolve(request + 1);' });
+    expect(await script.run([1])).toBe(2);
+  });
+
+  it('stops a run that takes longer than the time bound', async () => {
+    const script = await compile({ source: 'for (;;) {}' }, 50);
+    await expect(script.run([])).rejects.toMatchObject({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT' });
+  });
+
+  it('rejects a returned promise that does not settle within the time bound', async () => {
+    const script = await compile({ source: 'return new Promise(() => {});' }, 50);
+    await expect(script.run([])).rejects.toMatchObject({ name: 'ScriptTimeoutError' });
+  });
+
+  it('rejects with what the script throws', async () => {
+    const script = await compile({ source: '\nthrow new TypeError("bad input");' });
+    await expect(script.run([])).rejects.toMatchObject({ message: 'bad input' });
+  });
+
+  it('reports a syntax error at load, naming the configuration file and JSON path', async () => {
+    await expect(compile({ source: 'return (;' })).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      message: expect.stringContaining('SyntaxError'),
+      details: { file: 'routes/s.json', jsonPath: '$.heap[0].config.source' },
+    });
+  });
+
+  it('reports a missing file at load', async () => {
+    await expect(compile({ file: 'nowhere/none.js' })).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      message: expect.stringContaining(path.join(scriptsDirectory, 'nowhere/none.js')),
+      details: { jsonPath: '$.heap[0].config.file' },
+    });
+  });
+
+  it('refuses a Groovy script, naming the supported type', async () => {
+    await expect(compile({ type: 'application/x-groovy', source: 'return 1' })).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      message: expect.stringContaining('application/javascript'),
+      details: { jsonPath: '$.heap[0].config.type' },
+    });
+  });
+});
+
+describe('scriptFields', () => {
+  const schema = s.object(scriptFields).refine(exactlyOneScript, EXACTLY_ONE_SCRIPT);
+  const parse = (value: unknown) => parseConfig(schema, value, { file: 'routes/s.json' });
+
+  it('keeps ${...} in source as written (JavaScript template literals)', () => {
+    expect(parse({ type: 'application/javascript', source: 'return `${a}`;' }).source).toBe('return `${a}`;');
+  });
+
+  it('joins an array of lines', () => {
+    expect(parse({ type: 'application/javascript', source: ['const a = 1;', 'return a;'] }).source).toBe(
+      'const a = 1;\nreturn a;',
+    );
+  });
+
+  it('refuses application/x-groovy at the type field', () => {
+    expect(() => parse({ type: 'application/x-groovy', file: 'x.groovy' })).toThrow(
+      expect.objectContaining({
+        message: expect.stringContaining('Portico runs application/javascript'),
+        details: expect.objectContaining({ jsonPath: '$.type' }),
+      }),
+    );
+  });
+
+  it('requires exactly one of file and source', () => {
+    expect(() => parse({ type: 'application/javascript' })).toThrow(/exactly one of file and source/);
+    expect(() => parse({ type: 'application/javascript', file: 'a.js', source: 'return 1' })).toThrow(
+      /mutually exclusive/,
+    );
+  });
+});

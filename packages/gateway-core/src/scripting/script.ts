@@ -1,0 +1,244 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import vm from 'node:vm';
+import { childPath, INVALID, type ParseContext, Schema, s } from '../config/schema.ts';
+import { ErrorCode, PorticoError } from '../errors.ts';
+
+/**
+ * Scripts written in configuration (`{"type": "application/javascript", "file": "..."}` or
+ * `"source": "..."`), the way the incumbents run Groovy. They are trusted configuration, like the
+ * route files themselves: each runs in a node:vm context of its own (its own globals, so scripts
+ * do not see each other or the gateway's), bounded in time, compiled once when the object is
+ * created. node:vm is NOT a security boundary: a script can reach the host process.
+ */
+
+/** The one script media type Portico runs. */
+export const JAVASCRIPT = 'application/javascript';
+
+/** How long one run may take by default before it is stopped. */
+export const DEFAULT_SCRIPT_TIMEOUT_MS = 1000;
+
+/** The script part of a configuration: `type` and exactly one of `file` and `source`. */
+export interface ScriptDeclaration {
+  type: string;
+  file?: string;
+  source?: string;
+}
+
+/**
+ * `source` as written: one string, or an array of lines (joined with line breaks), as the
+ * incumbents accept. Never evaluated as a `${...}` expression: JavaScript template literals use the
+ * same characters.
+ */
+class ScriptSourceSchema extends Schema<string> {
+  readonly expected = 'script text: a string or an array of strings (lines)';
+  parseValue(value: unknown, jsonPath: string, ctx: ParseContext): string | typeof INVALID {
+    if (typeof value === 'string') return value;
+    if (Array.isArray(value) && value.every((line) => typeof line === 'string')) return value.join('\n');
+    ctx.errors.push(
+      new PorticoError(ErrorCode.CONFIG, `${JSON.stringify(value)} is not script text`, {
+        ...(ctx.file === undefined ? {} : { file: ctx.file }),
+        jsonPath,
+        expected: this.expected,
+      }),
+    );
+    return INVALID;
+  }
+  jsonSchema() {
+    return this.withDescription({
+      oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+    });
+  }
+}
+
+const scriptType = s
+  .string()
+  .refine(
+    (type) =>
+      type.trim().toLowerCase() === JAVASCRIPT
+        ? undefined
+        : `scripts of type '${type}' are not supported; Portico runs ${JAVASCRIPT}`,
+    `'${JAVASCRIPT}'`,
+  );
+
+/**
+ * The schema fields of a script declaration, to spread into an object schema; pair it with
+ * `oneScript` (a refinement of that object) so that exactly one of `file` and `source` is given.
+ */
+export const scriptFields = {
+  type: scriptType,
+  file: s.string().optional(),
+  source: new ScriptSourceSchema().optional(),
+};
+
+/** The refinement that makes exactly one of `file` and `source` required. */
+export function exactlyOneScript(config: { file?: string; source?: string }): string | undefined {
+  if (config.file !== undefined && config.source !== undefined)
+    return 'file and source are mutually exclusive; give exactly one';
+  if (config.file === undefined && config.source === undefined)
+    return 'a script needs exactly one of file and source';
+  return undefined;
+}
+export const EXACTLY_ONE_SCRIPT = 'exactly one of file and source';
+
+export interface ScriptOptions {
+  /** Where a relative `file` is looked up (the instance's scripts directory). */
+  scriptsDirectory: string;
+  /** The names the script sees as variables, in the order `run` receives their values. */
+  parameters: readonly string[];
+  /** The bound on one run, in milliseconds (synchronous work, and the settling of a returned promise). */
+  timeoutMs?: number;
+  /** Where the declaration is, for load errors. */
+  configFile?: string;
+  jsonPath?: string;
+}
+
+/** A compiled script: call `run` with one value per declared parameter. */
+export interface CompiledScript {
+  /** The file name errors and stack traces use (the script file, or `<source>` with the location). */
+  readonly filename: string;
+  /** The script text, as read. */
+  readonly source: string;
+  /**
+   * Runs the script and resolves with what it returned (a returned promise is awaited). Rejects when
+   * it throws or takes longer than the time bound.
+   */
+  run(values: readonly unknown[]): Promise<unknown>;
+}
+
+/**
+ * Compiles a script declaration once: reads `file` relative to the scripts directory (package-style
+ * subdirectories such as `com/example/rate.js` are fine), compiles the text as the body of a function
+ * of `parameters` (so `return` gives the result) in a context of its own. Unreadable files and syntax
+ * errors are PORTICO_E_CONFIG errors naming the configuration file and JSON path.
+ */
+export async function compileScript(
+  declaration: ScriptDeclaration,
+  options: ScriptOptions,
+): Promise<CompiledScript> {
+  const at = (field: string, message: string, expected: string, cause?: unknown) =>
+    new PorticoError(ErrorCode.CONFIG, message, {
+      ...(options.configFile === undefined ? {} : { file: options.configFile }),
+      jsonPath: childPath(options.jsonPath ?? '$', field),
+      expected,
+      ...(cause === undefined ? {} : { cause }),
+    });
+  if (declaration.type.trim().toLowerCase() !== JAVASCRIPT)
+    throw at(
+      'type',
+      `scripts of type '${declaration.type}' are not supported; Portico runs ${JAVASCRIPT}`,
+      JAVASCRIPT,
+    );
+  let source: string;
+  let filename: string;
+  if (declaration.file !== undefined) {
+    filename = path.resolve(options.scriptsDirectory, declaration.file);
+    try {
+      source = await readFile(filename, 'utf8');
+    } catch (error) {
+      throw at(
+        'file',
+        `cannot read the script ${filename}: ${(error as Error).message}`,
+        `a script file relative to ${options.scriptsDirectory}`,
+        error,
+      );
+    }
+  } else if (declaration.source !== undefined) {
+    source = declaration.source;
+    filename = `${options.configFile ?? '<source>'}#${childPath(options.jsonPath ?? '$', 'source')}`;
+  } else {
+    throw at('file', 'a script needs exactly one of file and source', EXACTLY_ONE_SCRIPT);
+  }
+
+  const context = vm.createContext({});
+  let body: (...values: unknown[]) => unknown;
+  try {
+    body = vm.compileFunction(source, [...options.parameters], {
+      parsingContext: context,
+      filename,
+    }) as never;
+  } catch (error) {
+    // Errors made in the script's context are not instances of this realm's classes.
+    throw at(
+      declaration.file === undefined ? 'source' : 'file',
+      `the script does not compile: ${describeScriptError(error)}`,
+      'JavaScript: the body of a function that returns the result',
+      error,
+    );
+  }
+  return new VmScript(context, body, filename, source, options.timeoutMs ?? DEFAULT_SCRIPT_TIMEOUT_MS);
+}
+
+/** `message (file:line)` for an error thrown by or while compiling a script. */
+export function describeScriptError(error: unknown): string {
+  const { name, message, stack, code } = (error ?? {}) as {
+    name?: string;
+    message?: string;
+    stack?: string;
+    code?: string;
+  };
+  if (code === 'ERR_SCRIPT_EXECUTION_TIMEOUT' || name === 'ScriptTimeoutError') return String(message);
+  // V8 starts the stack of a script error with `file:line` (and the offending line).
+  const first = typeof stack === 'string' ? stack.split('\n')[0] : undefined;
+  const where = first && /:\d+$/.test(first) ? ` (${first})` : '';
+  return `${name ?? 'Error'}: ${message ?? String(error)}${where}`;
+}
+
+/** The invocation, compiled once: runInContext is what applies the time bound. */
+const INVOKE = new vm.Script('__porticoScript.apply(undefined, __porticoValues)', {
+  filename: 'portico:invoke',
+});
+
+class VmScript implements CompiledScript {
+  readonly filename: string;
+  readonly source: string;
+  readonly #context: vm.Context;
+  readonly #timeoutMs: number;
+
+  constructor(
+    context: vm.Context,
+    body: (...values: unknown[]) => unknown,
+    filename: string,
+    source: string,
+    timeoutMs: number,
+  ) {
+    this.filename = filename;
+    this.source = source;
+    this.#context = context;
+    this.#timeoutMs = timeoutMs;
+    context.__porticoScript = body;
+  }
+
+  async run(values: readonly unknown[]): Promise<unknown> {
+    this.#context.__porticoValues = values;
+    let result: unknown;
+    try {
+      result = INVOKE.runInContext(this.#context, { timeout: this.#timeoutMs });
+    } finally {
+      this.#context.__porticoValues = undefined;
+    }
+    if (!isThenable(result)) return result;
+    // The vm bound covers synchronous work only; a returned promise gets the same time to settle.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            Object.assign(new Error(`the script's promise did not settle within ${this.#timeoutMs} ms`), {
+              name: 'ScriptTimeoutError',
+            }),
+          ),
+        this.#timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([result, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
