@@ -17,12 +17,13 @@ import {
 } from './processes.ts';
 import { type Scenario, writeInstance } from './scenarios.ts';
 
-export const CONTENDERS = ['direct', 'nginx', 'openig', 'portico-1', 'portico-2'] as const;
+export const CONTENDERS = ['direct', 'nginx', 'node-floor', 'openig', 'portico-1', 'portico-2'] as const;
 export type ContenderName = (typeof CONTENDERS)[number];
 
 export const LABELS: Record<ContenderName, string> = {
   direct: 'direct (upstream)',
   nginx: 'nginx proxy (1 worker)',
+  'node-floor': 'Node floor (http + undici)',
   openig: 'OpenIG',
   'portico-1': 'Portico --workers 1',
   'portico-2': 'Portico --workers 2',
@@ -54,6 +55,9 @@ export interface Running {
 }
 
 export const OPENIG_SCRIPT = 'bench/peers/openig.sh';
+export const NODE_FLOOR_SCRIPT = 'bench/peers/node-floor.mjs';
+/** The floor proxies everything to the upstream without routing: only scenarios with one route. */
+export const NODE_FLOOR_SCENARIOS: readonly string[] = ['plain', 'stream-1mb'];
 /**
  * The peer script keeps one OpenIG per state directory (its pid file): this benchmark uses its own, so
  * that `stop` never stops an OpenIG someone else started with the default directory. It is kept
@@ -120,6 +124,22 @@ export async function startContender(
     return { name, url, roots: [nginx.pid], pinning, readyMs: outcome.ms, stop: () => stop(nginx) };
   }
 
+  if (name === 'node-floor') {
+    const since = performance.now();
+    const floor = start(
+      `node-floor-${scenario.name}`,
+      process.execPath,
+      ['--max-semi-space-size=16', NODE_FLOOR_SCRIPT, String(port), String(env.upstreamPort)],
+      { logDir: dir, cpus: env.cpus?.gateway, cwd: env.repoRoot },
+    );
+    const outcome = await ready(floor, since, 15_000);
+    if ('error' in outcome) {
+      await stop(floor);
+      throw new Error(`node floor: ${outcome.error}; ${tail(floor.log)}`);
+    }
+    return { name, url, roots: [floor.pid], pinning, readyMs: outcome.ms, stop: () => stop(floor) };
+  }
+
   writeInstance(dir, scenario.routes(baseURI));
   if (name === 'openig') {
     if (!env.openig.available) throw new Error(env.openig.reason);
@@ -134,6 +154,8 @@ export async function startContender(
     logDir: dir,
     cpus: workers === 2 ? env.cpus?.both : env.cpus?.gateway,
     cwd: env.repoRoot,
+    // The compiled JavaScript (`npm run build`, done by the suite first), as in production.
+    env: { ...process.env, PORTICO_BUILT: '1' },
   });
   const outcome = await ready(portico, since, 60_000);
   if ('error' in outcome) {
@@ -147,9 +169,6 @@ export function porticoArgs(env: Environment, dir: string, port: number, workers
   return [
     // The V8 flag `portico` passes in its shebang, so the measured process is the one users run.
     '--max-semi-space-size=16',
-    // The gateway imports plugin packages (ThrottlingFilter ...) with its own export conditions:
-    // from the sources, they must resolve to src/ as the core does.
-    '--conditions=portico-source',
     path.join(env.repoRoot, 'apps/gateway/bin/portico.js'),
     'start',
     '--base',

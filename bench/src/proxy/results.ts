@@ -60,7 +60,8 @@ export interface StartupRow {
 
 export interface Target {
   text: string;
-  status: 'met' | 'missed' | 'not measured';
+  /** `bound`: not a target, a measured limit the targets are read against (the Node floor). */
+  status: 'met' | 'missed' | 'not measured' | 'bound';
   value: string;
 }
 

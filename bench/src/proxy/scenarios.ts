@@ -17,7 +17,17 @@ export const UNREACHED_THROTTLING = {
  * ThrottlingFilter, the OAuth2 resource server (with a cached token) and the CSV audit join this list
  * as their issues land; the headers such filters need go in CHAIN_REQUEST_HEADERS.
  */
-export const CHAIN_FILTERS: readonly unknown[] = [UNREACHED_THROTTLING];
+export const CHAIN_FILTERS: readonly unknown[] = [
+  {
+    type: 'HeaderFilter',
+    config: {
+      messageType: 'REQUEST',
+      remove: ['X-Debug'],
+      add: { 'X-Request-Id': ['${contexts.transactionId.transactionId}'] },
+    },
+  },
+  UNREACHED_THROTTLING,
+];
 /** Request headers every request of the `chain` scenario carries (e.g. an Authorization bearer token). */
 export const CHAIN_REQUEST_HEADERS: Readonly<Record<string, string>> = {};
 
@@ -110,7 +120,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'chain',
-    description: `a Chain of ${CHAIN_FILTERS.length} filters (all Portico has today) in front of the proxy`,
+    description: `a Chain of ${CHAIN_FILTERS.length} filters (those implemented so far) in front of the proxy`,
     load: true,
     path: '/chain/item',
     bytes: SMALL_BODY.length,

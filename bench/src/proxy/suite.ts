@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,7 @@ import {
   type ContenderName,
   type Environment,
   LABELS,
+  NODE_FLOOR_SCENARIOS,
   OPENIG_SCRIPT,
   pinningOf,
   prepareOpenig,
@@ -120,6 +122,12 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
       `latency runner ${settings.runner}`,
   );
   try {
+    if (settings.contenders.some((name) => name.startsWith('portico'))) {
+      // Portico runs as in production: the compiled JavaScript (PORTICO_BUILT=1), not the sources.
+      progress('npm run build ...');
+      const build = spawnSync('npm', ['run', 'build'], { cwd: REPO_ROOT, encoding: 'utf8' });
+      if (build.status !== 0) throw new Error(`npm run build failed: ${build.stdout}${build.stderr}`);
+    }
     if (settings.contenders.includes('openig')) {
       progress(`OpenIG: ${OPENIG_SCRIPT} fetch ...`);
       env.openig = await prepareOpenig(REPO_ROOT, workDir);
@@ -273,6 +281,7 @@ async function runLoadScenario(
   try {
     for (const name of settings.contenders) {
       if (scenario.contenders && !scenario.contenders.includes(name)) continue;
+      if (name === 'node-floor' && !NODE_FLOOR_SCENARIOS.includes(scenario.name)) continue;
       result.rows.push(await measure(name, scenario, settings, env, upstream));
       if (!upstream.alive()) throw new Error(`the upstream nginx died during ${name}; see ${upstream.log}`);
     }

@@ -17,6 +17,17 @@ export function evaluateTargets(
   const direct = row(plain, 'direct');
   const rps = (candidate: Row | undefined) => candidate?.wrk?.requestsPerSecond;
 
+  const floor = row(plain, 'node-floor');
+  if (rps(floor) !== undefined && rps(nginx) !== undefined) {
+    // What a Node.js proxy doing nothing else reaches here: the ceiling for any gateway on Node.
+    targets.push({
+      text: 'plain: Node floor (http + undici, no gateway work) throughput vs nginx',
+      status: 'bound',
+      value: `${(rps(floor)! / rps(nginx)!).toFixed(2)}× nginx; Portico (1 worker) = ${
+        rps(portico) === undefined ? '?' : (rps(portico)! / rps(floor)!).toFixed(2)
+      }× the floor; floor peak RSS ${floor?.peakRssMb?.toFixed(0) ?? '?'} MB`,
+    });
+  }
   targets.push(
     compare('plain: Portico (1 worker) throughput ≥ 0.6 × nginx', rps(portico), rps(nginx), 0.6, 'req/s'),
     compare('plain: Portico (1 worker) throughput ≥ 2 × OpenIG', rps(portico), rps(openig), 2, 'req/s'),
