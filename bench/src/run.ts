@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
 
@@ -9,6 +10,7 @@ import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.t
  */
 const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   expression: expressionBenchmark,
+  decoration: decorationBenchmark,
   proxy: proxyBenchmark,
 };
 

@@ -1,10 +1,13 @@
 import { definePlugin } from '@portico/gateway-core';
 import pkg from '../package.json' with { type: 'json' };
+import { BaseUriDecoratorHeaplet } from './base-uri-decorator.ts';
 
-/** Not yet implemented: the package.json has no `portico` block, so the gateway does not discover it. */
+export { BaseUriDecorator, BaseUriDecoratorHeaplet, parseBase } from './base-uri-decorator.ts';
+
+/** The plugin manifest the gateway imports when a configuration first uses one of its types. */
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
   core: '^0.1.0',
-  heaplets: [],
+  heaplets: [BaseUriDecoratorHeaplet],
 });

@@ -1,10 +1,21 @@
 import { definePlugin } from '@portico/gateway-core';
 import pkg from '../package.json' with { type: 'json' };
+import { CaptureDecoratorHeaplet } from './capture-decorator.ts';
 
-/** Not yet implemented: the package.json has no `portico` block, so the gateway does not discover it. */
+export {
+  CAPTURE_POINTS,
+  CaptureDecorator,
+  CaptureDecoratorHeaplet,
+  type CapturePoint,
+  type CaptureSettings,
+  capturePoints,
+} from './capture-decorator.ts';
+export { BINARY_ENTITY } from './message-text.ts';
+
+/** The plugin manifest the gateway imports when a configuration first uses one of its types. */
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
   core: '^0.1.0',
-  heaplets: [],
+  heaplets: [CaptureDecoratorHeaplet],
 });

@@ -1,10 +1,17 @@
 import { definePlugin } from '@portico/gateway-core';
 import pkg from '../package.json' with { type: 'json' };
+import { SqlAttributesFilterHeaplet } from './sql-attributes-filter.ts';
 
-/** Not yet implemented: the package.json has no `portico` block, so the gateway does not discover it. */
+export {
+  SqlAttributesFilter,
+  SqlAttributesFilterHeaplet,
+  type SqlAttributesSettings,
+} from './sql-attributes-filter.ts';
+
+/** The plugin manifest: the SqlAttributesFilter type. */
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
   core: '^0.1.0',
-  heaplets: [],
+  heaplets: [SqlAttributesFilterHeaplet],
 });

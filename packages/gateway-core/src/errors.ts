@@ -30,6 +30,8 @@ export const ErrorCode = {
   ENTITY_TOO_LARGE: 'PORTICO_E_ENTITY_TOO_LARGE',
   /** The upstream could not be reached or did not answer in time. */
   UPSTREAM: 'PORTICO_E_UPSTREAM',
+  /** A session cannot be saved (for example, too large for the cookie that carries it). */
+  SESSION: 'PORTICO_E_SESSION',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -1,10 +1,14 @@
 import { definePlugin } from '@portico/gateway-core';
 import pkg from '../package.json' with { type: 'json' };
+import { JwtSessionHeaplet } from './jwt-session.ts';
 
-/** Not yet implemented: the package.json has no `portico` block, so the gateway does not discover it. */
+export { JwtSession, JwtSessionHeaplet, type JwtSessionSettings, MAX_COOKIE_BYTES } from './jwt-session.ts';
+export { isKeySource, type KeySource } from './session-keys.ts';
+
+/** The plugin manifest: the JwtSession heap object type. */
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
   core: '^0.1.0',
-  heaplets: [],
+  heaplets: [JwtSessionHeaplet],
 });

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import {
   Context,
+  commitSession,
   Entity,
   ErrorCode,
   type Handler,
@@ -10,9 +11,9 @@ import {
   type Logger,
   Request,
   Response,
+  type SessionProducer,
   Uri,
 } from '@portico/gateway-core';
-import type { SessionSupport } from './sessions.ts';
 
 /**
  * The one place where Node's HTTP objects meet the core model: an incoming message becomes a
@@ -23,8 +24,11 @@ import type { SessionSupport } from './sessions.ts';
 export interface ExchangeOptions {
   handler: Handler;
   logger: Logger;
-  /** The server-side sessions, when the configuration uses them. */
-  sessions?: SessionSupport;
+  /**
+   * Where each request's session comes from: the server-side sessions, or the configuration's
+   * session producer (a heap object named `Session`, or config.json's `session`).
+   */
+  sessions?: SessionProducer;
   /** The bound on a body a filter reads whole (admin.json `limits.maxBufferedBodySize`). */
   maxBufferedBodySize?: number;
 }
@@ -48,7 +52,7 @@ export async function handleExchange(
     await writeResponse(res, plain(400, 'Bad Request'), req.method ?? 'GET', options.logger);
     return;
   }
-  const session = options.sessions ? await options.sessions.open(req) : undefined;
+  const session = options.sessions ? await options.sessions.open(request) : undefined;
   const context = new Context({
     client: clientOf(req),
     signal: abort.signal,
@@ -64,14 +68,8 @@ export async function handleExchange(
   }
   // An unread request body is drained so the connection can serve the next request.
   if (!request.entity.isBuffered && !req.readableEnded) req.resume();
-  try {
-    if (session) await session.commit(response);
-  } catch (error) {
-    options.logger.error('the session could not be saved', {
-      transactionId: context.transactionId,
-      error: String(error),
-    });
-  }
+  // A session that cannot be saved turns the answer into a 500 (logged) rather than vanish.
+  if (session) response = await commitSession(session, response, options.logger, context.transactionId);
   await writeResponse(res, response, request.method, options.logger);
   // Spill files of bodies kept for replay are removed once the exchange is over.
   void request.entity.dispose();

@@ -1,11 +1,10 @@
 import type http from 'node:http';
-import type { Logger } from '@portico/gateway-core';
+import type { Logger, SessionProducer } from '@portico/gateway-core';
 import Koa from 'koa';
 import { type ExchangeOptions, handleExchange } from './adapter.ts';
 import { adminHandler } from './admin-api.ts';
 import type { Gateway } from './gateway.ts';
 import { isReserved } from './reserved-prefix.ts';
-import type { SessionSupport } from './sessions.ts';
 
 /**
  * The Koa application serving the administrative endpoints under the reserved prefix, through the
@@ -37,7 +36,7 @@ export function createAdminApp(gateway: Gateway, logger: Logger): Koa {
 export function createRequestListener(
   gateway: Gateway,
   logger: Logger,
-  sessions?: SessionSupport,
+  sessions?: SessionProducer,
 ): http.RequestListener {
   const prefix = gateway.settings.prefix.replace(/^\/+|\/+$/g, '');
   const admin = createAdminApp(gateway, logger).callback();

@@ -6,18 +6,19 @@ import {
   Chain,
   checkConfig,
   coreManifest,
-  type Decorator,
   ErrorCode,
   type Filter,
   type Handler,
   Heap,
   isCommentKey,
+  isSessionProducer,
   type Logger,
   type PluginManifest,
   PorticoError,
   parseConfig,
   problemsOf,
   Router,
+  type SessionProducer,
   TypeRegistry,
 } from '@portico/gateway-core';
 import type { Instance } from './instance.ts';
@@ -37,6 +38,11 @@ export const DEFAULT_OBJECTS = [
   { name: 'LogSink', type: 'ConsoleLogSink' },
   { name: 'TemporaryStorage', type: 'TemporaryStorage' },
   { name: 'ApiProtectionFilter', type: 'ApiProtectionFilter' },
+  // The default decorators (@portico/decorator-*): a declaration of the same name replaces one.
+  { name: 'audit', type: 'AuditDecorator' },
+  { name: 'baseURI', type: 'BaseUriDecorator' },
+  { name: 'capture', type: 'CaptureDecorator' },
+  { name: 'timer', type: 'TimerDecorator' },
 ];
 
 /**
@@ -50,6 +56,11 @@ export class Gateway {
   readonly apiProtection: Filter;
   /** Per admin.json connector, its TLS options (undefined for plain HTTP). */
   readonly connectorTls: (https.ServerOptions | undefined)[];
+  /**
+   * The configuration's session producer: config.json's `session`, else the heap object named
+   * `Session`; undefined when the server's own sessions serve.
+   */
+  readonly session: SessionProducer | undefined;
   readonly #heaps: Heap[];
   readonly #logger: Logger;
   readonly startedAt = Date.now();
@@ -60,6 +71,7 @@ export class Gateway {
     handler: Handler;
     apiProtection: Filter;
     connectorTls: (https.ServerOptions | undefined)[];
+    session: SessionProducer | undefined;
     heaps: Heap[];
     logger: Logger;
   }) {
@@ -68,6 +80,7 @@ export class Gateway {
     this.handler = init.handler;
     this.apiProtection = init.apiProtection;
     this.connectorTls = init.connectorTls;
+    this.session = init.session;
     this.#heaps = init.heaps;
     this.#logger = init.logger;
   }
@@ -142,11 +155,14 @@ export class Gateway {
       );
       for (const [name, value] of Object.entries(config)) {
         if (configFields.has(name) || isCommentKey(name)) continue;
-        const decorator = await configHeap.get<Decorator>(name, 'decorator');
+        const where = { file: instance.configFile, jsonPath: `$.${name}` };
+        const decorator = await configHeap.decorator(name, where);
         handler = (await decorator.decorate(handler, value, {
           name: '_main',
           kind: 'handler',
           heap: configHeap,
+          ...where,
+          entryPoint: true,
         })) as Handler;
       }
       const apiProtection = await adminHeap.resolve<Filter>(
@@ -154,7 +170,17 @@ export class Gateway {
         'filter',
         '$.apiProtectionFilter',
       );
-      return new Gateway({ instance, settings, handler, apiProtection, connectorTls, heaps, logger });
+      const session = await resolveSession(config, configHeap, instance);
+      return new Gateway({
+        instance,
+        settings,
+        handler,
+        apiProtection,
+        connectorTls,
+        session,
+        heaps,
+        logger,
+      });
     } catch (error) {
       for (const heap of heaps) await heap.destroy();
       throw error;
@@ -188,6 +214,30 @@ export class Gateway {
       }
     }
   }
+}
+
+/**
+ * The session producer the configuration names: config.json's `session` (a name or an inline
+ * declaration), else a heap object named `Session` (spec: "the default session producer").
+ */
+async function resolveSession(
+  config: Record<string, unknown>,
+  configHeap: Heap,
+  instance: Instance,
+): Promise<SessionProducer | undefined> {
+  const named = config.session !== undefined;
+  if (!named && !configHeap.has('Session')) return undefined;
+  const producer = named
+    ? await configHeap.resolve(config.session as string, 'object', '$.session')
+    : await configHeap.get('Session', 'object');
+  if (!isSessionProducer(producer)) {
+    throw new PorticoError(ErrorCode.CONFIG, 'the session object does not produce sessions', {
+      file: instance.configFile,
+      jsonPath: named ? '$.session' : '$.heap',
+      expected: 'a session producer such as JwtSession',
+    });
+  }
+  return producer;
 }
 
 /**

@@ -1,11 +1,11 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { checkConfig, type Duration, type Logger, type PluginManifest } from '@portico/gateway-core';
+import type { Duration, Logger, PluginManifest } from '@portico/gateway-core';
 import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
 import type { Instance } from './instance.ts';
-import { SessionSupport, sessionSchema } from './sessions.ts';
+import { openSessions } from './sessions.ts';
 import type { ConnectorSettings } from './settings.ts';
 import { handleUpgrade } from './upgrade.ts';
 
@@ -36,17 +36,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { instance, logger } = options;
   const gateway = await Gateway.load(instance, logger, options.plugins ? { plugins: options.plugins } : {});
   const { limits } = gateway.settings;
-  let sessions: SessionSupport | undefined;
-  if (gateway.settings.session !== undefined || !hasSessionObject(instance)) {
-    const { value, errors } = checkConfig(sessionSchema, gateway.settings.session ?? {}, {
-      file: instance.adminFile,
-      jsonPath: '$.session',
-      logger,
-    });
-    if (!value) throw errors[0];
-    sessions = await SessionSupport.create(value, logger);
-  }
-  const listener = createRequestListener(gateway, logger, sessions);
+  const sessions = await openSessions(
+    gateway.session,
+    gateway.settings.session,
+    { file: instance.adminFile },
+    logger,
+  ).catch(async (error: unknown) => {
+    await gateway.destroy();
+    throw error;
+  });
+  const listener = createRequestListener(gateway, logger, sessions.producer);
   const connectors: ConnectorSettings[] =
     options.port !== undefined
       ? [{ port: options.port, ...(options.host ? { host: options.host } : {}) }]
@@ -114,6 +113,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   } catch (error) {
     for (const server of servers) server.close();
     await gateway.destroy();
+    await sessions.close();
     throw error;
   }
 
@@ -143,7 +143,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       }
       for (const socket of active) socket.destroy();
       await gateway.destroy();
-      await sessions?.close();
+      await sessions.close();
     })());
   return { gateway, urls, stop };
 }
@@ -152,10 +152,4 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 function checkingInterval(...timeouts: Duration[]): number {
   const set = timeouts.map((t) => t.toMillis()).filter((ms) => ms > 0 && Number.isFinite(ms));
   return set.length === 0 ? 1000 : Math.min(1000, Math.max(50, Math.round(Math.min(...set) / 10)));
-}
-
-/** A heap object named `Session` in config.json replaces the server-side session. */
-function hasSessionObject(instance: Instance): boolean {
-  const heap = (instance.config as { heap?: unknown } | undefined)?.heap;
-  return Array.isArray(heap) && heap.some((d) => (d as { name?: unknown })?.name === 'Session');
 }

@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
 import { locateInstance } from './instance.ts';
-import { SessionSupport, sessionSchema } from './sessions.ts';
+import { openSessions, SessionSupport, sessionSchema } from './sessions.ts';
 
 /** A handler that counts visits in the session, so the test can watch the session persist. */
 const visits = definePlugin({
@@ -34,6 +34,17 @@ const visits = definePlugin({
           if (count > 2) delete context.session.visits;
           else context.session.visits = count;
           return new Response({ status: 200, entity: String(count) });
+        },
+      }),
+    }),
+    defineHeaplet({
+      type: 'SessionStuffer',
+      kind: 'handler',
+      config: s.object({}),
+      create: (): Handler => ({
+        async handle(context) {
+          context.session.blob = 'x'.repeat(6000);
+          return new Response({ status: 200, entity: 'stuffed' });
         },
       }),
     }),
@@ -154,5 +165,138 @@ describe('server-side sessions', () => {
     // The second instance sees the session the first one stored.
     expect((await two('/count', cookie)).payload).toBe('2');
     expect((await one('/count', cookie)).payload).toBe('3');
+  });
+});
+
+const SECRET = Buffer.alloc(32, 7).toString('base64');
+
+/**
+ * A gateway whose config.json is `config` (its handler the router), with the counting routes and
+ * `routes` besides, its sessions chosen as the server chooses them.
+ */
+async function gatewayWith(
+  config: Record<string, unknown>,
+  routes: Record<string, unknown> = {},
+  admin?: unknown,
+) {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'portico-session-'));
+  mkdirSync(path.join(base, 'config', 'routes'), { recursive: true });
+  const files: Record<string, unknown> = {
+    'config.json': { handler: { type: 'Router', name: '_router' }, ...config },
+    'routes/10-count.json': {
+      condition: "${request.uri.path == '/count'}",
+      handler: { type: 'VisitCounter' },
+    },
+    'routes/20-stuff.json': {
+      condition: "${request.uri.path == '/stuff'}",
+      handler: { type: 'SessionStuffer' },
+    },
+    ...routes,
+    ...(admin === undefined ? {} : { 'admin.json': admin }),
+  };
+  for (const [file, content] of Object.entries(files))
+    writeFileSync(path.join(base, 'config', file), JSON.stringify(content));
+  const instance = locateInstance({ base });
+  const gateway = await Gateway.load(instance, logger, { plugins: [visits] });
+  const sessions = await openSessions(
+    gateway.session,
+    gateway.settings.session,
+    { file: instance.adminFile },
+    logger,
+  );
+  cleanups.push(async () => {
+    await gateway.destroy();
+    await sessions.close();
+  });
+  const callback = createRequestListener(gateway, logger, sessions.producer);
+  return (url: string, cookie?: string) =>
+    inject(callback, { url, ...(cookie ? { headers: { cookie } } : {}) });
+}
+
+describe('session objects named by the configuration', () => {
+  const jwtSession = (name: string, config: Record<string, unknown> = {}) => ({
+    name,
+    type: 'JwtSession',
+    config: { sharedSecret: SECRET, ...config },
+  });
+
+  it('a heap object named Session replaces the server-side sessions', async () => {
+    const call = await gatewayWith({ heap: [jwtSession('Session')] });
+    const first = await call('/count');
+    expect(first.payload).toBe('1');
+    expect(sessionCookie(first)).toBeUndefined();
+    const cookie = sessionCookie(first, 'openig-jwt-session');
+    expect(cookie).toBeDefined();
+    expect((await call('/count', cookie)).payload).toBe('2');
+    expect((await call('/count')).payload).toBe('1');
+  });
+
+  it("config.json's session names the object, whatever its name", async () => {
+    const call = await gatewayWith({
+      session: 'JwtSession',
+      heap: [jwtSession('JwtSession', { cookieName: 'OpenIG' })],
+    });
+    const first = await call('/count');
+    expect(sessionCookie(first)).toBeUndefined();
+    const cookie = sessionCookie(first, 'OpenIG');
+    expect(cookie).toBeDefined();
+    expect((await call('/count', cookie)).payload).toBe('2');
+  });
+
+  it("a route's session gives the route a session of its own", async () => {
+    const call = await gatewayWith(
+      {},
+      {
+        'routes/05-own.json': {
+          condition: "${request.uri.path == '/own'}",
+          session: 'RouteSession',
+          heap: [jwtSession('RouteSession', { cookieName: 'route-session' })],
+          handler: { type: 'VisitCounter' },
+        },
+      },
+    );
+    const own = await call('/own');
+    expect(sessionCookie(own)).toBeUndefined();
+    const routeCookie = sessionCookie(own, 'route-session');
+    expect(routeCookie).toBeDefined();
+    expect((await call('/own', routeCookie)).payload).toBe('2');
+    // The other routes keep the server's session, which the route's visits did not touch.
+    const shared = await call('/count', routeCookie);
+    expect(shared.payload).toBe('1');
+    expect(sessionCookie(shared)).toBeDefined();
+  });
+
+  it('refuses a session that names no session object', async () => {
+    await expect(gatewayWith({ session: 'Nothing' })).rejects.toMatchObject({
+      code: 'PORTICO_E_REFERENCE',
+      details: { jsonPath: '$.session' },
+    });
+    await expect(
+      gatewayWith({ session: 'Storage', heap: [{ name: 'Storage', type: 'TemporaryStorage' }] }),
+    ).rejects.toMatchObject({ code: 'PORTICO_E_CONFIG', details: { jsonPath: '$.session' } });
+  });
+
+  it('answers 500, and says why, when the session outgrows its cookie', async () => {
+    const call = await gatewayWith({ heap: [jwtSession('Session')] });
+    const before = logger.records.length;
+    const response = await call('/stuff');
+    expect(response.statusCode).toBe(500);
+    expect(response.payload).not.toBe('stuffed');
+    expect(sessionCookie(response, 'openig-jwt-session')).toBeUndefined();
+    expect(logger.records.slice(before)).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: 'the session could not be saved',
+        data: expect.objectContaining({ code: 'PORTICO_E_SESSION' }),
+      }),
+    );
+  });
+
+  it("warns that admin.json's session settings are unused beside a session object", async () => {
+    const before = logger.records.length;
+    await gatewayWith({ heap: [jwtSession('Session')] }, {}, { session: { timeout: '5 minutes' } });
+    expect(logger.records.slice(before).map((r) => r.message)).toContain(
+      "admin.json's session settings are not used: the configuration names a session object",
+    );
   });
 });

@@ -1,10 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import { Duration, type Infer, type Logger, type Response, type Session, s } from '@portico/gateway-core';
+import {
+  checkConfig,
+  Duration,
+  type Infer,
+  type Logger,
+  type Request,
+  type Session,
+  type SessionHandle,
+  type SessionProducer,
+  s,
+} from '@portico/gateway-core';
 
 /**
  * The server-side session bound to a cookie (the spec's "container's HTTP session"), used when no
- * heap object named `Session` exists. admin.json `session`, in the incumbents' shape:
+ * heap object named `Session` exists and config.json names no `session` producer. admin.json `session`, in the incumbents' shape:
  * `{"timeout": "30 minutes", "cookie": {"name", "path", "domain", "secure", "httpOnly", "sameSite"},
  *   "store": {"type": "memory"} | {"type": "redis", "uri": "redis://...", "prefix": "..."}}`.
  *
@@ -47,14 +56,36 @@ interface Store {
   close(): Promise<void>;
 }
 
-/** One exchange's session: the data the core sees, and what to do with it once the response is ready. */
-export interface SessionHandle {
-  /** Loads (or creates) the session data; called when something first uses the session. */
-  data(): Session;
-  commit(response: Response): Promise<void>;
+export type { SessionHandle } from '@portico/gateway-core';
+
+/**
+ * Where the requests' sessions come from: the configuration's session producer (a heap object named
+ * `Session`, or config.json's `session`, such as a JwtSession), else the server's own sessions as
+ * admin.json's `session` configures them. `close` releases the server's sessions (a session object
+ * belongs to its heap).
+ */
+export async function openSessions(
+  configured: SessionProducer | undefined,
+  adminSession: unknown,
+  where: { file: string | undefined },
+  logger: Logger,
+): Promise<{ producer: SessionProducer; close(): Promise<void> }> {
+  if (configured !== undefined) {
+    if (adminSession !== undefined)
+      logger.warn("admin.json's session settings are not used: the configuration names a session object");
+    return { producer: configured, close: async () => {} };
+  }
+  const { value, errors } = checkConfig(sessionSchema, adminSession ?? {}, {
+    ...(where.file === undefined ? {} : { file: where.file }),
+    jsonPath: '$.session',
+    logger,
+  });
+  if (!value) throw errors[0];
+  const support = await SessionSupport.create(value, logger);
+  return { producer: support, close: () => support.close() };
 }
 
-export class SessionSupport {
+export class SessionSupport implements SessionProducer {
   readonly #settings: SessionSettings;
   readonly #store: Store;
   readonly #cookiePrefix: string;
@@ -94,8 +125,8 @@ export class SessionSupport {
    * store now (expressions read the session synchronously later); any other request gets an empty
    * one on first use, without touching the store.
    */
-  async open(req: IncomingMessage): Promise<SessionHandle> {
-    const id = this.cookieValue(req.headers.cookie);
+  async open(request: Request): Promise<SessionHandle> {
+    const id = this.cookieValue(request.headers.getAll('cookie').join('; '));
     const stored = id === undefined ? undefined : await this.#store.get(id);
     const before = stored === undefined ? undefined : JSON.stringify(stored);
     let data: Session | undefined;
@@ -125,8 +156,8 @@ export class SessionSupport {
     };
   }
 
-  private cookieValue(header: string | undefined): string | undefined {
-    if (!header?.includes(this.#cookiePrefix)) return undefined;
+  private cookieValue(header: string): string | undefined {
+    if (!header.includes(this.#cookiePrefix)) return undefined;
     for (const part of header.split(';')) {
       const trimmed = part.trim();
       if (trimmed.startsWith(this.#cookiePrefix))

@@ -7,9 +7,21 @@ import { SequenceHandlerHeaplet } from '../handlers/sequence.ts';
 import { StaticResponseHandlerHeaplet } from '../handlers/static-response.ts';
 import { definePlugin } from '../heap/heaplet.ts';
 import { ApiProtectionFilterHeaplet } from './api-protection.ts';
-import { ConsoleLogSinkHeaplet, TemporaryStorageHeaplet } from './log-sink.ts';
+import { ConsoleLogSinkHeaplet, FileLogSinkHeaplet, TemporaryStorageHeaplet } from './log-sink.ts';
 
 export { apiProtectionFilter } from './api-protection.ts';
+export {
+  ConsoleLogSink,
+  FileLogSink,
+  type FileLogSinkOptions,
+  formatLogRecord,
+  isLogSink,
+  LOG_LEVELS,
+  type LogLevel,
+  type LogRecord,
+  type LogSink,
+  resolveLogSink,
+} from './log-sink.ts';
 
 /** The types the core itself provides; the gateway registers this manifest before discovering plugins. */
 export const coreManifest = definePlugin({
@@ -28,6 +40,7 @@ export const coreManifest = definePlugin({
     client.VendorClientHandlerHeaplet,
     ApiProtectionFilterHeaplet,
     ConsoleLogSinkHeaplet,
+    FileLogSinkHeaplet,
     TemporaryStorageHeaplet,
   ],
 });

@@ -64,9 +64,9 @@ export class Context {
   readonly parent: Context | undefined;
   /**
    * The request's session, or how to load it on first use (the server loads sessions lazily). It
-   * lives in one holder shared by every context of the request.
+   * lives in one holder shared by every context of the request (but see `withSession`).
    */
-  readonly #session: { value: Session | (() => Session) };
+  #session: { value: Session | (() => Session) };
 
   constructor(
     init: {
@@ -121,6 +121,16 @@ export class Context {
   /** A context that also carries `contexts[name]`; the rest is shared with this one. */
   child(name: string, value: unknown): Context {
     return new Context({}, this, { ...this.contexts, [name]: value });
+  }
+
+  /**
+   * A context like this one whose session is another (a route's own session producer): contexts made
+   * from it share that session; this context keeps its own.
+   */
+  withSession(session: Session | (() => Session)): Context {
+    const scoped = new Context({}, this, this.contexts);
+    scoped.#session = { value: session };
+    return scoped;
   }
 
   /** The named context, nearest first. */

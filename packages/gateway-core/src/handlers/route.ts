@@ -1,10 +1,11 @@
-import { checkConfig, s } from '../config/schema.ts';
+import { checkConfig, childPath, s } from '../config/schema.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
+import { isSessionProducer, SessionScopeHandler } from '../context/session-producer.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { isCommentKey } from '../heap/declaration.ts';
+import { locate } from '../heap/errors.ts';
 import type { Heap } from '../heap/heap.ts';
-import type { Decorator } from '../heap/heaplet.ts';
 import type { Request, Response } from '../http/message.ts';
 import { Uri } from '../http/uri.ts';
 import type { Logger } from '../logging.ts';
@@ -150,6 +151,7 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
   });
   try {
     const declared = config.heap === undefined ? [] : heap.declare(config.heap, '$.heap');
+    declared.push(...heap.globalDecorationProblems());
     if (declared.length > 0) throw combine(declared, file);
     let handler = await heap.resolve<Handler>(
       config.handler as string | Record<string, unknown>,
@@ -157,19 +159,34 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
       '$.handler',
     );
     const name = config.name ?? id;
-    // Route decoration: decorates this route's handler only, not other uses of the same object.
+    // Route decoration: decorates this route's handler only, not other uses of the same object. It
+    // comes after the handler's local and global decorations, so it wraps them.
     for (const [decoratorName, value] of decorations) {
-      const decorator = await heap.get<Decorator>(decoratorName, 'decorator').catch((error: unknown) => {
-        throw isPorticoError(error)
-          ? new PorticoError(ErrorCode.REFERENCE, `unknown decorator or route field '${decoratorName}'`, {
-              jsonPath: `$.${decoratorName}`,
-              expected: `a route field (${[...ROUTE_FIELDS].join(', ')}) or a decorator name`,
-              ...(file === undefined ? {} : { file }),
-            })
-          : error;
-      });
-      handler = (await decorator.decorate(handler, value, { name, kind: 'handler', heap })) as Handler;
+      const where = { file, jsonPath: childPath('$', decoratorName) };
+      // Not in scope at all: most likely a misspelt route field, which the message says.
+      if (!heap.has(decoratorName)) {
+        throw new PorticoError(ErrorCode.REFERENCE, `unknown decorator or route field '${decoratorName}'`, {
+          jsonPath: where.jsonPath,
+          expected: `a route field (${[...ROUTE_FIELDS].join(', ')}) or a decorator name`,
+          ...(file === undefined ? {} : { file }),
+        });
+      }
+      const decorator = await heap.decorator(decoratorName, where);
+      try {
+        handler = (await decorator.decorate(handler, value, {
+          name,
+          kind: 'handler',
+          heap,
+          ...where,
+        })) as Handler;
+      } catch (error) {
+        throw locate(error, where, `decorator '${decoratorName}' cannot decorate route '${name}'`);
+      }
     }
+    // A route's own session producer (`"session": "JwtSession"`) replaces the request's session for
+    // everything the route does: it wraps the decorated handler, as the incumbent's session filter.
+    if (config.session !== undefined)
+      handler = await routeSession(heap, config.session, handler, logger, file);
     return new Route({
       id,
       name,
@@ -183,6 +200,25 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     await heap.destroy();
     throw error;
   }
+}
+
+/** The route's handler, using the session producer `session` names (a heap name or inline declaration). */
+async function routeSession(
+  heap: Heap,
+  session: unknown,
+  handler: Handler,
+  logger: Logger,
+  file: string | undefined,
+): Promise<Handler> {
+  const producer = await heap.resolve(session as string, 'object', '$.session');
+  if (!isSessionProducer(producer)) {
+    throw new PorticoError(ErrorCode.CONFIG, 'the session object does not produce sessions', {
+      jsonPath: '$.session',
+      expected: 'a session producer such as JwtSession',
+      ...(file === undefined ? {} : { file }),
+    });
+  }
+  return new SessionScopeHandler(producer, handler, logger);
 }
 
 function pickRouteFields(json: unknown): unknown {

@@ -40,6 +40,46 @@ const FIELDS = new Set(['name', 'type', 'config', 'comment', 'comments', 'logSin
  */
 export const isCommentKey = (key: string): boolean => key.startsWith('_');
 
+/** The decorators every configuration has without declaring them; declaring one of these names replaces it. */
+export const DEFAULT_DECORATOR_NAMES: readonly string[] = ['audit', 'baseURI', 'capture', 'timer'];
+
+/**
+ * Field names a decorator may not take, with where the field is (spec, Decorators rule 8): a
+ * decoration of that name would be read as the field instead.
+ */
+const RESERVED_FIELDS: ReadonlyMap<string, string> = new Map([
+  ...['config', 'name', 'type'].map((field): [string, string] => [field, 'every heap object']),
+  ...['auditService', 'baseURI', 'condition', 'globalDecorators', 'heap', 'handler', 'session'].map(
+    (field): [string, string] => [field, 'routes'],
+  ),
+  ...['logSink', 'temporaryStorage'].map((field): [string, string] => [field, 'the configuration file']),
+  ...['comment', 'comments'].map((field): [string, string] => [field, 'every object (comments)']),
+]);
+
+/**
+ * What is wrong with a name for a decorator, or undefined when it may be used: reserved field
+ * names, comment keys and purely alphanumeric names (the incumbents keep those for their own
+ * fields) are refused; the default decorators' names are accepted, since declaring one replaces it.
+ */
+export function decoratorNameProblem(name: string): string | undefined {
+  return fieldClash(name) ?? alphanumericName(name);
+}
+
+/** A decorator name that can never work as a decoration: it is read as a field (or a comment) instead. */
+export function fieldClash(name: string): string | undefined {
+  if (DEFAULT_DECORATOR_NAMES.includes(name)) return undefined;
+  const field = RESERVED_FIELDS.get(name);
+  if (field !== undefined) return `the decorator name '${name}' is a field of ${field}`;
+  if (isCommentKey(name)) return `the decorator name '${name}' starts with '_', which marks a comment`;
+  return undefined;
+}
+
+/** A decorator name that is purely alphanumeric, which the spec reserves for fields to come. */
+export function alphanumericName(name: string): string | undefined {
+  if (DEFAULT_DECORATOR_NAMES.includes(name) || !/^[A-Za-z0-9]+$/.test(name)) return undefined;
+  return `the decorator name '${name}' is purely alphanumeric; such names are reserved for fields`;
+}
+
 /**
  * Reads a heap: an array of declarations, or the older `{"objects": [...]}` form. Every problem is
  * reported, each with its file and JSON path.

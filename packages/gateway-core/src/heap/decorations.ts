@@ -1,4 +1,6 @@
-import { childPath } from '../config/schema.ts';
+import path from 'node:path';
+import { childPath, parseConfig, type Schema } from '../config/schema.ts';
+import type { PorticoError } from '../errors.ts';
 import type { Declaration, Decoration, Where } from './declaration.ts';
 import { problem } from './declaration.ts';
 import { locate } from './errors.ts';
@@ -47,21 +49,18 @@ export async function decorate(
 ): Promise<unknown> {
   if (!isDecoratable(info.kind)) {
     const [first] = local;
-    if (first !== undefined) {
-      throw problem(
-        first.file,
-        first.jsonPath,
-        `'${first.name}' decorates ${info.name}, but decorators apply to filters and handlers only`,
-        'a decoration on a filter or a handler',
-      );
-    }
+    if (first !== undefined) throw notDecoratable(first, info.name);
     return target;
   }
   let decorated = target;
   for (const step of [...local, ...global]) {
     const decorator = await lookup(step);
     try {
-      decorated = await decorator.decorate(decorated, step.value, info);
+      decorated = await decorator.decorate(decorated, step.value, {
+        ...info,
+        file: step.file,
+        jsonPath: step.jsonPath,
+      });
     } catch (error) {
       throw locate(error, step, `decorator '${step.name}' cannot decorate '${info.name}'`);
     }
@@ -69,6 +68,42 @@ export async function decorate(
   return decorated;
 }
 
+/** A decoration written on an object that is not a filter or a handler (a decorator among others). */
+export function notDecoratable(step: DecorationStep, name: string): PorticoError {
+  return problem(
+    step.file,
+    step.jsonPath,
+    `'${step.name}' decorates ${name}, but decorators apply to filters and handlers only`,
+    'a decoration on a filter or a handler',
+  );
+}
+
 function isDecoratable(kind: Kind): boolean {
   return kind === 'filter' || kind === 'handler';
+}
+
+/**
+ * How a decorator names the object it decorates in what it writes: the route (or configuration
+ * file) the object is declared in, then its name (`10-api/backend`); an inline object is named by
+ * its type and JSON path (`10-api/StaticResponseHandler#$.handler`).
+ */
+export function objectPath(info: Pick<DecorationInfo, 'name' | 'heap'>): string {
+  const name = info.name.replace(/^([^@#]+)@[^#]*#/, '$1#');
+  const file = info.heap.file;
+  if (file === undefined) return name;
+  const label = path.basename(file, path.extname(file));
+  return label === name ? name : `${label}/${name}`;
+}
+
+/**
+ * Reads a decoration value with a schema (configuration-time `${...}` evaluated with the heap's
+ * properties); a wrong value is a CONFIG error at the decoration's own place.
+ */
+export function parseDecoration<T>(schema: Schema<T>, value: unknown, info: DecorationInfo): T {
+  return parseConfig(schema, value, {
+    ...(info.file === undefined ? {} : { file: info.file }),
+    jsonPath: info.jsonPath ?? '$',
+    properties: { ...info.heap.properties },
+    logger: info.heap.logger,
+  });
 }

@@ -6,15 +6,20 @@ import { article } from '../registry/words.ts';
 import { CreatedObjects } from './created-objects.ts';
 import { Creation, runCreation, waitFor } from './creation.ts';
 import {
+  alphanumericName,
+  DEFAULT_DECORATOR_NAMES,
   type Declaration,
   type DeclarationResult,
   type Decoration,
+  decoratorNameProblem,
+  fieldClash,
   isRecord,
   problem,
   readDeclaration,
   readHeap,
+  type Where,
 } from './declaration.ts';
-import { type DecorationStep, decorate, globalSteps, localSteps } from './decorations.ts';
+import { type DecorationStep, decorate, globalSteps, localSteps, notDecoratable } from './decorations.ts';
 import { combine, cycleError, locate, located, problemsOf, type Site } from './errors.ts';
 import { type Decorator, type GatewayEnvironment, type Heaplet, isDecorator, type Kind } from './heaplet.ts';
 import { resolveReferences } from './references.ts';
@@ -99,6 +104,7 @@ export class Heap {
     const { results, errors: all } = readHeap(declarations, { file: this.file, jsonPath });
     // Without results, the problem is the heap itself (not an array); otherwise each result has its own.
     const errors: PorticoError[] = results.length === 0 ? [...all] : [];
+    const added: Declaration[] = [];
     for (const result of results) {
       errors.push(...result.errors);
       if (result.name === undefined) continue;
@@ -116,9 +122,28 @@ export class Heap {
         );
         continue;
       }
+      const refused = this.decoratorNameError(result.declaration);
+      if (refused !== undefined) {
+        // Unusable: using the name reports the problem again rather than "no object named".
+        errors.push(refused);
+        this.slots.set(result.name, slotOf({ ...result, declaration: undefined, errors: [refused] }));
+        continue;
+      }
       this.slots.set(result.name, slotOf(result));
+      if (result.declaration !== undefined) added.push(result.declaration);
     }
+    // Checked once every name of this heap is known: a decoration may name a decorator declared later.
+    for (const declaration of added) errors.push(...this.localDecorationProblems(declaration));
     return errors;
+  }
+
+  /**
+   * The problems of the heap's own `globalDecorators`: names that are not decorators in scope. For
+   * the route loader, so that a mistake is reported even when no object of the route is created.
+   */
+  globalDecorationProblems(): PorticoError[] {
+    const parentCount = this.parent?.globals.length ?? 0;
+    return this.globals.slice(parentCount).flatMap((step) => this.decoratorProblem(step) ?? []);
   }
 
   /** The object named `name`, created on first use; with `kind`, it must be of that kind. */
@@ -377,24 +402,29 @@ export class Heap {
     // Tracked before decoration, so that an object whose decoration fails is still destroyed.
     this.objects.track(name, heaplet, object);
     this.logger.debug(`created heap object ${name}`, { type: heaplet.type });
-    const info = { name, kind: heaplet.kind, heap: this };
+    const info = {
+      name,
+      kind: heaplet.kind,
+      heap: this,
+      ...(declaration.logSink === undefined ? {} : { logSink: declaration.logSink }),
+    };
     return decorate(object, info, localSteps(declaration), this.globals, (step) => this.decoratorFor(step));
+  }
+
+  /**
+   * The decorator a decoration written at `where` names (a route's own decorations, the top-level
+   * keys of config.json): a name that is not a decorator in scope is a REFERENCE error, a name a
+   * decorator may not have a CONFIG error.
+   */
+  decorator(name: string, where: Where): Promise<Decorator> {
+    return this.decoratorFor({ name, value: undefined, ...where });
   }
 
   /** The decorator object a decoration names; a name that is not a decorator is a REFERENCE error. */
   private async decoratorFor(step: DecorationStep): Promise<Decorator> {
-    const found = this.find(step.name);
-    const type = found?.slot.declaration?.type;
-    const actual = type === undefined ? undefined : this.registry.kindOf(type);
-    if (found === undefined || (actual !== undefined && actual !== 'decorator')) {
-      const what = actual === undefined ? '' : ` ('${step.name}' is ${article(actual)})`;
-      const known = this.decoratorsInScope();
-      throw new PorticoError(
-        ErrorCode.REFERENCE,
-        `unknown decorator '${step.name}'${what}; decorators in scope: ${known.join(', ') || 'none'}`,
-        { ...located(step), expected: 'the name of a decorator heap object' },
-      );
-    }
+    const problem = this.decoratorProblem(step);
+    if (problem !== undefined) throw problem;
+    const found = this.find(step.name)!;
     const decorator = await found.heap.instantiate(found.slot, 'decorator', undefined, step);
     if (!isDecorator(decorator)) {
       throw new PorticoError(
@@ -404,6 +434,64 @@ export class Heap {
       );
     }
     return decorator;
+  }
+
+  /**
+   * Why a decoration cannot be applied, found without creating anything: it names nothing in scope,
+   * or an object that is not a decorator. A name whose type is not known yet passes here; creating
+   * it reports the type.
+   */
+  private decoratorProblem(step: DecorationStep): PorticoError | undefined {
+    const found = this.find(step.name);
+    const type = found?.slot.declaration?.type;
+    const actual = type === undefined ? undefined : this.registry.kindOf(type);
+    if (found !== undefined && actual === 'decorator') {
+      const refused = decoratorNameProblem(step.name);
+      return refused === undefined ? undefined : badDecoratorName(refused, step.name, step);
+    }
+    if (found !== undefined && actual === undefined) return undefined;
+    const what = actual === undefined ? '' : ` ('${step.name}' is ${article(actual)})`;
+    const known = this.decoratorsInScope();
+    return new PorticoError(
+      ErrorCode.REFERENCE,
+      `unknown decorator '${step.name}'${what}; decorators in scope: ${known.join(', ') || 'none'}`,
+      { ...located(step), expected: 'the name of a decorator heap object' },
+    );
+  }
+
+  /** The decorations of a declaration that cannot apply, found when it is declared. */
+  private localDecorationProblems(declaration: Declaration): PorticoError[] {
+    const steps = localSteps(declaration);
+    const [first] = steps;
+    if (first === undefined) return [];
+    const kind = this.registry.kindOf(declaration.type);
+    if (kind !== undefined && kind !== 'filter' && kind !== 'handler') {
+      return [notDecoratable(first, declaration.name)];
+    }
+    return steps.flatMap((step) => this.decoratorProblem(step) ?? []);
+  }
+
+  /**
+   * Spec, Decorators rule 8, when a decorator is declared: a name that clashes with a field is
+   * refused (it could never be used). A purely alphanumeric name is refused where a decoration uses
+   * it (see decoratorProblem) and only warned about here: real configurations declare such
+   * decorators and leave them unused, and those must keep loading.
+   */
+  private decoratorNameError(declaration: Declaration | undefined): PorticoError | undefined {
+    if (declaration === undefined || this.registry.kindOf(declaration.type) !== 'decorator') return undefined;
+    const alphanumeric = alphanumericName(declaration.name);
+    if (alphanumeric !== undefined) {
+      this.logger.warn(`${alphanumeric}; using it as a decoration is an error`, {
+        ...(declaration.file === undefined ? {} : { file: declaration.file }),
+        jsonPath: childPath(declaration.jsonPath, 'name'),
+      });
+    }
+    const clash = fieldClash(declaration.name);
+    if (clash === undefined) return undefined;
+    return badDecoratorName(clash, declaration.name, {
+      file: declaration.file,
+      jsonPath: childPath(declaration.jsonPath, 'name'),
+    });
   }
 
   private decoratorsInScope(): string[] {
@@ -425,6 +513,13 @@ export class Heap {
     const heap = this.file === undefined ? 'the heap' : `the heap of ${this.file}`;
     throw new PorticoError(ErrorCode.REFERENCE, `${heap} is destroyed; '${name}' cannot be created`);
   }
+}
+
+function badDecoratorName(message: string, name: string, where: Where): PorticoError {
+  return new PorticoError(ErrorCode.CONFIG, message, {
+    ...located(where),
+    expected: `a name with a '.' or '-', such as 'my.${name}', or one of ${DEFAULT_DECORATOR_NAMES.join(', ')}`,
+  });
 }
 
 function slotOf(result: DeclarationResult): Slot {

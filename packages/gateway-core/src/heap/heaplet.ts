@@ -81,6 +81,13 @@ export interface DecorationInfo {
   kind: Kind;
   /** The heap that created the decorated object. */
   heap: Heap;
+  /** The log sink the decorated object's declaration names (`"logSink": "..."`), if any. */
+  logSink?: string;
+  /** Where the decoration is written, so that a decorator reading its value can say where it is wrong. */
+  file?: string | undefined;
+  jsonPath?: string;
+  /** Set for the decorations of the gateway's entry point (the top-level keys of config.json). */
+  entryPoint?: boolean;
 }
 
 /**

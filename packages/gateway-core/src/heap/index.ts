@@ -1,4 +1,11 @@
-export { type Declaration, type Decoration, isCommentKey } from './declaration.ts';
+export {
+  DEFAULT_DECORATOR_NAMES,
+  type Declaration,
+  type Decoration,
+  decoratorNameProblem,
+  isCommentKey,
+} from './declaration.ts';
+export { objectPath, parseDecoration } from './decorations.ts';
 export { type ChildHeapOptions, Heap, type HeapOptions } from './heap.ts';
 export {
   type DecorationInfo,

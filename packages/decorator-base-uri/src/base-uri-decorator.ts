@@ -1,0 +1,96 @@
+import {
+  bindingsFor,
+  type Context,
+  type DecorationInfo,
+  type Decorator,
+  defineHeaplet,
+  ErrorCode,
+  type Expression,
+  type Filter,
+  type Handler,
+  PorticoError,
+  parseDecoration,
+  type Request,
+  type Response,
+  s,
+  Uri,
+} from '@portico/gateway-core';
+
+const EXPECTED = 'an absolute URI with a scheme and a host, such as "https://app.example.com:8443"';
+
+/** The base a text names, or what is wrong with it. */
+export function parseBase(text: string): Uri | string {
+  let uri: Uri;
+  try {
+    uri = Uri.parse(text);
+  } catch {
+    return `'${text}' is not a URI`;
+  }
+  if (!uri.scheme || !uri.host) return `'${text}' has no scheme or no host`;
+  return uri;
+}
+
+/**
+ * Sends the requests reaching the decorated object to another base (`"baseURI":
+ * "https://app.example.com:8443"`): scheme, host and port are replaced (no port means the scheme's
+ * default), while path, query, fragment and user information stay. A decoration value that is not a
+ * string is ignored, as the spec says. A value with `${...}` is evaluated per request.
+ */
+export class BaseUriDecorator implements Decorator {
+  decorate(target: unknown, decoration: unknown, info: DecorationInfo): unknown {
+    if (typeof decoration !== 'string') return target;
+    const expression = parseDecoration(s.expression('string'), decoration, info) as Expression<string>;
+    let fixed: Uri | undefined;
+    if (expression.isConstant) {
+      const base = parseBase(expression.evaluate() ?? '');
+      if (typeof base === 'string') {
+        throw new PorticoError(ErrorCode.CONFIG, base, {
+          ...(info.file === undefined ? {} : { file: info.file }),
+          ...(info.jsonPath === undefined ? {} : { jsonPath: info.jsonPath }),
+          expected: EXPECTED,
+        });
+      }
+      fixed = base;
+    }
+    const rebase = (context: Context, request: Request): void => {
+      const base = fixed ?? evaluated(expression, context, request);
+      request.uri = request.uri.with({ scheme: base.scheme, host: base.host, port: base.port });
+    };
+    if (info.kind === 'filter') {
+      const filter = target as Filter;
+      return {
+        filter: async (context: Context, request: Request, next: Handler): Promise<Response> => {
+          rebase(context, request);
+          return filter.filter(context, request, next);
+        },
+      } satisfies Filter;
+    }
+    if (info.kind === 'handler') {
+      const handler = target as Handler;
+      return {
+        handle: async (context: Context, request: Request): Promise<Response> => {
+          rebase(context, request);
+          return handler.handle(context, request);
+        },
+      } satisfies Handler;
+    }
+    return target;
+  }
+}
+
+/** The base a run-time expression gives for this request; a bad one fails the request (500, logged). */
+function evaluated(expression: Expression<string>, context: Context, request: Request): Uri {
+  const text = expression.evaluate(bindingsFor(context, request));
+  const base = text === null ? `${expression.text} evaluated to null` : parseBase(text);
+  if (typeof base === 'string') {
+    throw new PorticoError(ErrorCode.CONFIG, `baseURI: ${base}`, { expected: EXPECTED });
+  }
+  return base;
+}
+
+export const BaseUriDecoratorHeaplet = defineHeaplet({
+  type: 'BaseUriDecorator',
+  kind: 'decorator',
+  config: s.object({}),
+  create: () => new BaseUriDecorator(),
+});

@@ -1,0 +1,218 @@
+import {
+  type Context,
+  type DecorationInfo,
+  type Decorator,
+  defineHeaplet,
+  ErrorCode,
+  type Filter,
+  type Handler,
+  isLogSink,
+  type LogSink,
+  objectPath,
+  PorticoError,
+  parseDecoration,
+  type Request,
+  type Response,
+  resolveLogSink,
+  s,
+} from '@portico/gateway-core';
+import { drainUnread, sampleBody } from './entity-capture.ts';
+import { bodyText, contextJson, requestHead, responseHead } from './message-text.ts';
+
+export const CAPTURE_POINTS = [
+  'all',
+  'request',
+  'filtered_request',
+  'response',
+  'filtered_response',
+] as const;
+export type CapturePoint = Exclude<(typeof CAPTURE_POINTS)[number], 'all'>;
+
+export interface CaptureSettings {
+  /** The sink of every object this decorator decorates; else each object's own. */
+  logSink: LogSink | undefined;
+  captureEntity: boolean;
+  captureContext: boolean;
+  /** Bodies longer than this are cut, with a marker. */
+  maxEntityLength: number;
+}
+
+const FILTER_ONLY: readonly CapturePoint[] = ['filtered_request', 'filtered_response'];
+
+/**
+ * The capture points a decoration names: one point or a list, case-insensitive; `all` is every
+ * point that applies. `true` means all and `false` none (a convenience: the spec names only
+ * strings and lists).
+ */
+export function capturePoints(decoration: unknown, info: DecorationInfo): Set<CapturePoint> {
+  const points = new Set<CapturePoint>();
+  if (decoration === false) return points;
+  const names: (typeof CAPTURE_POINTS)[number][] =
+    decoration === true
+      ? ['all']
+      : Array.isArray(decoration)
+        ? parseDecoration(s.array(s.enumOf(CAPTURE_POINTS)), decoration, info)
+        : [parseDecoration(s.enumOf(CAPTURE_POINTS), decoration, info)];
+  for (const name of names) {
+    if (name !== 'all') points.add(name);
+    else for (const point of CAPTURE_POINTS) if (point !== 'all') points.add(point);
+  }
+  if (info.kind !== 'filter') {
+    const dropped = FILTER_ONLY.filter((point) => points.delete(point) && !names.includes('all'));
+    if (dropped.length > 0) {
+      info.heap.logger.warn(
+        `capture points ${dropped.join(', ')} apply to filters only; ${info.name} is a handler`,
+        {
+          ...(info.file === undefined ? {} : { file: info.file }),
+          jsonPath: info.jsonPath,
+        },
+      );
+    }
+  }
+  return points;
+}
+
+/**
+ * Writes the messages passing through the objects it decorates (`"capture": "all"`) to a log sink,
+ * as HTTP messages: the request line or status line, the headers, and with `captureEntity` the body
+ * (text as it is, `[binary entity]` otherwise, cut after `maxEntityLength` bytes with a marker),
+ * with `captureContext` the named contexts as JSON. Capture never takes a body from its reader: a
+ * streamed body is copied as it flows, and its record is written when the body has gone through.
+ */
+export class CaptureDecorator implements Decorator {
+  readonly #settings: CaptureSettings;
+
+  constructor(settings: CaptureSettings) {
+    this.#settings = settings;
+  }
+
+  async decorate(target: unknown, decoration: unknown, info: DecorationInfo): Promise<unknown> {
+    if (info.kind !== 'filter' && info.kind !== 'handler') return target;
+    const points = capturePoints(decoration, info);
+    if (points.size === 0) return target;
+    const sink = this.#settings.logSink ?? (await resolveLogSink(info.heap, info.logSink));
+    const capture = new Capture(sink, `@Capture[${objectPath(info)}]`, this.#settings);
+    return info.kind === 'filter'
+      ? capturedFilter(target as Filter, points, capture)
+      : capturedHandler(target as Handler, points, capture);
+  }
+}
+
+function capturedHandler(handler: Handler, points: Set<CapturePoint>, capture: Capture): Handler {
+  return {
+    async handle(context, request) {
+      const teed = points.has('request') ? capture.request(context, request, 'request') : undefined;
+      try {
+        const response = await handler.handle(context, request);
+        if (points.has('response')) capture.response(context, response, 'response');
+        return response;
+      } finally {
+        drainUnread(teed);
+      }
+    },
+  };
+}
+
+function capturedFilter(filter: Filter, points: Set<CapturePoint>, capture: Capture): Filter {
+  const wrapsNext = points.has('filtered_request') || points.has('response');
+  return {
+    async filter(context, request, next) {
+      const teed = points.has('request') ? capture.request(context, request, 'request') : undefined;
+      const captureNext: Handler = {
+        async handle(c, r) {
+          const filtered = points.has('filtered_request')
+            ? capture.request(c, r, 'filtered request')
+            : undefined;
+          try {
+            const response = await next.handle(c, r);
+            if (points.has('response')) capture.response(c, response, 'response');
+            return response;
+          } finally {
+            drainUnread(filtered);
+          }
+        },
+      };
+      try {
+        const response = await filter.filter(context, request, wrapsNext ? captureNext : next);
+        if (points.has('filtered_response')) capture.response(context, response, 'filtered response');
+        return response;
+      } finally {
+        drainUnread(teed);
+      }
+    },
+  };
+}
+
+/** Writes captured messages of one decorated object. */
+class Capture {
+  readonly #sink: LogSink;
+  readonly #source: string;
+  readonly #settings: CaptureSettings;
+
+  constructor(sink: LogSink, source: string, settings: CaptureSettings) {
+    this.#sink = sink;
+    this.#source = source;
+    this.#settings = settings;
+  }
+
+  /** Captures a request; returns the pass-through stream of a teed body (see drainUnread). */
+  request(context: Context, request: Request, label: string) {
+    if (!this.#sink.isLoggable('INFO')) return undefined;
+    const head = `--- (${label}) id:${context.transactionId} --->\n${requestHead(request)}`;
+    return this.#write(context, head, request.headers, request.entity);
+  }
+
+  response(context: Context, response: Response, label: string): void {
+    if (!this.#sink.isLoggable('INFO')) return;
+    const head = `<--- (${label}) id:${context.transactionId} ---\n${responseHead(response)}`;
+    this.#write(context, head, response.headers, response.entity);
+  }
+
+  #write(context: Context, head: string, headers: Request['headers'], entity: Request['entity']) {
+    const routeId = context.router?.routeId;
+    const contextText = this.#settings.captureContext
+      ? `\n--- context ---\n${contextJson(context.contexts)}`
+      : '';
+    const write = (body: string) =>
+      this.#sink.log({
+        level: 'INFO',
+        source: this.#source,
+        message: `${head}${body === '' ? '' : `\n\n${body}`}${contextText}`,
+        routeId,
+      });
+    if (!this.#settings.captureEntity) {
+      write('');
+      return undefined;
+    }
+    return sampleBody(entity, this.#settings.maxEntityLength, (sample) => write(bodyText(headers, sample)));
+  }
+}
+
+export const CaptureDecoratorHeaplet = defineHeaplet({
+  type: 'CaptureDecorator',
+  kind: 'decorator',
+  config: s.object({
+    logSink: s.ref('object').optional(),
+    captureEntity: s.boolean().default(false),
+    captureContext: s.boolean().default(false),
+    // OpenIG 4's name for captureContext.
+    captureExchange: s.boolean().optional(),
+    // PingGateway's bound on a captured body, and its default.
+    maxEntityLength: s.integer({ min: 0 }).default(512 * 1024),
+  }),
+  create: ({ config, jsonPath, file }) => {
+    if (config.logSink !== undefined && !isLogSink(config.logSink)) {
+      throw new PorticoError(ErrorCode.REFERENCE, 'the logSink of a CaptureDecorator is not a log sink', {
+        ...(file === undefined ? {} : { file }),
+        jsonPath: `${jsonPath}.config.logSink`,
+        expected: 'the name of a ConsoleLogSink or FileLogSink',
+      });
+    }
+    return new CaptureDecorator({
+      logSink: config.logSink as LogSink | undefined,
+      captureEntity: config.captureEntity,
+      captureContext: config.captureContext || config.captureExchange === true,
+      maxEntityLength: config.maxEntityLength,
+    });
+  },
+});

@@ -1,0 +1,116 @@
+import { lookupDataSource, type SqlDataSource } from '@portico/datasource-jdbc';
+import {
+  type Bindings,
+  bindingsFor,
+  type Context,
+  defineHeaplet,
+  ErrorCode,
+  type Expression,
+  type Filter,
+  type Handler,
+  LazyMap,
+  type Logger,
+  type LValueExpression,
+  PorticoError,
+  type Request,
+  type Response,
+  s,
+} from '@portico/gateway-core';
+import { FailureLog } from './failure-log.ts';
+
+export interface SqlAttributesSettings {
+  name: string;
+  dataSource: SqlDataSource;
+  /** The name the configuration gives the data source, for log records. */
+  dataSourceName: string;
+  preparedStatement: string;
+  parameters: Expression<unknown>[];
+  target: LValueExpression;
+  logger: Logger;
+}
+
+/**
+ * SqlAttributesFilter runs a prepared statement and sets its `target` to the first row of the
+ * result, as a map of column label → value (an empty map when there is no row or the query fails).
+ *
+ * The map is a LazyMap whose loader evaluates the parameters and runs the query. Expressions read
+ * maps synchronously while a query is asynchronous, and a gateway must neither block its event loop
+ * on a database nor let a reader see an empty map that is merely not loaded yet; so the filter waits
+ * for the row before calling the next handler (what the LazyMap offers its owner). The query runs
+ * once per request that passes the filter, whether or not the target is read: put the filter behind
+ * a condition when only some requests need it.
+ */
+export class SqlAttributesFilter implements Filter {
+  readonly #settings: SqlAttributesSettings;
+  readonly #failures: FailureLog;
+
+  constructor(settings: SqlAttributesSettings) {
+    this.#settings = settings;
+    this.#failures = new FailureLog(settings.logger);
+  }
+
+  async filter(context: Context, request: Request, next: Handler): Promise<Response> {
+    const bindings = bindingsFor(context, request);
+    const row = new LazyMap(() => this.#firstRow(bindings, context.transactionId));
+    this.#settings.target.assign(bindings, row);
+    await row.load();
+    return next.handle(context, request);
+  }
+
+  /** Evaluates the parameters, runs the statement and gives its first row; never rejects. */
+  async #firstRow(bindings: Bindings, transactionId: string): Promise<Record<string, unknown>> {
+    const { dataSource, preparedStatement, parameters } = this.#settings;
+    try {
+      const values = parameters.map((parameter) => parameter.evaluate(bindings));
+      const rows = await dataSource.query(preparedStatement, values);
+      return rows[0] ?? {};
+    } catch (error) {
+      this.#failures.record({
+        filter: this.#settings.name,
+        dataSource: this.#settings.dataSourceName,
+        transactionId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return {};
+    }
+  }
+}
+
+export const SqlAttributesFilterHeaplet = defineHeaplet({
+  type: 'SqlAttributesFilter',
+  kind: 'filter',
+  config: s.object({
+    // A name, not a reference: the incumbents look it up in the container's naming service.
+    dataSource: s.string().refine((name) => (name.trim() === '' ? 'the name is empty' : undefined), 'a name'),
+    preparedStatement: s
+      .string()
+      .refine((sql) => (sql.trim() === '' ? 'the statement is empty' : undefined), 'a SQL statement'),
+    parameters: s.array(s.expression('any')).default([]),
+    target: s.lvalue(),
+  }),
+  create: async ({ name, config, heap, logger, file, jsonPath }) => {
+    const at = (field: string) => ({ file, jsonPath: `${jsonPath}.config.${field}` });
+    const dataSource = await lookupDataSource(heap, config.dataSource, at('dataSource'));
+    const placeholders = dataSource.placeholders(config.preparedStatement);
+    if (placeholders !== config.parameters.length) {
+      throw new PorticoError(
+        ErrorCode.CONFIG,
+        `the statement has ${placeholders} placeholder${placeholders === 1 ? '' : 's'} but ${config.parameters.length} parameter${config.parameters.length === 1 ? ' is' : 's are'} given`,
+        {
+          ...(file === undefined ? {} : { file }),
+          jsonPath: at('parameters').jsonPath,
+          expected: 'one parameter for each ? of preparedStatement',
+        },
+      );
+    }
+    return new SqlAttributesFilter({
+      name,
+      dataSource,
+      dataSourceName: config.dataSource,
+      preparedStatement: config.preparedStatement,
+      parameters: config.parameters as Expression<unknown>[],
+      target: config.target,
+      logger,
+    });
+  },
+});

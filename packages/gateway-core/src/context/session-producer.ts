@@ -1,0 +1,81 @@
+import { isPorticoError } from '../errors.ts';
+import { type Request, Response } from '../http/message.ts';
+import type { Logger } from '../logging.ts';
+import type { Handler } from '../types.ts';
+import type { Context, Session } from './context.ts';
+
+/** One exchange's session: the data the core sees, and what to do with it once the response is ready. */
+export interface SessionHandle {
+  /** Loads (or creates) the session data; called when something first uses the session. */
+  data(): Session;
+  /**
+   * Saves the session when it was used and changed, adding to the response what the user agent must
+   * keep (a cookie). Rejects when the session cannot be saved.
+   */
+  commit(response: Response): Promise<void>;
+}
+
+/**
+ * Where a request's session comes from: the server's own sessions (a cookie naming stored data), or
+ * a heap object such as JwtSession (the data itself in a cookie). The heap object named `Session`,
+ * config.json's `session` or a route's `session` names one.
+ */
+export interface SessionProducer {
+  open(request: Request): Promise<SessionHandle>;
+}
+
+export function isSessionProducer(value: unknown): value is SessionProducer {
+  return typeof (value as SessionProducer | null)?.open === 'function';
+}
+
+/**
+ * Saves an exchange's session and gives the response to send. A session that cannot be saved must
+ * not disappear unnoticed: the failure is logged and the client gets 500 instead of the response
+ * (whose body is discarded), since what the request put in the session is lost.
+ */
+export async function commitSession(
+  session: SessionHandle,
+  response: Response,
+  logger: Logger,
+  transactionId: string,
+): Promise<Response> {
+  try {
+    await session.commit(response);
+    return response;
+  } catch (error) {
+    logger.error('the session could not be saved', {
+      transactionId,
+      ...(isPorticoError(error) ? { code: error.code } : {}),
+      error: error instanceof Error ? error.message : String(error),
+    });
+    response.entity.discard();
+    const failed = Response.text(500, 'Internal Server Error');
+    if (error instanceof Error) failed.cause = error;
+    return failed;
+  }
+}
+
+/**
+ * A handler whose requests use a session of their own instead of the one they arrive with: a
+ * route's `session`. The session is opened from the request, saved once the response is ready.
+ */
+export class SessionScopeHandler implements Handler {
+  readonly #producer: SessionProducer;
+  readonly #handler: Handler;
+  readonly #logger: Logger;
+
+  constructor(producer: SessionProducer, handler: Handler, logger: Logger) {
+    this.#producer = producer;
+    this.#handler = handler;
+    this.#logger = logger;
+  }
+
+  async handle(context: Context, request: Request): Promise<Response> {
+    const session = await this.#producer.open(request);
+    const response = await this.#handler.handle(
+      context.withSession(() => session.data()),
+      request,
+    );
+    return commitSession(session, response, this.#logger, context.transactionId);
+  }
+}

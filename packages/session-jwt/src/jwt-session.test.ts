@@ -1,0 +1,390 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import {
+  defineHeaplet,
+  definePlugin,
+  type Heap,
+  Request,
+  Response,
+  type SessionProducer,
+  s,
+} from '@portico/gateway-core';
+import { pluginHeap } from '@portico/gateway-core/testing';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import plugin from './index.ts';
+
+const SECRET = randomBytes(32).toString('base64');
+
+/** Stands in for a KeyStore heap object: hands out the key it was configured with. */
+const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const keystores = definePlugin({
+  name: 'test-keystore',
+  version: '0.0.0',
+  core: '*',
+  heaplets: [
+    defineHeaplet({
+      type: 'TestKeyStore',
+      kind: 'object',
+      config: s.object({ entry: s.enumOf(['rsa', 'ec', 'public', 'secret'] as const) }),
+      create: ({ config }) => {
+        const requests: unknown[] = [];
+        return {
+          requests,
+          key(alias: string, password: string | undefined) {
+            requests.push([alias, password]);
+            if (config.entry === 'rsa') return rsa.privateKey;
+            if (config.entry === 'ec') return ec.privateKey;
+            if (config.entry === 'public') return rsa.publicKey;
+            return new Uint8Array(randomBytes(32));
+          },
+        };
+      },
+    }),
+    defineHeaplet({ type: 'NotAKeyStore', kind: 'object', config: s.object({}), create: () => ({}) }),
+  ],
+});
+
+const heaps: Heap[] = [];
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const heap of heaps.splice(0)) await heap.destroy();
+});
+
+/** A JwtSession named `Session`, created through a real heap. */
+async function sessionFrom(config: unknown, more: unknown[] = []) {
+  const { heap, logger } = pluginHeap({
+    plugins: [plugin, keystores],
+    file: 'config/config.json',
+    heap: [...more, { name: 'Session', type: 'JwtSession', config }],
+  });
+  heaps.push(heap);
+  return { session: await heap.get<SessionProducer>('Session', 'object'), heap, logger };
+}
+
+const request = (cookie?: string, uri = 'http://gw.example/') =>
+  new Request({ uri, headers: cookie === undefined ? {} : { Cookie: cookie } });
+
+/** One exchange: opens the session for a request with `cookie`, lets `use` work on it, commits. */
+async function exchange(
+  producer: SessionProducer,
+  cookie: string | undefined,
+  use?: (session: Record<string, unknown>) => void,
+  uri?: string,
+) {
+  const handle = await producer.open(request(cookie, uri));
+  let seen: Record<string, unknown> | undefined;
+  if (use) {
+    seen = handle.data();
+    use(seen);
+  }
+  const response = Response.empty(200);
+  await handle.commit(response);
+  const setCookie = response.headers.getAll('set-cookie');
+  return { seen, setCookie, cookie: setCookie[0]?.split(';')[0] };
+}
+
+const write = (values: Record<string, unknown>) => (session: Record<string, unknown>) => {
+  Object.assign(session, values);
+};
+
+describe('JwtSession round trip', () => {
+  it('keeps the session in an encrypted cookie the next request brings back', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const first = await exchange(session, undefined, write({ user: 'alice', roles: ['a', 'b'] }));
+    expect(first.setCookie).toHaveLength(1);
+    expect(first.cookie).toMatch(/^openig-jwt-session=[\w-]+\.[\w-]*\.[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(first.cookie).not.toContain('alice');
+    let read: Record<string, unknown> | undefined;
+    await exchange(session, first.cookie, (s) => {
+      read = { ...s };
+    });
+    expect(read).toEqual({ user: 'alice', roles: ['a', 'b'] });
+  });
+
+  it('sets a browser-session cookie for the whole site, HttpOnly and SameSite=Lax', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const { setCookie } = await exchange(session, undefined, write({ a: 1 }));
+    expect(setCookie[0]).toMatch(/; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(setCookie[0]).not.toMatch(/Max-Age|Expires|Domain|Secure/);
+  });
+
+  it('adds Secure when the request came over HTTPS', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const { setCookie } = await exchange(session, undefined, write({ a: 1 }), 'https://gw.example/');
+    expect(setCookie[0]).toMatch(/; Secure$/);
+  });
+
+  it('sets no cookie for a request that never uses the session', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    expect((await exchange(session, undefined)).setCookie).toEqual([]);
+    expect((await exchange(session, undefined, () => {})).setCookie).toEqual([]);
+  });
+
+  it('is issued again only when the request changed the session', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const { cookie } = await exchange(session, undefined, write({ n: 1 }));
+    expect((await exchange(session, cookie, (s) => s.n)).setCookie).toEqual([]);
+    expect((await exchange(session, cookie, write({ n: 1 }))).setCookie).toEqual([]);
+    const changed = await exchange(session, cookie, write({ n: 2 }));
+    expect(changed.setCookie).toHaveLength(1);
+    let read: unknown;
+    await exchange(session, changed.cookie, (s) => {
+      read = s.n;
+    });
+    expect(read).toBe(2);
+  });
+
+  it('removes the cookie of a session the request emptied', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const { cookie } = await exchange(session, undefined, write({ n: 1 }));
+    const { setCookie } = await exchange(session, cookie, (s) => {
+      delete s.n;
+    });
+    expect(setCookie).toEqual(['openig-jwt-session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax']);
+  });
+
+  it('reads the valid one when a request carries several cookies of its name', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const { cookie } = await exchange(session, undefined, write({ n: 7 }));
+    let read: unknown;
+    await exchange(session, `openig-jwt-session=garbage; ${cookie}`, (s) => {
+      read = s.n;
+    });
+    expect(read).toBe(7);
+  });
+});
+
+describe('JwtSession refuses cookies it cannot trust', () => {
+  it('resets a tampered cookie: empty session, cookie removed, a warning', async () => {
+    const { session, logger } = await sessionFrom({ sharedSecret: SECRET });
+    const { cookie } = await exchange(session, undefined, write({ role: 'user' }));
+    const value = cookie!.split('=')[1]!;
+    const parts = value.split('.');
+    // Flip one character of the ciphertext.
+    const text = parts[3]!;
+    parts[3] = (text[0] === 'A' ? 'B' : 'A') + text.slice(1);
+    const tampered = `openig-jwt-session=${parts.join('.')}`;
+    let read: Record<string, unknown> | undefined;
+    const { setCookie } = await exchange(session, tampered, (s) => {
+      read = { ...s };
+    });
+    expect(read).toEqual({});
+    expect(setCookie).toEqual(['openig-jwt-session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax']);
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({ level: 'warn', message: 'a JWT session cookie was refused and reset' }),
+    );
+  });
+
+  it('resets a refused cookie even when the request does not use the session', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const { setCookie } = await exchange(session, 'openig-jwt-session=not.a.jwt.at.all');
+    expect(setCookie).toEqual(['openig-jwt-session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax']);
+  });
+
+  it('refuses a cookie made with another secret', async () => {
+    const { session: one } = await sessionFrom({ sharedSecret: SECRET });
+    const { session: other } = await sessionFrom({ sharedSecret: randomBytes(32).toString('base64') });
+    const { cookie } = await exchange(one, undefined, write({ admin: true }));
+    let read: Record<string, unknown> | undefined;
+    await exchange(other, cookie, (s) => {
+      read = { ...s };
+    });
+    expect(read).toEqual({});
+  });
+
+  it('replaces a refused session with what the request then writes', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const { setCookie } = await exchange(session, 'openig-jwt-session=x.y.z', write({ fresh: true }));
+    expect(setCookie).toHaveLength(1);
+    expect(setCookie[0]).not.toContain('Max-Age=0');
+  });
+});
+
+describe('JwtSession settings', () => {
+  it('names the cookie with cookieName (default openig-jwt-session)', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET, cookieName: 'IG' });
+    const { cookie } = await exchange(session, undefined, write({ a: 1 }));
+    expect(cookie).toMatch(/^IG=/);
+    let read: unknown;
+    await exchange(session, `openig-jwt-session=${cookie!.slice(3)}; ${cookie}`, (s) => {
+      read = s.a;
+    });
+    expect(read).toBe(1);
+  });
+
+  it('refuses a cookieName that cannot be a cookie name', async () => {
+    await expect(sessionFrom({ cookieName: 'my session' })).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { file: 'config/config.json', jsonPath: '$.heap[0].config.cookieName' },
+    });
+  });
+
+  it('sets the Domain attribute from cookieDomain, also when removing the cookie', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET, cookieDomain: '.example.com' });
+    const { setCookie, cookie } = await exchange(session, undefined, write({ a: 1 }));
+    expect(setCookie[0]).toContain('; Domain=.example.com;');
+    const removed = await exchange(session, cookie, (s) => {
+      delete s.a;
+    });
+    expect(removed.setCookie[0]).toContain('; Domain=.example.com;');
+  });
+
+  it('expires a session sessionTimeout after it was last changed (default 30 minutes)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const { cookie } = await exchange(session, undefined, write({ a: 1 }));
+    const readAfter = async (minutes: number) => {
+      vi.setSystemTime(Date.now() + minutes * 60_000);
+      let read: unknown;
+      const { setCookie } = await exchange(session, cookie, (s) => {
+        read = s.a;
+      });
+      return { read, setCookie };
+    };
+    expect((await readAfter(29)).read).toBe(1);
+    const expired = await readAfter(2);
+    expect(expired.read).toBeUndefined();
+    expect(expired.setCookie[0]).toContain('Max-Age=0');
+  });
+
+  it('takes sessionTimeout as a duration', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { session } = await sessionFrom({ sharedSecret: SECRET, sessionTimeout: '10 seconds' });
+    const { cookie } = await exchange(session, undefined, write({ a: 1 }));
+    vi.setSystemTime(Date.now() + 11_000);
+    let read: unknown = 'unset';
+    await exchange(session, cookie, (s) => {
+      read = s.a;
+    });
+    expect(read).toBeUndefined();
+  });
+
+  it('refuses a zero or malformed sessionTimeout, and caps one beyond 3650 days', async () => {
+    for (const sessionTimeout of ['zero', 'soon'])
+      await expect(sessionFrom({ sessionTimeout })).rejects.toMatchObject({
+        details: { jsonPath: '$.heap[0].config.sessionTimeout' },
+      });
+    const { logger } = await sessionFrom({ sharedSecret: SECRET, sessionTimeout: 'unlimited' });
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({ message: 'sessionTimeout is longer than 3650 days; 3650 days are used' }),
+    );
+  });
+
+  it('shares sessions between objects (instances, restarts) with the same sharedSecret', async () => {
+    const { session: one } = await sessionFrom({ sharedSecret: SECRET });
+    const { session: two } = await sessionFrom({ sharedSecret: SECRET });
+    const { cookie } = await exchange(one, undefined, write({ n: 5 }));
+    let read: unknown;
+    await exchange(two, cookie, (s) => {
+      read = s.n;
+    });
+    expect(read).toBe(5);
+  });
+
+  it('refuses a sharedSecret that is not Base64 or shorter than 32 bytes', async () => {
+    await expect(sessionFrom({ sharedSecret: 'not base64!' })).rejects.toMatchObject({
+      details: { jsonPath: '$.heap[0].config.sharedSecret' },
+    });
+    await expect(sessionFrom({ sharedSecret: randomBytes(31).toString('base64') })).rejects.toThrow(
+      /31 bytes long; at least 32/,
+    );
+  });
+
+  it('makes a key at startup without sharedSecret or keystore, and says so', async () => {
+    const { session: one, logger } = await sessionFrom({});
+    const { session: two } = await sessionFrom({});
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({ level: 'warn', data: { session: 'Session' } }),
+    );
+    const { cookie } = await exchange(one, undefined, write({ n: 1 }));
+    let read: Record<string, unknown> | undefined;
+    await exchange(two, cookie, (s) => {
+      read = { ...s };
+    });
+    expect(read).toEqual({});
+  });
+
+  it.each(['rsa', 'ec', 'secret'])(
+    'encrypts with the %s key of a keystore entry (alias, password)',
+    async (entry) => {
+      const { session, heap } = await sessionFrom(
+        { keystore: 'Keys', alias: 'jwe-key', password: 'changeit', sharedSecret: SECRET },
+        [{ name: 'Keys', type: 'TestKeyStore', config: { entry } }],
+      );
+      const { cookie } = await exchange(session, undefined, write({ k: entry }));
+      let read: unknown;
+      await exchange(session, cookie, (s) => {
+        read = s.k;
+      });
+      expect(read).toBe(entry);
+      const keys = await heap.get<{ requests: unknown[] }>('Keys');
+      expect(keys.requests).toEqual([['jwe-key', 'changeit']]);
+    },
+  );
+
+  it('requires alias with keystore', async () => {
+    await expect(
+      sessionFrom({ keystore: 'Keys' }, [{ name: 'Keys', type: 'TestKeyStore', config: { entry: 'rsa' } }]),
+    ).rejects.toMatchObject({ code: 'PORTICO_E_CONFIG', details: { jsonPath: '$.heap[1].config.alias' } });
+  });
+
+  it('refuses a keystore that is not one, or an entry that cannot decrypt', async () => {
+    await expect(
+      sessionFrom({ keystore: 'Keys', alias: 'a' }, [{ name: 'Keys', type: 'NotAKeyStore' }]),
+    ).rejects.toMatchObject({
+      code: 'PORTICO_E_REFERENCE',
+      details: { jsonPath: '$.heap[1].config.keystore' },
+    });
+    await expect(
+      sessionFrom({ keystore: 'Keys', alias: 'a' }, [
+        { name: 'Keys', type: 'TestKeyStore', config: { entry: 'public' } },
+      ]),
+    ).rejects.toThrow(/public key/);
+    await expect(sessionFrom({ keystore: 'Missing', alias: 'a' })).rejects.toMatchObject({
+      code: 'PORTICO_E_REFERENCE',
+    });
+  });
+
+  it('refuses unknown settings', async () => {
+    await expect(sessionFrom({ cookiePath: '/app' })).rejects.toMatchObject({
+      details: { jsonPath: '$.heap[0].config.cookiePath' },
+    });
+  });
+
+  it('loads with no config at all, as real configurations declare it', async () => {
+    const { heap } = pluginHeap({ plugins: [plugin], heap: [{ name: 'JwtSession', type: 'JwtSession' }] });
+    heaps.push(heap);
+    await expect(heap.get('JwtSession')).resolves.toBeDefined();
+  });
+});
+
+describe('JwtSession size and content limits', () => {
+  it('refuses, with a clear error, a session too large for a cookie instead of dropping it', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const handle = await session.open(request());
+    Object.assign(handle.data(), { small: 'x', profile: randomBytes(3000).toString('base64') });
+    const response = Response.empty(200);
+    const failure = await handle.commit(response).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toMatchObject({ code: 'PORTICO_E_SESSION' });
+    expect(String((failure as Error).message)).toMatch(
+      /too large for its cookie 'openig-jwt-session': \d{4,} bytes encrypted, where a cookie holds 4096.*largest entries: profile \d+ bytes/,
+    );
+    expect(response.headers.has('set-cookie')).toBe(false);
+  });
+
+  it('accepts a session just under the limit', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const { setCookie } = await exchange(session, undefined, write({ v: 'x'.repeat(2800) }));
+    expect(setCookie[0]!.split(';')[0]!.length).toBeLessThanOrEqual(4096);
+  });
+
+  it('refuses a value that cannot be written as JSON', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET });
+    const handle = await session.open(request());
+    handle.data().big = 10n;
+    await expect(handle.commit(Response.empty(200))).rejects.toMatchObject({ code: 'PORTICO_E_SESSION' });
+  });
+});

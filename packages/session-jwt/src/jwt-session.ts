@@ -1,0 +1,252 @@
+import {
+  Duration,
+  defineHeaplet,
+  ErrorCode,
+  type Logger,
+  PorticoError,
+  parseCookieHeaders,
+  type Request,
+  type Session,
+  type SessionHandle,
+  type SessionProducer,
+  s,
+} from '@portico/gateway-core';
+import { EncryptJWT, errors, jwtDecrypt } from 'jose';
+import {
+  generatedKeys,
+  isKeySource,
+  keysFromKeystore,
+  keysFromSecret,
+  type SessionKeys,
+} from './session-keys.ts';
+
+/** What user agents keep of one cookie (name and value) at the least: RFC 6265 section 6.1. */
+export const MAX_COOKIE_BYTES = 4096;
+/** The incumbent's upper bound on sessionTimeout. */
+const MAX_TIMEOUT = Duration.parse('3650 days');
+const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+export interface JwtSessionSettings {
+  name: string;
+  keys: SessionKeys;
+  cookieName: string;
+  cookieDomain: string | undefined;
+  sessionTimeout: Duration;
+  logger: Logger;
+}
+
+/**
+ * JwtSession keeps the session on the user agent: its entries are the claims of an encrypted JWT
+ * (JWE, A256GCM) in one cookie. The cookie is read when a request carries it, and set again only when
+ * the request changed the session, with an expiry `sessionTimeout` after that change. A cookie that
+ * does not decrypt (tampered, or made with another key) or has expired is ignored and removed: the
+ * request starts with an empty session. A session too large for a cookie is an error, never cut.
+ */
+export class JwtSession implements SessionProducer {
+  readonly #settings: JwtSessionSettings;
+  readonly #attributes: string;
+  readonly #removal: string;
+
+  constructor(settings: JwtSessionSettings) {
+    this.#settings = settings;
+    const domain = settings.cookieDomain === undefined ? '' : `; Domain=${settings.cookieDomain}`;
+    // A cookie for the browser session, as the incumbent's: the JWT's own expiry ends the session.
+    this.#attributes = `Path=/${domain}; HttpOnly; SameSite=Lax`;
+    this.#removal = `${settings.cookieName}=; Path=/${domain}; Max-Age=0; HttpOnly; SameSite=Lax`;
+  }
+
+  get cookieName(): string {
+    return this.#settings.cookieName;
+  }
+
+  async open(request: Request): Promise<SessionHandle> {
+    const { cookieName } = this.#settings;
+    const cookies = parseCookieHeaders(request.headers.getAll('cookie'))[cookieName] ?? [];
+    let stored: Session | undefined;
+    let rejected = false;
+    for (const cookie of cookies) {
+      stored = await this.#read(cookie.value);
+      if (stored !== undefined) break;
+      rejected = true;
+    }
+    const before = stored === undefined ? '{}' : JSON.stringify(stored);
+    const secure = request.uri.scheme === 'https';
+    let data: Session | undefined;
+    return {
+      data: () => (data ??= stored ?? {}),
+      commit: async (response) => {
+        const now = data === undefined ? before : this.#serialize(data);
+        if (now === before) {
+          // Unchanged: nothing to send, unless the cookie that came was refused (reset it).
+          if (rejected && stored === undefined) response.headers.add('Set-Cookie', this.#removal);
+          return;
+        }
+        if (now === '{}') {
+          response.headers.add('Set-Cookie', this.#removal);
+          return;
+        }
+        response.headers.add('Set-Cookie', await this.#cookie(now, secure));
+      },
+    };
+  }
+
+  /** The session a cookie value carries; undefined when it does not decrypt, is not ours, or expired. */
+  async #read(value: string): Promise<Session | undefined> {
+    const { keys, logger, name } = this.#settings;
+    try {
+      const { payload } = await jwtDecrypt(value, keys.decryptionKey, {
+        keyManagementAlgorithms: [keys.alg],
+        contentEncryptionAlgorithms: ['A256GCM'],
+        requiredClaims: ['exp'],
+      });
+      const session = payload.s;
+      if (session === null || typeof session !== 'object' || Array.isArray(session)) return undefined;
+      return session as Session;
+    } catch (error) {
+      const expired = error instanceof errors.JWTExpired;
+      logger[expired ? 'debug' : 'warn'](
+        expired ? 'an expired JWT session was reset' : 'a JWT session cookie was refused and reset',
+        { session: name, reason: error instanceof Error ? error.message : String(error) },
+      );
+      return undefined;
+    }
+  }
+
+  #serialize(data: Session): string {
+    try {
+      return JSON.stringify(data);
+    } catch (error) {
+      throw new PorticoError(
+        ErrorCode.SESSION,
+        `the session holds a value that cannot be written as JSON (${error instanceof Error ? error.message : String(error)})`,
+      );
+    }
+  }
+
+  /** The Set-Cookie value for a changed session; a session too large for a cookie is an error. */
+  async #cookie(json: string, secure: boolean): Promise<string> {
+    const { keys, cookieName, sessionTimeout } = this.#settings;
+    const data = JSON.parse(json) as Session;
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new EncryptJWT({ s: data })
+      .setProtectedHeader({ alg: keys.alg, enc: 'A256GCM' })
+      .setIssuedAt(now)
+      .setExpirationTime(now + Math.max(1, Math.floor(sessionTimeout.toMillis() / 1000)))
+      .encrypt(keys.encryptionKey);
+    const pair = `${cookieName}=${token}`;
+    if (pair.length > MAX_COOKIE_BYTES) {
+      throw new PorticoError(
+        ErrorCode.SESSION,
+        `the session is too large for its cookie '${cookieName}': ${pair.length} bytes encrypted, ` +
+          `where a cookie holds ${MAX_COOKIE_BYTES}; the changes of this request were not saved ` +
+          `(largest entries: ${largestEntries(data)})`,
+      );
+    }
+    return `${pair}; ${this.#attributes}${secure ? '; Secure' : ''}`;
+  }
+}
+
+/** The three largest entries of a session, by the length of their JSON, for the size error. */
+function largestEntries(data: Session): string {
+  return Object.entries(data)
+    .map(([key, value]) => [key, JSON.stringify(value)?.length ?? 0] as const)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([key, size]) => `${key} ${size} bytes`)
+    .join(', ');
+}
+
+/** `sharedSecret`: Base64 of at least 32 bytes (the incumbent's rule for its HMAC key). */
+function decodeSecret(text: string): Buffer | undefined {
+  const compact = text.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact)) return undefined;
+  return Buffer.from(compact, compact.includes('-') || compact.includes('_') ? 'base64url' : 'base64');
+}
+
+export const JwtSessionHeaplet = defineHeaplet({
+  type: 'JwtSession',
+  kind: 'object',
+  config: s
+    .object({
+      keystore: s.ref<unknown>('object').optional(),
+      alias: s.string().optional(),
+      password: s.string().optional(),
+      cookieName: s
+        .string()
+        .refine(
+          (name) => (COOKIE_NAME.test(name) ? undefined : `'${name}' is not a cookie name`),
+          "a cookie name (letters, digits and !#$%&'*+-.^_`|~)",
+        )
+        .default('openig-jwt-session'),
+      cookieDomain: s.string().optional(),
+      sessionTimeout: s
+        .duration()
+        .refine(
+          (d) => (d.toMillis() > 0 ? undefined : 'the timeout must be longer than zero'),
+          'a positive duration',
+        )
+        .default(() => Duration.parse('30 minutes')),
+      sharedSecret: s
+        .string()
+        .refine((text) => {
+          const bytes = decodeSecret(text);
+          if (bytes === undefined) return 'the secret is not Base64';
+          return bytes.length < 32
+            ? `the secret is ${bytes.length} bytes long; at least 32 are needed`
+            : undefined;
+        }, 'a Base64-encoded secret of at least 32 bytes')
+        .optional(),
+    })
+    .refine(
+      (c) =>
+        c.keystore !== undefined && c.alias === undefined
+          ? 'alias names the keystore entry to use and is required with keystore'
+          : undefined,
+      'an alias with a keystore',
+      () => 'alias',
+    ),
+  create: async ({ name, config, logger, file, jsonPath }) => {
+    const at = (field: string) => ({
+      ...(file === undefined ? {} : { file }),
+      jsonPath: `${jsonPath}.config.${field}`,
+    });
+    let keys: SessionKeys;
+    if (config.keystore !== undefined) {
+      if (!isKeySource(config.keystore)) {
+        throw new PorticoError(ErrorCode.REFERENCE, 'the keystore object cannot supply keys', {
+          ...at('keystore'),
+          expected: 'a keystore heap object',
+        });
+      }
+      try {
+        keys = await keysFromKeystore(config.keystore, config.alias!, config.password);
+      } catch (error) {
+        throw new PorticoError(ErrorCode.CONFIG, error instanceof Error ? error.message : String(error), {
+          ...at('alias'),
+          expected: 'a secret key or a private RSA or EC key',
+        });
+      }
+    } else if (config.sharedSecret !== undefined) {
+      keys = keysFromSecret(decodeSecret(config.sharedSecret)!);
+    } else {
+      keys = generatedKeys();
+      logger.warn(
+        'JwtSession has no sharedSecret or keystore: its key is made at startup, so sessions end when the gateway restarts and are not shared between instances',
+        { session: name },
+      );
+    }
+    let sessionTimeout = config.sessionTimeout;
+    if (sessionTimeout.compareTo(MAX_TIMEOUT) > 0) {
+      logger.warn('sessionTimeout is longer than 3650 days; 3650 days are used', { session: name });
+      sessionTimeout = MAX_TIMEOUT;
+    }
+    return new JwtSession({
+      name,
+      keys,
+      cookieName: config.cookieName,
+      cookieDomain: config.cookieDomain,
+      sessionTimeout,
+      logger,
+    });
+  },
+});
