@@ -19,6 +19,7 @@ import {
   problemsOf,
   Router,
   type SessionProducer,
+  secretsUnsupported,
   TypeRegistry,
 } from '@portico/gateway-core';
 import type { Instance } from './instance.ts';
@@ -139,6 +140,7 @@ export class Gateway {
       heaps.unshift(configHeap);
       if (config.heap !== undefined) problems.push(...configHeap.declare(config.heap, '$.heap'));
       if (problems.length > 0) throw combine(problems);
+      if (config.secrets !== undefined) throw secretsUnsupported(instance.configFile);
       const handlerRef = config.handler ?? config.handlerObject;
       if (handlerRef === undefined) {
         throw new PorticoError(ErrorCode.CONFIG, 'config.json has no handler', {

@@ -69,6 +69,10 @@ export const configFields = new Set([
   'temporaryStorage',
   'properties',
   'session',
+  // OpenIG's monitoring switch: Portico always counts traffic.
+  'monitor',
+  // Secret stores: refused with a clear error (not supported yet), not read as a decorator.
+  'secrets',
   'globalDecorators',
   'comment',
   'comments',

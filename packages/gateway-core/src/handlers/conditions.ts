@@ -41,7 +41,11 @@ class ConditionSchema extends Schema<Condition> {
 
   private compile(text: string, label: string | undefined, path: string, ctx: ParseContext) {
     try {
-      return { label, expression: compile(text, 'boolean', { logger: ctx.logger }) };
+      return {
+        label,
+        // The heap's properties (configuration-time bindings) stay readable when the condition runs.
+        expression: compile(text, 'boolean', { logger: ctx.logger, constants: ctx.bindings }),
+      };
     } catch (error) {
       if (!isPorticoError(error)) throw error;
       ctx.errors.push(error.at({ ...(ctx.file === undefined ? {} : { file: ctx.file }), jsonPath: path }));

@@ -1,7 +1,7 @@
 export { Chain, ChainHeaplet, ChainOfFiltersHeaplet } from './chain.ts';
 export { type Condition, condition, holds } from './conditions.ts';
 export { type DispatchBinding, DispatchHandler, DispatchHandlerHeaplet } from './dispatch.ts';
-export { loadRoute, problemsOf, Route, type RouteInfo } from './route.ts';
+export { loadRoute, problemsOf, Route, type RouteInfo, secretsUnsupported } from './route.ts';
 export { type RouteFailure, Router, RouterHeaplet, type RouterOptions } from './router.ts';
 export { type SequenceBinding, SequenceHandler, SequenceHandlerHeaplet } from './sequence.ts';
 export { StaticResponseHandler, StaticResponseHandlerHeaplet } from './static-response.ts';

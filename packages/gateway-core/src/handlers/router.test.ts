@@ -224,6 +224,27 @@ describe('Router', () => {
     });
   });
 
+  it("reads the route's properties in its condition and its objects' settings, at load and per request", async () => {
+    const { label } = await setup({
+      'a.json': {
+        properties: { app: { prefix: '/shop', name: 'shop' } },
+        condition: '${request.uri.path.startsWith(app.prefix)}',
+        handler: { type: 'LabelHandler', config: { label: 'route ${app.name}' } },
+      },
+    });
+    expect(await label('/shop/cart')).toBe('route shop');
+    expect(await label('/elsewhere')).toBe(404);
+  });
+
+  it('refuses secret stores with a clear error instead of reading them as a decorator', async () => {
+    const { router } = await setup({ 'a.json': route('a', undefined, { secrets: { stores: [] } }) });
+    expect(router.failures[0]!.problems[0]).toMatchObject({
+      code: 'PORTICO_E_UNKNOWN_TYPE',
+      message: expect.stringContaining('secret stores'),
+      details: { jsonPath: '$.secrets' },
+    });
+  });
+
   it('lets an in-flight request finish when its route is removed, then destroys the route', async () => {
     const { write, remove, router, call } = await setup({});
     write('slow.json', { handler: { type: 'LabelHandler', config: { label: 'slow', delayMs: 300 } } });
