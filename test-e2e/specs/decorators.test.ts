@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { send } from '../support/http.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
+import { startBufferingUpstream, type Upstream } from '../support/upstream.ts';
 
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const STAMP = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`;
@@ -26,39 +26,28 @@ describe('decorators through portico start', () => {
   const binary = randomBytes(64 * 1024);
 
   beforeAll(async () => {
-    upstream = await startUpstream((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        upstream.received.push({
-          method: req.method!,
-          url: req.url!,
-          headers: req.headers,
-          bodyLength: body.length,
+    upstream = await startBufferingUpstream((req, res, body) => {
+      const path = new URL(req.url!, 'http://x').pathname;
+      if (path.endsWith('/binary')) {
+        res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'X-Received-Sha': sha(body) });
+        res.end(binary);
+      } else if (path.endsWith('/stream')) {
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('first part\n');
+        // The rest only once the client has the first part: a gateway holding the body would stall here.
+        new Promise<void>((resolve) => {
+          releaseStream = resolve;
+        }).then(() => res.end('second part\n'));
+      } else if (path.endsWith('/slow')) {
+        setTimeout(() => res.end('slow'), 60);
+      } else {
+        const echo = JSON.stringify({ url: req.url, host: req.headers.host, body: body.toString() });
+        res.writeHead(200, {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(echo),
         });
-        const path = new URL(req.url!, 'http://x').pathname;
-        if (path.endsWith('/binary')) {
-          res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'X-Received-Sha': sha(body) });
-          res.end(binary);
-        } else if (path.endsWith('/stream')) {
-          res.writeHead(200, { 'Content-Type': 'text/plain' });
-          res.write('first part\n');
-          // The rest only once the client has the first part: a gateway holding the body would stall here.
-          new Promise<void>((resolve) => {
-            releaseStream = resolve;
-          }).then(() => res.end('second part\n'));
-        } else if (path.endsWith('/slow')) {
-          setTimeout(() => res.end('slow'), 60);
-        } else {
-          const echo = JSON.stringify({ url: req.url, host: req.headers.host, body: body.toString() });
-          res.writeHead(200, {
-            'Content-Type': 'application/json',
-            'Content-Length': Buffer.byteLength(echo),
-          });
-          res.end(echo);
-        }
-      });
+        res.end(echo);
+      }
     });
     base = instanceDirectory({
       'config/routes/00-monitor.json': {

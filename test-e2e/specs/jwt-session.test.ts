@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { type Reply, send } from '../support/http.ts';
+import { chainRoute } from '../support/routes.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 /**
@@ -49,55 +50,49 @@ describe('JwtSession through portico start', () => {
       type: 'AssignmentFilter',
       config: { onRequest: [{ target, ...(value === undefined ? {} : { value }) }] },
     });
-    const answer = (entity: string) => ({ type: 'StaticResponseHandler', config: { status: 200, entity } });
+    /** A route for `path` whose requests go through `filters`, then are answered 200 with `entity`. */
+    const answered = (path: string, entity: string, filters: unknown[]) =>
+      chainRoute(`\${request.uri.path == '${path}'}`, filters, {
+        handler: { type: 'StaticResponseHandler', config: { status: 200, entity } },
+      });
     base = instanceDirectory({
       'config/config.json': {
         heap: [{ name: 'Session', type: 'JwtSession', config: { sharedSecret: SECRET } }],
         handler: { type: 'Router', name: '_router' },
       },
-      'config/routes/login.json': {
-        condition: "${request.uri.path == '/login'}",
-        handler: {
-          type: 'Chain',
-          config: {
-            filters: [assign('${session.user}', "${request.headers['X-User'][0]}")],
-            handler: answer('welcome'),
+      'config/routes/login.json': answered('/login', 'welcome', [
+        assign('${session.user}', "${request.headers['X-User'][0]}"),
+      ]),
+      'config/routes/logout.json': answered('/logout', 'bye', [assign('${session.user}')]),
+      'config/routes/big.json': answered('/big', 'stored', [
+        assign('${session.blob}', "${request.headers['X-Blob'][0]}"),
+      ]),
+      'config/routes/app.json': chainRoute(
+        "${request.uri.path == '/app'}",
+        [
+          {
+            type: 'HeaderFilter',
+            config: { messageType: 'REQUEST', add: { 'X-Session-User': ['${session.user}'] } },
           },
-        },
-      },
-      'config/routes/logout.json': {
-        condition: "${request.uri.path == '/logout'}",
-        handler: { type: 'Chain', config: { filters: [assign('${session.user}')], handler: answer('bye') } },
-      },
-      'config/routes/big.json': {
-        condition: "${request.uri.path == '/big'}",
-        handler: {
-          type: 'Chain',
-          config: {
-            filters: [assign('${session.blob}', "${request.headers['X-Blob'][0]}")],
-            handler: answer('stored'),
-          },
-        },
-      },
-      'config/routes/app.json': {
-        condition: "${request.uri.path == '/app'}",
-        baseURI: upstream.url,
-        handler: {
-          type: 'Chain',
-          config: {
-            filters: [
-              {
-                type: 'HeaderFilter',
-                config: { messageType: 'REQUEST', add: { 'X-Session-User': ['${session.user}'] } },
-              },
-            ],
-            handler: 'ReverseProxyHandler',
-          },
-        },
-      },
+        ],
+        { baseURI: upstream.url },
+      ),
       // A route with a session of its own, which expires one second after it last changed.
       'config/routes/short.json': {
-        condition: "${request.uri.path == '/short'}",
+        ...answered('/short', 'n=${session.n}', [
+          {
+            type: 'AssignmentFilter',
+            config: {
+              onRequest: [
+                {
+                  condition: "${not empty request.headers['X-Set']}",
+                  target: '${session.n}',
+                  value: "${request.headers['X-Set'][0]}",
+                },
+              ],
+            },
+          },
+        ]),
         session: 'ShortSession',
         heap: [
           {
@@ -106,26 +101,6 @@ describe('JwtSession through portico start', () => {
             config: { sharedSecret: SECRET, cookieName: 'short-session', sessionTimeout: '1 second' },
           },
         ],
-        handler: {
-          type: 'Chain',
-          config: {
-            filters: [
-              {
-                type: 'AssignmentFilter',
-                config: {
-                  onRequest: [
-                    {
-                      condition: "${not empty request.headers['X-Set']}",
-                      target: '${session.n}',
-                      value: "${request.headers['X-Set'][0]}",
-                    },
-                  ],
-                },
-              },
-            ],
-            handler: answer('n=${session.n}'),
-          },
-        },
       },
     });
     gw = await startGateway({ base });

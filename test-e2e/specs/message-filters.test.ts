@@ -2,7 +2,8 @@ import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { send } from '../support/http.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
+import { chainRoute } from '../support/routes.ts';
+import { startBufferingUpstream, type Upstream } from '../support/upstream.ts';
 
 interface Echo {
   method: string;
@@ -10,6 +11,10 @@ interface Echo {
   headers: http.IncomingHttpHeaders;
   body: string;
 }
+
+/** A route for `path` whose requests a StaticRequestFilter with `config` replaces before they go on. */
+const replacedBy = (path: string, config: Record<string, unknown>) =>
+  chainRoute(`\${request.uri.path == '${path}'}`, [{ type: 'StaticRequestFilter', config }]);
 
 /**
  * HeaderFilter, StaticRequestFilter and LocationHeaderFilter in the real `portico start`, in front
@@ -20,163 +25,102 @@ describe('message-editing filters through portico start', () => {
   let gw: RunningGateway;
 
   beforeAll(async () => {
-    upstream = await startUpstream((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const path = req.url!.split('?')[0]!;
-        // Redirects as applications write them: absolute, to the application's own address.
-        if (path.endsWith('/redirect-self')) {
-          res.writeHead(302, {
-            Location: `${upstream.url}/app/landing?x=a%20b&y=%2F#top`,
-            'Content-Length': 0,
-          });
-          res.end();
-          return;
-        }
-        if (path.endsWith('/redirect-away')) {
-          res.writeHead(303, {
-            Location: 'https://idp.example.net/authorize?client=app',
-            'Content-Length': 0,
-          });
-          res.end();
-          return;
-        }
-        if (path.endsWith('/redirect-relative')) {
-          res.writeHead(307, { Location: '/app/landing', 'Content-Length': 0 });
-          res.end();
-          return;
-        }
-        const echo: Echo = {
-          method: req.method!,
-          url: req.url!,
-          headers: req.headers,
-          body: Buffer.concat(chunks).toString(),
-        };
-        const body = JSON.stringify(echo);
-        res.writeHead(200, {
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(body),
-          'X-Upstream': 'yes',
-          'X-Internal-Build': '1234',
+    upstream = await startBufferingUpstream((req, res, body) => {
+      const path = req.url!.split('?')[0]!;
+      // Redirects as applications write them: absolute, to the application's own address.
+      if (path.endsWith('/redirect-self')) {
+        res.writeHead(302, {
+          Location: `${upstream.url}/app/landing?x=a%20b&y=%2F#top`,
+          'Content-Length': 0,
         });
-        res.end(body);
+        res.end();
+        return;
+      }
+      if (path.endsWith('/redirect-away')) {
+        res.writeHead(303, {
+          Location: 'https://idp.example.net/authorize?client=app',
+          'Content-Length': 0,
+        });
+        res.end();
+        return;
+      }
+      if (path.endsWith('/redirect-relative')) {
+        res.writeHead(307, { Location: '/app/landing', 'Content-Length': 0 });
+        res.end();
+        return;
+      }
+      const echo: Echo = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: body.toString(),
+      };
+      const text = JSON.stringify(echo);
+      res.writeHead(200, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(text),
+        'X-Upstream': 'yes',
+        'X-Internal-Build': '1234',
       });
+      res.end(text);
     });
     const base = instanceDirectory({
-      'config/routes/10-headers.json': {
-        condition: "${find(request.uri.path, '^/headers/')}",
-        baseURI: upstream.url,
-        handler: {
-          type: 'Chain',
-          config: {
-            filters: [
-              {
-                type: 'HeaderFilter',
-                config: {
-                  messageType: 'REQUEST',
-                  remove: ['X-Secret', 'authorization'],
-                  add: {
-                    'X-Via-Gateway': ['portico', '${request.method} ${request.uri.path}'],
-                    'X-Trace': ['added'],
-                    'X-Absent': ['${attributes.nothing}'],
-                  },
-                },
+      'config/routes/10-headers.json': chainRoute(
+        "${find(request.uri.path, '^/headers/')}",
+        [
+          {
+            type: 'HeaderFilter',
+            config: {
+              messageType: 'REQUEST',
+              remove: ['X-Secret', 'authorization'],
+              add: {
+                'X-Via-Gateway': ['portico', '${request.method} ${request.uri.path}'],
+                'X-Trace': ['added'],
+                'X-Absent': ['${attributes.nothing}'],
               },
-              {
-                type: 'HeaderFilter',
-                config: {
-                  messageType: 'RESPONSE',
-                  remove: ['X-Internal-Build'],
-                  add: { 'X-Served-By': ['portico for ${request.headers["X-Client"][0]}'] },
-                },
-              },
-            ],
-            handler: 'ReverseProxyHandler',
+            },
           },
-        },
-      },
-      'config/routes/20-login.json': {
-        condition: "${request.uri.path == '/login'}",
-        handler: {
-          type: 'Chain',
-          config: {
-            filters: [
-              {
-                type: 'StaticRequestFilter',
-                config: {
-                  method: 'POST',
-                  uri: `${upstream.url}/session`,
-                  headers: { 'X-Replayed': ['yes'] },
-                  form: {
-                    username: ["${request.headers['X-User'][0]}"],
-                    password: ['s3cret &+= wörd'],
-                  },
-                },
-              },
-            ],
-            handler: 'ReverseProxyHandler',
+          {
+            type: 'HeaderFilter',
+            config: {
+              messageType: 'RESPONSE',
+              remove: ['X-Internal-Build'],
+              add: { 'X-Served-By': ['portico for ${request.headers["X-Client"][0]}'] },
+            },
           },
+        ],
+        { baseURI: upstream.url },
+      ),
+      'config/routes/20-login.json': replacedBy('/login', {
+        method: 'POST',
+        uri: `${upstream.url}/session`,
+        headers: { 'X-Replayed': ['yes'] },
+        form: {
+          username: ["${request.headers['X-User'][0]}"],
+          password: ['s3cret &+= wörd'],
         },
-      },
-      'config/routes/21-search.json': {
-        condition: "${request.uri.path == '/search'}",
-        handler: {
-          type: 'Chain',
-          config: {
-            filters: [
-              {
-                type: 'StaticRequestFilter',
-                config: {
-                  method: 'GET',
-                  uri: `${upstream.url}/find?lang=en`,
-                  form: { q: ['${request.queryParams.term[0]}'] },
-                },
-              },
-            ],
-            handler: 'ReverseProxyHandler',
-          },
-        },
-      },
-      'config/routes/22-validate.json': {
-        condition: "${request.uri.path == '/validate'}",
-        handler: {
-          type: 'Chain',
-          config: {
-            filters: [
-              {
-                type: 'StaticRequestFilter',
-                config: {
-                  method: 'POST',
-                  uri: `${upstream.url}/json/sessions?_action=validate`,
-                  headers: { 'Content-Type': ['application/json'] },
-                  entity: '{"tokenId":"${request.form.tokenid[0]}"}',
-                },
-              },
-            ],
-            handler: 'ReverseProxyHandler',
-          },
-        },
-      },
-      'config/routes/30-app.json': {
-        condition: "${find(request.uri.path, '^/app/')}",
-        baseURI: upstream.url,
-        handler: {
-          type: 'Chain',
-          config: { filters: [{ type: 'LocationHeaderFilter' }], handler: 'ReverseProxyHandler' },
-        },
-      },
-      'config/routes/31-public.json': {
-        condition: "${find(request.uri.path, '^/public/')}",
-        baseURI: upstream.url,
-        handler: {
-          type: 'Chain',
-          config: {
-            filters: [{ type: 'RedirectFilter', config: { baseURI: 'https://public.example.org:8443' } }],
-            handler: 'ReverseProxyHandler',
-          },
-        },
-      },
+      }),
+      'config/routes/21-search.json': replacedBy('/search', {
+        method: 'GET',
+        uri: `${upstream.url}/find?lang=en`,
+        form: { q: ['${request.queryParams.term[0]}'] },
+      }),
+      'config/routes/22-validate.json': replacedBy('/validate', {
+        method: 'POST',
+        uri: `${upstream.url}/json/sessions?_action=validate`,
+        headers: { 'Content-Type': ['application/json'] },
+        entity: '{"tokenId":"${request.form.tokenid[0]}"}',
+      }),
+      'config/routes/30-app.json': chainRoute(
+        "${find(request.uri.path, '^/app/')}",
+        [{ type: 'LocationHeaderFilter' }],
+        { baseURI: upstream.url },
+      ),
+      'config/routes/31-public.json': chainRoute(
+        "${find(request.uri.path, '^/public/')}",
+        [{ type: 'RedirectFilter', config: { baseURI: 'https://public.example.org:8443' } }],
+        { baseURI: upstream.url },
+      ),
     });
     // The workspace plugins have no build output: the gateway must import their TypeScript sources,
     // which the registry does when `portico-source` is among the process's export conditions.

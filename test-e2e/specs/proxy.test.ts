@@ -2,7 +2,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { json, send } from '../support/http.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
+import { startBufferingUpstream, type Upstream } from '../support/upstream.ts';
 
 /**
  * The real `portico start` in front of a real upstream: every method, bodies both ways, headers and
@@ -13,52 +13,41 @@ describe('proxying through portico start', () => {
   let gw: RunningGateway;
 
   beforeAll(async () => {
-    upstream = await startUpstream((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        upstream.received.push({
-          method: req.method!,
-          url: req.url!,
-          headers: req.headers,
-          bodyLength: body.length,
-        });
-        if (req.url === '/api/binary') {
-          // Every byte value, in both directions.
-          res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'X-Received-Bytes': body.length });
-          res.end(Buffer.concat([body, Buffer.from([0, 255, 13, 10])]));
-          return;
-        }
-        if (req.url === '/api/created') {
-          res.writeHead(201, 'Made It', { Location: '/api/thing/1', 'Set-Cookie': ['a=1', 'b=2'] });
-          res.end('created');
-          return;
-        }
-        if (req.url === '/api/chunked') {
-          res.writeHead(200, { 'Content-Type': 'text/plain' });
-          for (let i = 0; i < 5; i++) res.write(`part ${i}\n`);
-          res.end();
-          return;
-        }
-        if (req.url === '/api/empty') {
-          res.writeHead(204);
-          res.end();
-          return;
-        }
-        const echo = JSON.stringify({
-          method: req.method,
-          url: req.url,
-          headers: req.headers,
-          body: body.toString(),
-        });
-        res.writeHead(200, {
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(echo),
-          'X-Upstream': 'yes',
-        });
-        res.end(req.method === 'HEAD' ? undefined : echo);
+    upstream = await startBufferingUpstream((req, res, body) => {
+      if (req.url === '/api/binary') {
+        // Every byte value, in both directions.
+        res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'X-Received-Bytes': body.length });
+        res.end(Buffer.concat([body, Buffer.from([0, 255, 13, 10])]));
+        return;
+      }
+      if (req.url === '/api/created') {
+        res.writeHead(201, 'Made It', { Location: '/api/thing/1', 'Set-Cookie': ['a=1', 'b=2'] });
+        res.end('created');
+        return;
+      }
+      if (req.url === '/api/chunked') {
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        for (let i = 0; i < 5; i++) res.write(`part ${i}\n`);
+        res.end();
+        return;
+      }
+      if (req.url === '/api/empty') {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+      const echo = JSON.stringify({
+        method: req.method,
+        url: req.url,
+        headers: req.headers,
+        body: body.toString(),
       });
+      res.writeHead(200, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(echo),
+        'X-Upstream': 'yes',
+      });
+      res.end(req.method === 'HEAD' ? undefined : echo);
     });
     const base = instanceDirectory({
       'config/routes/10-api.json': {

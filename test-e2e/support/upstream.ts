@@ -43,3 +43,27 @@ export async function startUpstream(handler?: http.RequestListener): Promise<Ups
       }),
   };
 }
+
+/**
+ * A real upstream that reads each request's body whole, records the request in `received`, then
+ * lets `respond` answer it.
+ */
+export async function startBufferingUpstream(
+  respond: (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void,
+): Promise<Upstream> {
+  const upstream: Upstream = await startUpstream((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      upstream.received.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        bodyLength: body.length,
+      });
+      respond(req, res, body);
+    });
+  });
+  return upstream;
+}

@@ -17,7 +17,8 @@ import {
 } from './processes.ts';
 import { type Scenario, writeInstance } from './scenarios.ts';
 
-export const CONTENDERS = ['direct', 'nginx', 'node-floor', 'openig', 'portico-1', 'portico-2'] as const;
+// node-floor runs after Portico: in plain it is also measured at Portico's fixed rate.
+export const CONTENDERS = ['direct', 'nginx', 'openig', 'portico-1', 'portico-2', 'node-floor'] as const;
 export type ContenderName = (typeof CONTENDERS)[number];
 
 export const LABELS: Record<ContenderName, string> = {

@@ -15,6 +15,8 @@ export interface Row {
   wrk?: WrkResult;
   /** Fixed rate at 50 % of this contender's own maximum. */
   latency?: LatencyResult;
+  /** node-floor in plain only: a second fixed-rate run at Portico (1 worker)'s rate, for the bound. */
+  latencyAtPortico1Rate?: LatencyResult;
   /** RSS and CPU of the contender's process tree during the wrk run and the fixed-rate run. */
   usage?: { closedLoop: Usage; fixedRate: Usage };
   /** Why the fixed-rate figures may measure the load generator rather than the contender. */

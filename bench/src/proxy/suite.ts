@@ -282,7 +282,9 @@ async function runLoadScenario(
     for (const name of settings.contenders) {
       if (scenario.contenders && !scenario.contenders.includes(name)) continue;
       if (name === 'node-floor' && !NODE_FLOOR_SCENARIOS.includes(scenario.name)) continue;
-      result.rows.push(await measure(name, scenario, settings, env, upstream));
+      const porticoRate = result.rows.find((row) => row.contender === 'portico-1')?.latency?.targetRate;
+      const extraRate = name === 'node-floor' && scenario.name === 'plain' ? porticoRate : undefined;
+      result.rows.push(await measure(name, scenario, settings, env, upstream, extraRate));
       if (!upstream.alive()) throw new Error(`the upstream nginx died during ${name}; see ${upstream.log}`);
     }
     const direct = result.rows.find((row) => row.contender === 'direct' && row.status === 'ok');
@@ -337,6 +339,8 @@ async function measure(
   settings: Settings,
   env: Environment,
   upstream: Started,
+  /** A second fixed rate to measure latency at (the Node floor at Portico's rate). */
+  extraRate?: number,
 ): Promise<Row> {
   let running: Running;
   progress(`${scenario.name} / ${name}: starting`);
@@ -378,12 +382,25 @@ async function measure(
         headers: scenario.headers,
       }),
     );
+    let latencyAtPortico1Rate: LatencyResult | undefined;
+    if (extraRate !== undefined) {
+      progress(`${scenario.name} / ${name}: ${settings.runner} at Portico's ${extraRate} req/s`);
+      latencyAtPortico1Rate = await runFixedRate({
+        runner: settings.runner,
+        url,
+        rate: extraRate,
+        seconds: settings.seconds,
+        connections: settings.connections,
+        headers: scenario.headers,
+      });
+    }
     return {
       contender: name,
       status: 'ok',
       pinning: running.pinning,
       wrk,
       latency,
+      ...(latencyAtPortico1Rate ? { latencyAtPortico1Rate } : {}),
       usage: { closedLoop, fixedRate },
       generatorBound: generatorBound(latency, fixedRate, env.cpus ? Number(env.cpus.generator) : undefined),
       idleRssMb,

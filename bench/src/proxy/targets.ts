@@ -28,6 +28,15 @@ export function evaluateTargets(
       }× the floor; floor peak RSS ${floor?.peakRssMb?.toFixed(0) ?? '?'} MB`,
     });
   }
+  const floorP99 = floor?.latencyAtPortico1Rate?.latencyMs.p99;
+  const directP99 = plain?.directAtPortico1Rate?.latencyMs.p99;
+  if (floorP99 !== undefined && directP99 !== undefined) {
+    targets.push({
+      text: "plain: Node floor's p99 added latency at Portico (1 worker)'s fixed rate",
+      status: 'bound',
+      value: `${(floorP99 - directP99).toFixed(3)} ms (${floorP99.toFixed(3)} − ${directP99.toFixed(3)})`,
+    });
+  }
   targets.push(
     compare('plain: Portico (1 worker) throughput ≥ 0.6 × nginx', rps(portico), rps(nginx), 0.6, 'req/s'),
     compare('plain: Portico (1 worker) throughput ≥ 2 × OpenIG', rps(portico), rps(openig), 2, 'req/s'),

@@ -41,6 +41,23 @@ const marking: Filter = {
   },
 };
 
+/** A ChainOfFilters `h` whose requests or responses a `capture.entity` decorator captures with their bodies. */
+async function capturingEntities(point: 'request' | 'response', settings: Record<string, unknown> = {}) {
+  const made = setup([
+    { name: 'capture.entity', type: 'CaptureDecorator', config: { captureEntity: true, ...settings } },
+    { name: 'h', type: 'ChainOfFilters', 'capture.entity': point },
+  ]);
+  return { ...made, filter: await made.heap.get<Filter>('h') };
+}
+
+/** Sends a request through `filter` to a next handler answering 200 with `entity` as its body. */
+function answerThrough(filter: Filter, entity: Readable, contentType = 'text/plain'): Promise<Response> {
+  const next: Handler = {
+    handle: async () => new Response({ status: 200, headers: { 'Content-Type': contentType }, entity }),
+  };
+  return filter.filter(context(), new Request({ uri: 'http://app/' }), next);
+}
+
 describe('CaptureDecorator', () => {
   it('captures the request entering a handler and the response leaving it, as HTTP messages', async () => {
     const { heap, logger } = setup([
@@ -171,44 +188,31 @@ describe('CaptureDecorator', () => {
     ['text/plain; charset=ISO-8859-1', Buffer.from([0x63, 0x61, 0x66, 0xe9]), 'café'],
     ['application/problem+json', Buffer.from('{"x":true}'), '{"x":true}'],
   ])('writes a %s body %j as %j', async (contentType, body, shown) => {
-    const { heap, logger } = setup([
-      { name: 'capture.entity', type: 'CaptureDecorator', config: { captureEntity: true } },
-      { name: 'h', type: 'ChainOfFilters', 'capture.entity': 'request' },
-    ]);
+    const { filter, logger } = await capturingEntities('request');
     const request = new Request({
       method: 'PUT',
       uri: 'http://app/',
       headers: contentType === undefined ? {} : { 'Content-Type': contentType },
       entity: body,
     });
-    await (await heap.get<Filter>('h')).filter(context(), request, recordingHandler().handler);
+    await filter.filter(context(), request, recordingHandler().handler);
     expect(captured(logger)[0]!.endsWith(`\n\n${shown}`)).toBe(true);
   });
 
   it('writes a compressed body as binary', async () => {
-    const { heap, logger } = setup([
-      { name: 'capture.entity', type: 'CaptureDecorator', config: { captureEntity: true } },
-      { name: 'h', type: 'ChainOfFilters', 'capture.entity': 'request' },
-    ]);
+    const { filter, logger } = await capturingEntities('request');
     const request = new Request({
       method: 'POST',
       uri: 'http://app/',
       headers: { 'Content-Type': 'text/plain', 'Content-Encoding': 'gzip' },
       entity: 'pretend',
     });
-    await (await heap.get<Filter>('h')).filter(context(), request, recordingHandler().handler);
+    await filter.filter(context(), request, recordingHandler().handler);
     expect(captured(logger)[0]).toMatch(/\n\n\[binary entity\]$/);
   });
 
   it('tees a streamed request body: the next handler reads it whole and unchanged', async () => {
-    const { heap, logger } = setup([
-      {
-        name: 'capture.entity',
-        type: 'CaptureDecorator',
-        config: { captureEntity: true, maxEntityLength: 10 },
-      },
-      { name: 'h', type: 'ChainOfFilters', 'capture.entity': 'request' },
-    ]);
+    const { filter, logger } = await capturingEntities('request', { maxEntityLength: 10 });
     const body = Buffer.from('0123456789abcdefghij'.repeat(5000));
     const source = Readable.from([body.subarray(0, 7), body.subarray(7, 50_000), body.subarray(50_000)]);
     const request = new Request({
@@ -226,26 +230,15 @@ describe('CaptureDecorator', () => {
         return Response.empty(200);
       },
     };
-    await (await heap.get<Filter>('h')).filter(context(), request, next);
+    await filter.filter(context(), request, next);
     expect(received.equals(body)).toBe(true);
     expect(captured(logger)[0]).toMatch(/\n\n0123456789\n\[entity truncated: 10 of 100000 bytes shown\]$/);
   });
 
   it('tees a streamed response body, writing the record once the body has gone to its reader', async () => {
-    const { heap, logger } = setup([
-      { name: 'capture.entity', type: 'CaptureDecorator', config: { captureEntity: true } },
-      { name: 'h', type: 'ChainOfFilters', 'capture.entity': 'response' },
-    ]);
+    const { filter, logger } = await capturingEntities('response');
     const upstreamBody = new PassThrough();
-    const next: Handler = {
-      handle: async () =>
-        new Response({ status: 200, headers: { 'Content-Type': 'text/plain' }, entity: upstreamBody }),
-    };
-    const response = await (await heap.get<Filter>('h')).filter(
-      context(),
-      new Request({ uri: 'http://app/' }),
-      next,
-    );
+    const response = await answerThrough(filter, upstreamBody);
     expect(captured(logger)).toEqual([]);
     upstreamBody.end('streamed body');
     expect(await response.entity.text()).toBe('streamed body');
@@ -274,19 +267,9 @@ describe('CaptureDecorator', () => {
   });
 
   it('marks a streamed body that failed part way, and the reader sees the failure', async () => {
-    const { heap, logger } = setup([
-      { name: 'capture.entity', type: 'CaptureDecorator', config: { captureEntity: true } },
-      { name: 'h', type: 'ChainOfFilters', 'capture.entity': 'response' },
-    ]);
+    const { filter, logger } = await capturingEntities('response');
     const upstreamBody = new PassThrough();
-    const next: Handler = {
-      handle: async () => new Response({ headers: { 'Content-Type': 'text/plain' }, entity: upstreamBody }),
-    };
-    const response = await (await heap.get<Filter>('h')).filter(
-      context(),
-      new Request({ uri: 'http://app/' }),
-      next,
-    );
+    const response = await answerThrough(filter, upstreamBody);
     const reading = response.entity.text();
     upstreamBody.write('half');
     await tick();
@@ -297,19 +280,9 @@ describe('CaptureDecorator', () => {
   });
 
   it('gives up the source when the reader gives up the teed body (a client gone)', async () => {
-    const { heap, logger } = setup([
-      { name: 'capture.entity', type: 'CaptureDecorator', config: { captureEntity: true } },
-      { name: 'h', type: 'ChainOfFilters', 'capture.entity': 'response' },
-    ]);
+    const { filter, logger } = await capturingEntities('response');
     const upstreamBody = new PassThrough();
-    const next: Handler = {
-      handle: async () => new Response({ headers: { 'Content-Type': 'text/plain' }, entity: upstreamBody }),
-    };
-    const response = await (await heap.get<Filter>('h')).filter(
-      context(),
-      new Request({ uri: 'http://app/' }),
-      next,
-    );
+    const response = await answerThrough(filter, upstreamBody);
     upstreamBody.write('some');
     const reader = response.entity.stream()!;
     reader.once('data', () => reader.destroy());
@@ -319,10 +292,7 @@ describe('CaptureDecorator', () => {
   });
 
   it('reads a body kept by the temporary storage from a copy, leaving it readable', async () => {
-    const { heap, logger, environment } = setup([
-      { name: 'capture.entity', type: 'CaptureDecorator', config: { captureEntity: true } },
-      { name: 'h', type: 'ChainOfFilters', 'capture.entity': 'request' },
-    ]);
+    const { filter, logger, environment } = await capturingEntities('request');
     const storage = new TemporaryStorage({
       memoryLimit: 4,
       fileLimit: 1_000_000,
@@ -342,7 +312,7 @@ describe('CaptureDecorator', () => {
         return Response.empty(200);
       },
     };
-    await (await heap.get<Filter>('h')).filter(context(), request, next);
+    await filter.filter(context(), request, next);
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(received).toBe('kept on disk');
     expect(captured(logger)[0]).toMatch(/\n\nkept on disk$/);
@@ -428,23 +398,9 @@ describe('CaptureDecorator', () => {
   });
 
   it('captures a random binary stream without changing a byte', async () => {
-    const { heap, logger } = setup([
-      { name: 'capture.entity', type: 'CaptureDecorator', config: { captureEntity: true } },
-      { name: 'h', type: 'ChainOfFilters', 'capture.entity': 'response' },
-    ]);
+    const { filter, logger } = await capturingEntities('response');
     const body = randomBytes(300_000);
-    const next: Handler = {
-      handle: async () =>
-        new Response({
-          headers: { 'Content-Type': 'application/octet-stream' },
-          entity: Readable.from([body]),
-        }),
-    };
-    const response = await (await heap.get<Filter>('h')).filter(
-      context(),
-      new Request({ uri: 'http://app/' }),
-      next,
-    );
+    const response = await answerThrough(filter, Readable.from([body]), 'application/octet-stream');
     expect((await response.entity.bytes()).equals(body)).toBe(true);
     await tick();
     expect(captured(logger)[0]).toMatch(/\n\n\[binary entity\]$/);

@@ -4,14 +4,17 @@ import {
   type Condition,
   type Context,
   condition,
+  conditionReadsEntity,
   defineHeaplet,
   type Expression,
   type Filter,
   type Handler,
   holds,
   type LValueExpression,
+  MessageRules,
   type Request,
   type Response,
+  type RuleMessage,
   readsEntity,
   s,
 } from '@portico/gateway-core';
@@ -30,26 +33,20 @@ export interface Assignment {
  * once the response is back, each in order, so a later one sees what an earlier one wrote.
  */
 export class AssignmentFilter implements Filter {
-  readonly #onRequest: readonly Assignment[];
-  readonly #onResponse: readonly Assignment[];
-  /** Whether an expression reads the request's or the response's body, which must then be buffered. */
-  readonly #readsRequestBody: boolean;
-  readonly #readsResponseBody: boolean;
+  readonly #rules: MessageRules<Assignment>;
 
   constructor(onRequest: readonly Assignment[], onResponse: readonly Assignment[]) {
-    this.#onRequest = onRequest;
-    this.#onResponse = onResponse;
-    this.#readsRequestBody = [...onRequest, ...onResponse].some((a) => reads(a, 'request'));
-    this.#readsResponseBody = onResponse.some((a) => reads(a, 'response'));
+    this.#rules = new MessageRules(onRequest, onResponse, reads);
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
-    if (this.#readsRequestBody) await request.entity.bytes();
-    if (this.#onRequest.length > 0) assign(this.#onRequest, bindingsFor(context, request));
+    const rules = this.#rules;
+    if (rules.readsRequestBody) await request.entity.bytes();
+    if (rules.onRequest.length > 0) assign(rules.onRequest, bindingsFor(context, request));
     const response = await next.handle(context, request);
-    if (this.#onResponse.length > 0) {
-      if (this.#readsResponseBody) await response.entity.bytes();
-      assign(this.#onResponse, bindingsFor(context, request, response));
+    if (rules.onResponse.length > 0) {
+      if (rules.readsResponseBody) await response.entity.bytes();
+      assign(rules.onResponse, bindingsFor(context, request, response));
     }
     return response;
   }
@@ -61,13 +58,10 @@ function assign(assignments: readonly Assignment[], bindings: Bindings): void {
   }
 }
 
-function reads(assignment: Assignment, message: 'request' | 'response'): boolean {
-  const { condition, value } = assignment;
-  const texts = [
-    value?.text,
-    typeof condition?.expression === 'object' ? condition.expression.text : undefined,
-  ];
-  return texts.some((text) => text !== undefined && readsEntity(text, message));
+function reads({ condition, value }: Assignment, message: RuleMessage): boolean {
+  return (
+    conditionReadsEntity(condition, message) || (value !== undefined && readsEntity(value.text, message))
+  );
 }
 
 const assignment = s.object({

@@ -3,6 +3,7 @@ import {
   type Condition,
   type Context,
   condition,
+  conditionReadsEntity,
   defineHeaplet,
   type Filter,
   type Handler,
@@ -10,7 +11,6 @@ import {
   type Logger,
   type Request,
   Response,
-  readsEntity,
   s,
 } from '@portico/gateway-core';
 
@@ -31,8 +31,7 @@ export class ConditionEnforcementFilter implements Filter {
     this.#condition = condition;
     this.#failureHandler = failureHandler ?? FORBIDDEN;
     this.#logger = logger;
-    const { expression } = condition;
-    this.#readsBody = typeof expression === 'object' && readsEntity(expression.text, 'request');
+    this.#readsBody = conditionReadsEntity(condition, 'request');
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {

@@ -2,6 +2,7 @@ import {
   type Context,
   charsetDecoder,
   charsetEncoder,
+  charsetSetting,
   defineHeaplet,
   type Filter,
   type Handler,
@@ -137,13 +138,7 @@ const configSchema = s
           (name) => (keyAlgorithmOf(name) ? undefined : `the key type '${name}' is not supported`),
           'AES, DES, DESede or TripleDES',
         ),
-      charset: s
-        .string()
-        .default('UTF-8')
-        .refine(
-          (name) => (charsetDecoder(name) ? undefined : `'${name}' is not a known character set`),
-          'a character set such as UTF-8',
-        ),
+      charset: charsetSetting(),
       headers: s.array(s.string()).default(() => []),
     },
     // `charSet` appears in the incumbent's own samples; the incumbent ignores it, and so do we.

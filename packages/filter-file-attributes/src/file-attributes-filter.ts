@@ -5,6 +5,7 @@ import {
   bindingsFor,
   type Context,
   charsetDecoder,
+  charsetSetting,
   defineHeaplet,
   type Expression,
   type Filter,
@@ -130,13 +131,7 @@ export const FileAttributesFilterHeaplet = defineHeaplet({
   config: s.object({
     // Evaluated when the target is first read, so it may use the request; `${env[...]}` works too.
     file: s.expression('string'),
-    charset: s
-      .string()
-      .default('UTF-8')
-      .refine(
-        (name) => (charsetDecoder(name) ? undefined : `'${name}' is not a known character set`),
-        'a character set such as UTF-8',
-      ),
+    charset: charsetSetting(),
     separator: s.enumOf(['COLON', 'COMMA', 'TAB'] as const).default('COMMA'),
     header: s.boolean().default(true),
     fields: s.array(s.string()).optional(),

@@ -4,13 +4,14 @@ import {
   type Condition,
   type Context,
   condition,
+  conditionReadsEntity,
   defineHeaplet,
   type Filter,
   type Handler,
   holds,
+  MessageRules,
   type Request,
   type Response,
-  readsEntity,
   s,
 } from '@portico/gateway-core';
 
@@ -28,27 +29,23 @@ export interface SwitchCase {
  * pass unchanged.
  */
 export class SwitchFilter implements Filter {
-  readonly #onRequest: readonly SwitchCase[];
-  readonly #onResponse: readonly SwitchCase[];
-  /** Whether a condition reads the request's or the response's body, which must then be buffered. */
-  readonly #readsRequestBody: boolean;
-  readonly #readsResponseBody: boolean;
+  readonly #rules: MessageRules<SwitchCase>;
 
   constructor(onRequest: readonly SwitchCase[], onResponse: readonly SwitchCase[]) {
-    this.#onRequest = onRequest;
-    this.#onResponse = onResponse;
-    this.#readsRequestBody = [...onRequest, ...onResponse].some((c) => reads(c, 'request'));
-    this.#readsResponseBody = onResponse.some((c) => reads(c, 'response'));
+    this.#rules = new MessageRules(onRequest, onResponse, (c, message) =>
+      conditionReadsEntity(c.condition, message),
+    );
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
-    if (this.#readsRequestBody) await request.entity.bytes();
-    const onRequest = firstHolding(this.#onRequest, bindingsFor(context, request));
+    const rules = this.#rules;
+    if (rules.readsRequestBody) await request.entity.bytes();
+    const onRequest = firstHolding(rules.onRequest, bindingsFor(context, request));
     if (onRequest) return onRequest.handle(context, request);
     const response = await next.handle(context, request);
-    if (this.#onResponse.length === 0) return response;
-    if (this.#readsResponseBody) await response.entity.bytes();
-    const onResponse = firstHolding(this.#onResponse, bindingsFor(context, request, response));
+    if (rules.onResponse.length === 0) return response;
+    if (rules.readsResponseBody) await response.entity.bytes();
+    const onResponse = firstHolding(rules.onResponse, bindingsFor(context, request, response));
     if (!onResponse) return response;
     // The replaced response is never sent: drain it so its connection goes back to the pool.
     response.entity.discard();
@@ -59,10 +56,6 @@ export class SwitchFilter implements Filter {
 function firstHolding(cases: readonly SwitchCase[], bindings: Bindings): Handler | undefined {
   for (const c of cases) if (holds(c.condition, bindings)) return c.handler;
   return undefined;
-}
-
-function reads({ condition }: SwitchCase, message: 'request' | 'response'): boolean {
-  return typeof condition?.expression === 'object' && readsEntity(condition.expression.text, message);
 }
 
 const switchCase = s.object(

@@ -1,6 +1,11 @@
-import path from 'node:path';
-import { loadRoute, parseConfigJson, Request, resolveTokens } from '@portico/gateway-core';
-import { corpusFiles, pluginHeap, requireCorpusUnderCi, testContext } from '@portico/gateway-core/testing';
+import { Request } from '@portico/gateway-core';
+import {
+  corpusFiles,
+  loadCorpusRoute,
+  pluginHeap,
+  requireCorpusUnderCi,
+  testContext,
+} from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin from './index.ts';
 
@@ -19,13 +24,7 @@ describe.skipIf(!available)('corpus routes with a ThrottlingFilter', () => {
       plugins: [plugin],
       heap: [{ name: 'ClientHandler', type: 'ClientHandler' }],
     });
-    const route = await loadRoute({
-      id: path.basename(file, '.json'),
-      json: resolveTokens(parseConfigJson(text, file), { file, env: {} }),
-      file,
-      parentHeap: heap,
-      logger,
-    });
+    const route = await loadCorpusRoute(file, text, heap, logger);
     await route.destroy();
     await heap.destroy();
   });
@@ -33,13 +32,7 @@ describe.skipIf(!available)('corpus routes with a ThrottlingFilter', () => {
   it('throttles the simple throttle route of the devops guide at 2000 requests per second', async () => {
     const [file, text] = files.find(([name]) => name.endsWith('20-simplethrottle.json'))!;
     const { heap, logger } = pluginHeap({ plugins: [plugin] });
-    const route = await loadRoute({
-      id: '20-simplethrottle',
-      json: resolveTokens(parseConfigJson(text, file), { file, env: {} }),
-      file,
-      parentHeap: heap,
-      logger,
-    });
+    const route = await loadCorpusRoute(file, text, heap, logger);
     // Until the first refusal: 2000 at once, plus those that returned meanwhile (2 per millisecond).
     const started = performance.now();
     let admitted = 0;

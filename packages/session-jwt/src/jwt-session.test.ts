@@ -364,7 +364,7 @@ describe('JwtSession size and content limits', () => {
     const handle = await session.open(request());
     Object.assign(handle.data(), { small: 'x', profile: randomBytes(3000).toString('base64') });
     const response = Response.empty(200);
-    const failure = await handle.commit(response).then(
+    const failure = await Promise.resolve(handle.commit(response)).then(
       () => undefined,
       (error: unknown) => error,
     );

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import {
+  type ClientInfo,
   Context,
   commitSession,
   Entity,
@@ -33,29 +35,55 @@ export interface ExchangeOptions {
   maxBufferedBodySize?: number;
 }
 
+/**
+ * What the listeners of one exchange need, kept on the response object itself: the listeners are
+ * functions shared by every exchange (reading `this`), so the hot path allocates no closure per
+ * request for them. Measured: the closures, the promise and Readable.pipe of the earlier version
+ * were about a seventh of the bytes allocated per proxied request.
+ */
+const EXCHANGE = Symbol('portico.exchange');
+const TARGET = Symbol('portico.target');
+
+interface ExchangeState {
+  abort: AbortController;
+  logger: Logger;
+  request: Request | undefined;
+  response: Response | undefined;
+  body: Readable | null;
+}
+
+type ExchangeResponse = ServerResponse & { [EXCHANGE]?: ExchangeState };
+type PumpedBody = Readable & { [TARGET]?: ExchangeResponse };
+
 export async function handleExchange(
   req: IncomingMessage,
   res: ServerResponse,
   options: ExchangeOptions,
 ): Promise<void> {
-  const abort = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) abort.abort(new Error('the client closed the connection'));
+  const state: ExchangeState = {
+    abort: new AbortController(),
+    logger: options.logger,
+    request: undefined,
+    response: undefined,
+    body: null,
   };
-  res.once('close', onClose);
+  (res as ExchangeResponse)[EXCHANGE] = state;
+  res.on('close', onExchangeClose);
   let request: Request;
   try {
     request = toRequest(req, { maxBytes: options.maxBufferedBodySize, arrival: true });
   } catch {
     // Node's parser accepts a few request targets a URI cannot hold.
     req.resume();
-    await writeResponse(res, plain(400, 'Bad Request'), req.method ?? 'GET', options.logger);
+    writeResponse(res, plain(400, 'Bad Request'), req.method ?? 'GET', options.logger);
     return;
   }
-  const session = options.sessions ? await options.sessions.open(request) : undefined;
+  state.request = request;
+  const opened = options.sessions?.open(request);
+  const session = opened instanceof Promise ? await opened : opened;
   const context = new Context({
     client: clientOf(req),
-    signal: abort.signal,
+    signal: state.abort.signal,
     ...(session ? { session: () => session.data() } : {}),
   });
   let response: Response;
@@ -69,11 +97,41 @@ export async function handleExchange(
   // An unread request body is drained so the connection can serve the next request.
   if (!request.entity.isBuffered && !req.readableEnded) req.resume();
   // A session that cannot be saved turns the answer into a 500 (logged) rather than vanish.
-  if (session) response = await commitSession(session, response, options.logger, context.transactionId);
-  await writeResponse(res, response, request.method, options.logger);
-  // Spill files of bodies kept for replay are removed once the exchange is over.
-  void request.entity.dispose();
-  void response.entity.dispose();
+  if (session) {
+    const committed = commitSession(session, response, options.logger, context.transactionId);
+    response = committed instanceof Promise ? await committed : committed;
+  }
+  state.response = response;
+  writeResponse(res, response, request.method, options.logger);
+}
+
+/**
+ * The end of an exchange, however it ends: a client that went away aborts what is still running for
+ * it (`context.signal`) and the body being sent; spill files of bodies kept for replay are removed.
+ */
+function onExchangeClose(this: ExchangeResponse): void {
+  const state = this[EXCHANGE];
+  if (state === undefined) return;
+  this[EXCHANGE] = undefined;
+  if (!this.writableFinished) {
+    state.abort.abort(new Error('the client closed the connection'));
+    state.body?.destroy();
+  }
+  disposeOf(state.request, state.logger);
+  disposeOf(state.response, state.logger);
+}
+
+/** Disposes of a message's body; a plugin's own response object may lack the method, or fail. */
+function disposeOf(message: Request | Response | undefined, logger: Logger): void {
+  const entity = message?.entity as Partial<Entity> | undefined;
+  if (typeof entity?.dispose !== 'function') return;
+  try {
+    entity
+      .dispose()
+      ?.catch((error: unknown) => logger.warn('a body could not be removed', { error: String(error) }));
+  } catch (error) {
+    logger.warn('a body could not be removed', { error: String(error) });
+  }
 }
 
 /**
@@ -103,7 +161,7 @@ export function toRequest(
   const host = req.headers.host ?? `${req.socket.localAddress}:${req.socket.localPort}`;
   const target = req.url ?? '/';
   const uri = target.startsWith('/')
-    ? Uri.parse(`${secure ? 'https' : 'http'}://${host}${target}`)
+    ? Uri.ofRequest(secure ? 'https' : 'http', host, target)
     : Uri.parse(target);
   const length = req.headers['content-length'];
   const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
@@ -125,18 +183,29 @@ export function toRequest(
   });
 }
 
-function clientOf(req: IncomingMessage) {
-  const socket = req.socket as TLSSocket;
+/**
+ * The caller, as `contexts.client` shows it. Kept on the socket and reused by the next request on a
+ * keep-alive connection when its User-Agent is the same (addresses and certificate cannot change).
+ */
+const CLIENT = Symbol('portico.client');
+
+function clientOf(req: IncomingMessage): ClientInfo {
+  const socket = req.socket as TLSSocket & { [CLIENT]?: ClientInfo };
+  const userAgent = req.headers['user-agent'] ?? null;
+  const known = socket[CLIENT];
+  if (known !== undefined && known.userAgent === userAgent) return known;
   const certificate = socket.encrypted ? socket.getPeerCertificate?.(false) : undefined;
-  return {
+  const client: ClientInfo = Object.freeze({
     remoteAddress: socket.remoteAddress ?? '',
     remotePort: socket.remotePort ?? 0,
     localAddress: socket.localAddress ?? '',
     localPort: socket.localPort ?? 0,
     isSecure: socket.encrypted === true,
     certificates: certificate?.raw ? [certificate.raw] : [],
-    userAgent: req.headers['user-agent'] ?? null,
-  };
+    userAgent,
+  });
+  socket[CLIENT] = client;
+  return client;
 }
 
 /** What a failure that escaped every filter looks like to the client. */
@@ -167,53 +236,63 @@ const HOP_BY_HOP = new Set([
   'trailer',
 ]);
 
-/** Writes a Response to the client, streaming its body, and never throws. */
-export function writeResponse(
-  res: ServerResponse,
-  response: Response,
-  method: string,
-  logger: Logger,
-): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.headersSent || res.destroyed) {
-      response.entity.discard();
-      resolve();
-      return;
-    }
-    const raw: string[] = [];
-    for (const [name, values] of response.headers) {
-      if (HOP_BY_HOP.has(name.toLowerCase())) continue;
-      for (const value of values) raw.push(name, value);
-    }
-    const noBody =
-      method === 'HEAD' || response.status === 204 || response.status === 304 || response.status < 200;
-    try {
-      res.writeHead(response.status, response.reason, raw);
-    } catch (error) {
-      logger.error('invalid response headers', { error: String(error) });
-      res.destroy();
-      resolve();
-      return;
-    }
-    const body = noBody ? null : response.entity.stream();
-    if (noBody) response.entity.discard();
-    if (!body) {
-      res.end(resolve);
-      return;
-    }
-    const finish = () => {
-      res.off('close', finish);
-      resolve();
-    };
-    res.once('close', finish);
-    body.once('error', (error) => {
-      // The upstream went away mid-body: the client cannot be told with a status any more.
-      logger.warn('response body failed while streaming', { error: String(error) });
-      res.destroy();
-    });
-    res.once('close', () => {
-      if (!res.writableFinished) body.destroy();
-    });
-    body.pipe(res);
-  });
+/**
+ * Writes a Response to the client, streaming its body with back-pressure, and never throws. The end
+ * of the exchange (the response's 'close') is handled by onExchangeClose.
+ */
+export function writeResponse(res: ServerResponse, response: Response, method: string, logger: Logger): void {
+  if (res.headersSent || res.destroyed) {
+    response.entity.discard();
+    return;
+  }
+  const raw: string[] = [];
+  const add = (name: string, values: readonly string[]) => {
+    if (HOP_BY_HOP.has(name.toLowerCase())) return;
+    for (const value of values) raw.push(name, value);
+  };
+  // Our Headers without an iterator per entry; a plugin's own response may hold any iterable of pairs.
+  if (response.headers instanceof Headers) response.headers.forEach(add);
+  else for (const [name, values] of response.headers as Iterable<[string, string[]]>) add(name, values);
+  const noBody =
+    method === 'HEAD' || response.status === 204 || response.status === 304 || response.status < 200;
+  try {
+    res.writeHead(response.status, response.reason, raw);
+  } catch (error) {
+    logger.error('invalid response headers', { error: String(error) });
+    res.destroy();
+    return;
+  }
+  const body = noBody ? null : response.entity.stream();
+  if (noBody) response.entity.discard();
+  if (!body) {
+    res.end();
+    return;
+  }
+  const state = (res as ExchangeResponse)[EXCHANGE];
+  if (state) state.body = body;
+  (body as PumpedBody)[TARGET] = res;
+  body.on('data', onBodyData).on('end', onBodyEnd).on('error', onBodyError);
+  res.on('drain', onTargetDrain);
+}
+
+// A pump in place of Readable.pipe, whose listeners are allocated per call: the target is found
+// through the body (and the body through the exchange state) instead.
+function onBodyData(this: PumpedBody, chunk: Buffer): void {
+  const target = this[TARGET];
+  if (target && !target.write(chunk)) this.pause();
+}
+
+function onBodyEnd(this: PumpedBody): void {
+  this[TARGET]?.end();
+}
+
+function onBodyError(this: PumpedBody, error: Error): void {
+  // The upstream went away mid-body: the client cannot be told with a status any more.
+  const target = this[TARGET];
+  target?.[EXCHANGE]?.logger.warn('response body failed while streaming', { error: String(error) });
+  target?.destroy();
+}
+
+function onTargetDrain(this: ExchangeResponse): void {
+  this[EXCHANGE]?.body?.resume();
 }

@@ -56,15 +56,17 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const inFlight = new Set<http.ServerResponse>();
   let draining = false;
   let idle: (() => void) | undefined;
+  // One listener function for every response (it reads `this`): no closure per request.
+  function settled(this: http.ServerResponse): void {
+    inFlight.delete(this);
+    if (inFlight.size === 0) idle?.();
+  }
   const track: http.RequestListener = (req, res) => {
     inFlight.add(res);
     // Once stopping, an answer closes its connection, so the client's next request opens a new one
     // (refused) instead of arriving on a connection about to be destroyed.
     if (draining) res.shouldKeepAlive = false;
-    res.once('close', () => {
-      inFlight.delete(res);
-      if (inFlight.size === 0) idle?.();
-    });
+    res.on('close', settled);
     listener(req, res);
   };
   try {

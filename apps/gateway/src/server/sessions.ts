@@ -5,6 +5,7 @@ import {
   type Infer,
   type Logger,
   type Request,
+  type Response,
   type Session,
   type SessionHandle,
   type SessionProducer,
@@ -125,35 +126,49 @@ export class SessionSupport implements SessionProducer {
    * store now (expressions read the session synchronously later); any other request gets an empty
    * one on first use, without touching the store.
    */
-  async open(request: Request): Promise<SessionHandle> {
-    const id = this.cookieValue(request.headers.getAll('cookie').join('; '));
-    const stored = id === undefined ? undefined : await this.#store.get(id);
+  open(request: Request): SessionHandle | Promise<SessionHandle> {
+    const cookies = request.headers.getAll('cookie');
+    const id = cookies.length === 0 ? undefined : this.cookieValue(cookies.join('; '));
+    // Most requests carry no session: their handle is made at once, without a promise.
+    if (id === undefined) return this.handle(undefined, undefined);
+    return this.#store.get(id).then((stored) => this.handle(id, stored));
+  }
+
+  private handle(id: string | undefined, stored: Session | undefined): SessionHandle {
     const before = stored === undefined ? undefined : JSON.stringify(stored);
     let data: Session | undefined;
     return {
       data: () => (data ??= stored ?? {}),
-      commit: async (response) => {
-        if (data === undefined) return;
-        const empty = Object.keys(data).length === 0;
-        if (empty) {
-          // An emptied session is removed, cookie included; one never filled is never stored.
-          if (stored !== undefined && id !== undefined) {
-            await this.#store.destroy(id);
-            response.headers.add(
-              'Set-Cookie',
-              `${this.#cookiePrefix}; ${this.#attributes.replace(/Max-Age=\d+/, 'Max-Age=0')}`,
-            );
-          }
-          return;
-        }
-        const key = stored !== undefined && id !== undefined ? id : randomBytes(24).toString('base64url');
-        // Saved on every use, so the idle timeout starts again (the cookie's lifetime too).
-        if (JSON.stringify(data) !== before || stored !== undefined) {
-          await this.#store.set(key, data, this.#settings.timeout.toMillis());
-        }
-        response.headers.add('Set-Cookie', `${this.#cookiePrefix}${key}; ${this.#attributes}`);
-      },
+      // Nothing to do (and no promise) for a session nothing used.
+      commit: (response) => (data === undefined ? undefined : this.save(id, stored, before, data, response)),
     };
+  }
+
+  private async save(
+    id: string | undefined,
+    stored: Session | undefined,
+    before: string | undefined,
+    data: Session,
+    response: Response,
+  ): Promise<void> {
+    const empty = Object.keys(data).length === 0;
+    if (empty) {
+      // An emptied session is removed, cookie included; one never filled is never stored.
+      if (stored !== undefined && id !== undefined) {
+        await this.#store.destroy(id);
+        response.headers.add(
+          'Set-Cookie',
+          `${this.#cookiePrefix}; ${this.#attributes.replace(/Max-Age=\d+/, 'Max-Age=0')}`,
+        );
+      }
+      return;
+    }
+    const key = stored !== undefined && id !== undefined ? id : randomBytes(24).toString('base64url');
+    // Saved on every use, so the idle timeout starts again (the cookie's lifetime too).
+    if (JSON.stringify(data) !== before || stored !== undefined) {
+      await this.#store.set(key, data, this.#settings.timeout.toMillis());
+    }
+    response.headers.add('Set-Cookie', `${this.#cookiePrefix}${key}; ${this.#attributes}`);
   }
 
   private cookieValue(header: string): string | undefined {

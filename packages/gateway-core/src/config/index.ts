@@ -1,3 +1,4 @@
+export { charsetSetting } from './charset-setting.ts';
 export { parseConfigJson } from './json.ts';
 export {
   checkConfig,

@@ -12,7 +12,7 @@ export interface SessionHandle {
    * Saves the session when it was used and changed, adding to the response what the user agent must
    * keep (a cookie). Rejects when the session cannot be saved.
    */
-  commit(response: Response): Promise<void>;
+  commit(response: Response): Promise<void> | undefined;
 }
 
 /**
@@ -21,7 +21,8 @@ export interface SessionHandle {
  * config.json's `session` or a route's `session` names one.
  */
 export interface SessionProducer {
-  open(request: Request): Promise<SessionHandle>;
+  /** A handle, or a promise of one when the session must first be read from a store. */
+  open(request: Request): SessionHandle | Promise<SessionHandle>;
 }
 
 export function isSessionProducer(value: unknown): value is SessionProducer {
@@ -33,26 +34,36 @@ export function isSessionProducer(value: unknown): value is SessionProducer {
  * not disappear unnoticed: the failure is logged and the client gets 500 instead of the response
  * (whose body is discarded), since what the request put in the session is lost.
  */
-export async function commitSession(
+export function commitSession(
   session: SessionHandle,
   response: Response,
   logger: Logger,
   transactionId: string,
-): Promise<Response> {
+): Response | Promise<Response> {
+  let saving: Promise<void> | undefined;
   try {
-    await session.commit(response);
-    return response;
+    saving = session.commit(response);
   } catch (error) {
-    logger.error('the session could not be saved', {
-      transactionId,
-      ...(isPorticoError(error) ? { code: error.code } : {}),
-      error: error instanceof Error ? error.message : String(error),
-    });
-    response.entity.discard();
-    const failed = Response.text(500, 'Internal Server Error');
-    if (error instanceof Error) failed.cause = error;
-    return failed;
+    return failedSession(error, response, logger, transactionId);
   }
+  // Most exchanges leave their session alone: then there is nothing to wait for.
+  if (saving === undefined) return response;
+  return saving.then(
+    () => response,
+    (error: unknown) => failedSession(error, response, logger, transactionId),
+  );
+}
+
+function failedSession(error: unknown, response: Response, logger: Logger, transactionId: string): Response {
+  logger.error('the session could not be saved', {
+    transactionId,
+    ...(isPorticoError(error) ? { code: error.code } : {}),
+    error: error instanceof Error ? error.message : String(error),
+  });
+  response.entity.discard();
+  const failed = Response.text(500, 'Internal Server Error');
+  if (error instanceof Error) failed.cause = error;
+  return failed;
 }
 
 /**

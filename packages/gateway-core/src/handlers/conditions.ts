@@ -1,6 +1,7 @@
 import { fail, INVALID, type ParseContext, Schema } from '../config/schema.ts';
 import { isPorticoError } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
+import { readsEntity } from '../expression/entity-access.ts';
 import { compile, type Expression } from '../expression/expression.ts';
 
 /**
@@ -17,6 +18,15 @@ export function holds(condition: Condition | undefined, bindings: Bindings): boo
   if (condition === undefined) return true;
   const { expression } = condition;
   return typeof expression === 'boolean' ? expression : expression.evaluate(bindings) === true;
+}
+
+/** Whether the condition reads the request's or the response's body, which must then be buffered first. */
+export function conditionReadsEntity(
+  condition: Condition | undefined,
+  message: 'request' | 'response',
+): boolean {
+  const expression = condition?.expression;
+  return typeof expression === 'object' && readsEntity(expression.text, message);
 }
 
 class ConditionSchema extends Schema<Condition> {

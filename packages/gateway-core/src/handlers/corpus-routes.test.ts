@@ -1,15 +1,13 @@
 import os from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { coreManifest } from '../builtins/index.ts';
-import { parseConfigJson } from '../config/json.ts';
-import { resolveTokens } from '../config/tokens.ts';
 import type { PorticoError } from '../errors.ts';
 import { Heap } from '../heap/heap.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { TypeRegistry } from '../registry/registry.ts';
 import { awaitsLaterWork, corpusFiles, requireCorpusUnderCi } from '../testing/corpus.ts';
-import { loadRoute, problemsOf } from './route.ts';
+import { loadCorpusRoute } from '../testing/corpus-route.ts';
+import { problemsOf } from './route.ts';
 
 /**
  * Every route file of the compatibility corpus that uses only types Portico provides loads
@@ -47,13 +45,7 @@ describe.skipIf(!available)('route files of the compatibility corpus', () => {
     });
     let problems: PorticoError[] = [];
     try {
-      const route = await loadRoute({
-        id: path.basename(file, '.json'),
-        json: resolveTokens(parseConfigJson(text, file), { file, env: {} }),
-        file,
-        parentHeap: heap,
-        logger,
-      });
+      const route = await loadCorpusRoute(file, text, heap, logger);
       loaded.push(file);
       await route.destroy();
     } catch (error) {

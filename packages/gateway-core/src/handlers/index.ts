@@ -1,6 +1,7 @@
 export { Chain, ChainHeaplet, ChainOfFiltersHeaplet } from './chain.ts';
-export { type Condition, condition, holds } from './conditions.ts';
+export { type Condition, condition, conditionReadsEntity, holds } from './conditions.ts';
 export { type DispatchBinding, DispatchHandler, DispatchHandlerHeaplet } from './dispatch.ts';
+export { MessageRules, type RuleMessage } from './message-rules.ts';
 export { loadRoute, problemsOf, Route, type RouteInfo, secretsUnsupported } from './route.ts';
 export { type RouteFailure, Router, RouterHeaplet, type RouterOptions } from './router.ts';
 export { type SequenceBinding, SequenceHandler, SequenceHandlerHeaplet } from './sequence.ts';

@@ -13,6 +13,9 @@ import type { Handler } from '../types.ts';
 import { type Condition, condition, holds } from './conditions.ts';
 import { pathPrefixOf } from './route-index.ts';
 
+/** A route's path is never a URI template here: one frozen empty map serves every request. */
+const NO_VARIABLES: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 /** The fields a route has; every other top-level key is a decoration of its handler. */
 const routeSchema = s.object({
   name: s.string().optional(),
@@ -85,6 +88,11 @@ export class Route implements Handler {
     return this.#active;
   }
 
+  /** True when the route has a condition (the router only makes bindings for those). */
+  get conditional(): boolean {
+    return this.#condition !== undefined && this.#condition.expression !== true;
+  }
+
   /** True when the route takes this request: no condition, or one that evaluates to true. */
   accepts(bindings: Bindings): boolean {
     return holds(this.#condition, bindings);
@@ -101,7 +109,7 @@ export class Route implements Handler {
         originalUri: original,
         matchedUri: '',
         remainingUri: request.uri.rawPath,
-        uriTemplateVariables: {},
+        uriTemplateVariables: NO_VARIABLES,
       };
       return await this.#handler.handle(context.child('router', router), request);
     } finally {

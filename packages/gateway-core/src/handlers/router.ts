@@ -7,6 +7,7 @@ import { resolveTokens } from '../config/tokens.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
 import type { Duration } from '../duration/duration.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
+import type { Bindings } from '../expression/compiler.ts';
 import type { Heap } from '../heap/heap.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
@@ -89,8 +90,13 @@ export class Router implements Handler {
     if (this.#routes.length > 0) {
       // Only the routes whose path prefix fits (and those without one) are evaluated, in order.
       const routes = this.#index.candidates(request.uri.path);
-      const bindings = bindingsFor(context, request);
-      for (const route of routes) if (route.accepts(bindings)) return route.handle(context, request);
+      // Bindings are made only when a condition needs them (a lone unconditional route does not).
+      let bindings: Bindings | undefined;
+      for (const route of routes) {
+        if (!route.conditional) return route.handle(context, request);
+        bindings ??= bindingsFor(context, request);
+        if (route.accepts(bindings)) return route.handle(context, request);
+      }
     }
     if (this.#options.defaultHandler) return this.#options.defaultHandler.handle(context, request);
     return Promise.resolve(Response.empty(404));

@@ -146,8 +146,9 @@ export class Entity implements ElObject {
   }
 
   /** Releases what holds the body (a spill file); the server calls it once the exchange is over. */
-  async dispose(): Promise<void> {
-    await this.#stored?.dispose();
+  /** Removes a spill file, if the body was stored in one (nothing to wait for otherwise). */
+  dispose(): Promise<void> | undefined {
+    return this.#stored?.dispose();
   }
 
   /** Discards an unread stream so its connection can be reused. */

@@ -3,6 +3,11 @@ import { EL_SET, type ElObject } from '../expression/access.ts';
 import { toNumber, toText } from '../expression/coercion.ts';
 
 /** RFC 3986 appendix B: scheme, authority, path, query, fragment. */
+/** Whitespace and control characters: never part of a URI. */
+const UNSAFE = /[\s\p{Cc}]/u;
+const DIGITS = /^\d*$/;
+/** A Host header the fast path leaves to `parse`: user info, an IPv6 literal, or what is not a host. */
+const UNUSUAL_HOST = /[\s\p{Cc}@[\]/?#]/u;
 const URI_PARTS = /^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/s;
 const AUTHORITY = /^(?:([^@]*)@)?(\[[^\]]*\]|[^:]*)(?::(\d*))?$/;
 const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443, ws: 80, wss: 443 };
@@ -72,7 +77,7 @@ export class Uri implements ElObject {
   static parse(text: string): Uri {
     const parts = URI_PARTS.exec(text);
     const authority = parts?.[2] !== undefined ? AUTHORITY.exec(parts[2]) : undefined;
-    if (!parts || authority === null || /[\s\p{Cc}]/u.test(text)) {
+    if (!parts || authority === null || UNSAFE.test(text)) {
       throw new PorticoError(ErrorCode.CONFIG, `malformed URI ${JSON.stringify(text)}`, {
         text,
         expected: 'a URI',
@@ -93,6 +98,38 @@ export class Uri implements ElObject {
       rawPath: parts[3] ?? '',
       rawQuery: parts[4] ?? null,
       rawFragment: parts[5] ?? null,
+    });
+  }
+
+  /**
+   * The URI of a request as it arrived: the connection's scheme, the Host header (`host[:port]`) and
+   * an origin-form target (`/path?query`). Splits the common case by hand — this runs for every
+   * request — and leaves anything unusual (user info, IPv6 literals, odd ports) to `parse`, which
+   * also reports what is malformed.
+   */
+  static ofRequest(scheme: string, host: string, target: string): Uri {
+    if (target.charCodeAt(0) !== 47 || UNSAFE.test(target) || UNUSUAL_HOST.test(host)) {
+      return Uri.parse(`${scheme}://${host}${target}`);
+    }
+    const colon = host.indexOf(':');
+    let port: number | null = null;
+    if (colon >= 0) {
+      const digits = host.slice(colon + 1);
+      if (!DIGITS.test(digits)) return Uri.parse(`${scheme}://${host}${target}`);
+      port = digits === '' ? null : Number(digits);
+      if (port !== null && port > 65535) return Uri.parse(`${scheme}://${host}${target}`);
+    }
+    const hash = target.indexOf('#');
+    const beforeHash = hash < 0 ? target : target.slice(0, hash);
+    const question = beforeHash.indexOf('?');
+    return new Uri({
+      scheme,
+      userInfo: null,
+      host: (colon < 0 ? host : host.slice(0, colon)).toLowerCase() || null,
+      port,
+      rawPath: question < 0 ? beforeHash : beforeHash.slice(0, question),
+      rawQuery: question < 0 ? null : beforeHash.slice(question + 1),
+      rawFragment: hash < 0 ? null : target.slice(hash + 1),
     });
   }
 
@@ -148,7 +185,15 @@ export class Uri implements ElObject {
    */
   rebase(base: Uri | string): Uri {
     const b = typeof base === 'string' ? Uri.parse(base) : base;
-    return new Uri({ ...this.parts(), scheme: b.scheme, userInfo: b.userInfo, host: b.host, port: b.port });
+    return new Uri({
+      scheme: b.scheme,
+      userInfo: b.userInfo,
+      host: b.host,
+      port: b.port,
+      rawPath: this.rawPath,
+      rawQuery: this.rawQuery,
+      rawFragment: this.rawFragment,
+    });
   }
 
   /** A copy with some components replaced. */
@@ -162,10 +207,18 @@ export class Uri implements ElObject {
   }
 
   toString(): string {
-    const authority = this.authority;
-    return `${this.scheme ? `${this.scheme}:` : ''}${authority === null ? '' : `//${authority}`}${this.rawPath}${
-      this.rawQuery === null ? '' : `?${this.rawQuery}`
-    }${this.rawFragment === null ? '' : `#${this.rawFragment}`}`;
+    // Built by appending (this runs for every routed request): no intermediate strings per part.
+    let text = this.scheme ? `${this.scheme}:` : '';
+    if (this.host !== null) {
+      text += '//';
+      if (this.userInfo !== null) text += `${this.userInfo}@`;
+      text += this.host;
+      if (this.port !== null) text += `:${this.port}`;
+    }
+    text += this.rawPath;
+    if (this.rawQuery !== null) text += `?${this.rawQuery}`;
+    if (this.rawFragment !== null) text += `#${this.rawFragment}`;
+    return text;
   }
 
   toJSON(): string {

@@ -11,5 +11,7 @@ export {
   corpusDeclarationProblems,
   corpusDeclarations,
 } from './corpus-declarations.ts';
+export { loadCorpusRoute } from './corpus-route.ts';
+export { type CorpusDeclarationSuiteOptions, describeCorpusDeclarations } from './corpus-suite.ts';
 export { type PluginHeapOptions, pluginHeap, recordingHandler, testContext } from './heap.ts';
 export { serviceUrl } from './services.ts';

@@ -83,7 +83,33 @@ export function upstreamTarget(uri: Uri): UpstreamTarget {
     });
   }
   const port = uri.port ?? (scheme === 'https' ? 443 : 80);
-  return { origin: `${scheme}://${uri.host}:${port}`, path: uri.pathAndQuery, host: uri.hostAndPort! };
+  return { ...originOf(scheme, uri.host, port, uri), path: uri.pathAndQuery };
+}
+
+/**
+ * `origin` and `host` of the last upstream, reused while requests go to the same one (a route's
+ * requests all do): two strings less per request.
+ */
+let lastOrigin: { scheme: string; hostname: string; port: number; origin: string; host: string } | undefined;
+
+function originOf(
+  scheme: string,
+  hostname: string,
+  port: number,
+  uri: Uri,
+): { origin: string; host: string } {
+  const last = lastOrigin;
+  // Keyed on the URI's own scheme: `ws` and `http` share an origin but not a default port.
+  const given = uri.scheme ?? '';
+  if (last && last.port === port && last.hostname === hostname && last.scheme === given) return last;
+  lastOrigin = {
+    scheme: given,
+    hostname,
+    port,
+    origin: `${scheme}://${hostname}:${port}`,
+    host: uri.hostAndPort!,
+  };
+  return lastOrigin;
 }
 
 /**
@@ -140,7 +166,8 @@ export class ClientHandler implements Handler {
 
   async handle(context: Context, request: Request): Promise<Response> {
     const target = upstreamTarget(request.uri);
-    const { body, contentLength } = await outgoingBody(request);
+    const outgoing = outgoingBody(request);
+    const { body, contentLength } = outgoing instanceof Promise ? await outgoing : outgoing;
     const headers = upstreamRequestHeaders(request, {
       host: upstreamHost(request, context, target),
       contentLength,
@@ -219,18 +246,23 @@ export class ClientHandler implements Handler {
   }
 }
 
-/** The body as undici takes it, with the length when it is known. */
-async function outgoingBody(
-  request: Request,
-): Promise<{ body: Buffer | Readable | null; contentLength: number | undefined }> {
+interface OutgoingBody {
+  body: Buffer | Readable | null;
+  contentLength: number | undefined;
+}
+
+const NO_BODY: OutgoingBody = Object.freeze({ body: null, contentLength: undefined });
+const EMPTY_PAYLOAD: OutgoingBody = Object.freeze({ body: null, contentLength: 0 });
+
+/**
+ * The body as undici takes it, with the length when it is known; a promise only when a buffered body
+ * must be read first (most requests have no body, or stream theirs).
+ */
+function outgoingBody(request: Request): OutgoingBody | Promise<OutgoingBody> {
   const entity = request.entity;
-  if (entity.isEmpty) {
-    return { body: null, contentLength: PAYLOAD.has(request.method) ? 0 : undefined };
-  }
-  if (entity.isBuffered) {
-    // Buffered by a filter: sent as bytes, and undici writes their length.
-    return { body: await entity.bytes(), contentLength: undefined };
-  }
+  if (entity.isEmpty) return PAYLOAD.has(request.method) ? EMPTY_PAYLOAD : NO_BODY;
+  // Buffered by a filter: sent as bytes, and undici writes their length.
+  if (entity.isBuffered) return entity.bytes().then((body) => ({ body, contentLength: undefined }));
   // Streamed without a copy. No declared length means chunked transfer coding.
   return { body: entity.stream(), contentLength: entity.declaredLength };
 }

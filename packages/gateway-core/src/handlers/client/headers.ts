@@ -83,17 +83,19 @@ export interface UpstreamHeaderOptions {
  */
 export function upstreamRequestHeaders(request: Request, options: UpstreamHeaderOptions): HeaderList {
   const headers = request.headers;
-  const drop = connectionListed(headers.getAll('connection'));
+  // Connection was removed on arrival; a filter may have set one again.
+  const drop = headers.has('connection') ? connectionListed(headers.getAll('connection')) : new Set<string>();
   const extra = options.extra ?? [];
   for (const [name] of extra) drop.add(name.toLowerCase());
   const forwarded = options.forwarded;
   if (forwarded) drop.add('x-forwarded-for');
-  const out: HeaderList = new Map([['Host', options.host]]);
-  for (const [name, values] of headers) {
+  const out: HeaderList = new Map();
+  out.set('Host', options.host);
+  headers.forEach((name, values) => {
     const key = name.toLowerCase();
-    if (HOP_BY_HOP.has(key) || REGENERATED.has(key) || drop.has(key)) continue;
+    if (HOP_BY_HOP.has(key) || REGENERATED.has(key) || drop.has(key)) return;
     out.set(name, values.length === 1 ? values[0]! : [...values]);
-  }
+  });
   if (options.contentLength !== undefined) out.set('Content-Length', String(options.contentLength));
   if (forwarded) addForwarded(out, headers, forwarded);
   for (const [name, value] of extra) out.set(name, value);
@@ -102,10 +104,16 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
 
 function addForwarded(out: HeaderList, headers: Headers, forwarded: Forwarded): void {
   const existing = headers.getAll('x-forwarded-for');
-  const chain = forwarded.for ? [...existing, forwarded.for] : existing;
-  const name = headers.names().find((n) => n.toLowerCase() === 'x-forwarded-for') ?? 'X-Forwarded-For';
-  // One comma-separated field, the form every reader of X-Forwarded-For understands.
-  if (chain.length > 0) out.set(name, chain.join(', '));
+  if (forwarded.for) existing.push(forwarded.for);
+  // One comma-separated field, the form every reader of X-Forwarded-For understands, spelt as the
+  // request spelt it (usually absent: then the common spelling, without a search of every name).
+  if (existing.length > 0) {
+    const name =
+      existing.length > (forwarded.for ? 1 : 0)
+        ? (headers.names().find((n) => n.toLowerCase() === 'x-forwarded-for') ?? 'X-Forwarded-For')
+        : 'X-Forwarded-For';
+    out.set(name, existing.length === 1 ? existing[0]! : existing.join(', '));
+  }
   if (!headers.has('x-forwarded-proto')) out.set('X-Forwarded-Proto', forwarded.proto);
   if (forwarded.host && !headers.has('x-forwarded-host')) out.set('X-Forwarded-Host', forwarded.host);
 }

@@ -1,0 +1,25 @@
+import path from 'node:path';
+import { parseConfigJson } from '../config/json.ts';
+import { resolveTokens } from '../config/tokens.ts';
+import { loadRoute, type Route } from '../handlers/route.ts';
+import type { Heap } from '../heap/heap.ts';
+import type { Logger } from '../logging.ts';
+
+/**
+ * Loads a route file of the compatibility corpus as the router would, its id taken from the file
+ * name. Configuration tokens get no environment: those without a default stay problems to report.
+ */
+export function loadCorpusRoute(
+  file: string,
+  text: string,
+  parentHeap: Heap,
+  logger: Logger,
+): Promise<Route> {
+  return loadRoute({
+    id: path.basename(file, '.json'),
+    json: resolveTokens(parseConfigJson(text, file), { file, env: {} }),
+    file,
+    parentHeap,
+    logger,
+  });
+}
