@@ -96,11 +96,15 @@ export class ThrottlingFilter implements Filter {
       });
       return Response.empty(500);
     }
-    const rate = await this.#policy.rateFor(context, request);
+    // Awaited only when a policy or the store (Redis) answers later: a fixed rate in memory costs
+    // no promise and no microtask per request.
+    const pendingRate = this.#policy.rateFor(context, request);
+    const rate = pendingRate instanceof Promise ? await pendingRate : pendingRate;
     if (rate === null) return next.handle(context, request);
     let consumption: Consumption;
     try {
-      consumption = await this.#store.consume(partition, rate);
+      const pending = this.#store.consume(partition, rate);
+      consumption = pending instanceof Promise ? await pending : pending;
     } catch (error) {
       return this.#unavailable(error, context, request, next);
     }
