@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -65,6 +65,29 @@ describe('the application', () => {
     expect(routes.json()).toMatchObject({ routers: [{ routes: [], failures: [] }] });
     expect((await call({ url: '/openig/ping', remoteAddress: '10.1.2.3' })).statusCode).toBe(403);
     expect((await call({ url: '/openig/nothing-here', remoteAddress: '127.0.0.1' })).statusCode).toBe(404);
+  });
+
+  it("writes timer records to the log sink config.json's logSink names, for routes too", async () => {
+    for (const logSink of ['Records', { type: 'FileLogSink', config: { file: 'logs/inline.log' } }]) {
+      const files: Record<string, unknown> = {
+        'config/config.json': {
+          logSink,
+          heap: [{ name: 'Records', type: 'FileLogSink', config: { file: 'logs/named.log' } }],
+          handler: { type: 'Router' },
+        },
+        'config/routes/timed.json': {
+          handler: { type: 'StaticResponseHandler', config: { status: 200 }, timer: true },
+        },
+      };
+      const instance = instanceWith(files);
+      const gateway = await Gateway.load(instance, logger);
+      gateways.push(gateway);
+      const call = (options: Parameters<typeof inject>[1]) =>
+        inject(createRequestListener(gateway, logger), options);
+      expect((await call({ url: '/x' })).statusCode).toBe(200);
+      const file = path.join(instance.base, 'logs', typeof logSink === 'string' ? 'named.log' : 'inline.log');
+      await expect.poll(() => (existsSync(file) ? readFileSync(file, 'utf8') : '')).toMatch(/@Timer\[/);
+    }
   });
 
   it('never lets a route capture the reserved prefix', async () => {

@@ -130,15 +130,24 @@ export class Gateway {
     const heaps = [adminHeap];
     try {
       const problems = settings.heap === undefined ? [] : adminHeap.declare(settings.heap, '$.heap');
+      // config.json's `logSink`: a name, or an inline declaration (declared here under its own name,
+      // or `config.logSink`); the log sink of every object that names none, routes included.
+      const inlineLogSink =
+        config.logSink !== null && typeof config.logSink === 'object'
+          ? { name: 'config.logSink', ...(config.logSink as Record<string, unknown>) }
+          : undefined;
+      const logSink = inlineLogSink ? (inlineLogSink.name as string) : config.logSink;
       const configHeap = adminHeap.child({
         file: instance.configFile,
         jsonPath: '$.heap',
         ...(config.globalDecorators
           ? { globalDecorations: Object.entries(config.globalDecorators as object) }
           : {}),
+        ...(typeof logSink === 'string' ? { logSink } : {}),
       });
       heaps.unshift(configHeap);
       if (config.heap !== undefined) problems.push(...configHeap.declare(config.heap, '$.heap'));
+      if (inlineLogSink) problems.push(...configHeap.declare([inlineLogSink], '$.logSink'));
       if (problems.length > 0) throw combine(problems);
       if (config.secrets !== undefined) throw secretsUnsupported(instance.configFile);
       const handlerRef = config.handler ?? config.handlerObject;

@@ -198,12 +198,12 @@ export class FileLogSink implements LogSink {
 }
 
 /**
- * The log sink a decorated object writes to: the one its declaration names, else the heap object
- * `LogSink` in scope, else (a heap without the gateway's defaults) a console sink on the heap's log.
+ * The log sink a decorated object writes to: the one its declaration names, else the one config.json's
+ * `logSink` names, else the heap object `LogSink` in scope, else (a heap without the gateway's defaults) a console sink on the heap's log.
  */
 export async function resolveLogSink(heap: Heap, name?: string): Promise<LogSink> {
-  if (name === undefined && !heap.has('LogSink')) return new ConsoleLogSink(heap.logger);
-  const wanted = name ?? 'LogSink';
+  if (name === undefined && !heap.has(heap.logSinkName)) return new ConsoleLogSink(heap.logger);
+  const wanted = name ?? heap.logSinkName;
   const sink = await heap.get(wanted, 'object');
   if (!isLogSink(sink)) {
     throw new PorticoError(ErrorCode.REFERENCE, `'${wanted}' is not a log sink`, {

@@ -40,6 +40,11 @@ export interface HeapOptions {
   defaults?: readonly unknown[];
   /** Decorations applied to every filter and handler this heap creates, after their own. */
   globalDecorations?: readonly Decoration[];
+  /**
+   * The name of the log sink objects of this heap (and its children) write to when their declaration
+   * names none: config.json's `logSink`. `LogSink` unless a parent says otherwise.
+   */
+  logSink?: string;
 }
 
 export type ChildHeapOptions = Omit<
@@ -73,6 +78,8 @@ export class Heap {
   readonly file: string | undefined;
   readonly jsonPath: string;
   readonly properties: Readonly<Record<string, unknown>>;
+  /** See HeapOptions.logSink. */
+  readonly logSinkName: string;
   private readonly globals: readonly DecorationStep[];
   private readonly slots = new Map<string, Slot>();
   private readonly defaults = new Map<string, Slot>();
@@ -89,6 +96,7 @@ export class Heap {
     this.file = options.file;
     this.jsonPath = options.jsonPath ?? '$.heap';
     this.properties = { ...options.parent?.properties, ...options.properties };
+    this.logSinkName = options.logSink ?? options.parent?.logSinkName ?? 'LogSink';
     this.globals = [
       ...(options.parent?.globals ?? []),
       ...globalSteps(options.globalDecorations ?? [], options.file),
