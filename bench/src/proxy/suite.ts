@@ -89,8 +89,15 @@ const progress = (text: string) => process.stderr.write(`  ${text}\n`);
  */
 export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
   const settings = parseSettings(values);
-  const wrk = wrkVersion();
-  const machine = machineFacts(os.availableParallelism(), wrk);
+  let wrk = wrkVersion();
+  let machine = machineFacts(os.availableParallelism(), wrk);
+  if (!wrk || machine.nginx === 'not installed') {
+    // One command from a clean clone: the script the e2e services use installs both (apt).
+    progress('installing wrk and nginx: bash test-e2e/services/nginx-wrk.sh ...');
+    spawnSync('bash', ['test-e2e/services/nginx-wrk.sh'], { cwd: REPO_ROOT, stdio: 'ignore' });
+    wrk = wrkVersion();
+    machine = machineFacts(os.availableParallelism(), wrk);
+  }
   if (!wrk || machine.nginx === 'not installed') {
     console.log('proxy: needs wrk and nginx (bash test-e2e/services/nginx-wrk.sh installs them); skipped');
     return;
