@@ -130,24 +130,27 @@ export class Gateway {
     const heaps = [adminHeap];
     try {
       const problems = settings.heap === undefined ? [] : adminHeap.declare(settings.heap, '$.heap');
-      // config.json's `logSink`: a name, or an inline declaration (declared here under its own name,
-      // or `config.logSink`); the log sink of every object that names none, routes included.
-      const inlineLogSink =
-        config.logSink !== null && typeof config.logSink === 'object'
-          ? { name: 'config.logSink', ...(config.logSink as Record<string, unknown>) }
-          : undefined;
-      const logSink = inlineLogSink ? (inlineLogSink.name as string) : config.logSink;
+      // config.json's `logSink` and `temporaryStorage`: a name, or an inline declaration (declared
+      // here under its own name, or `config.logSink`); what every object that names none uses,
+      // routes included.
+      const [logSink, inlineLogSink] = topLevelReference(config.logSink, 'config.logSink');
+      const [temporaryStorage, inlineStorage] = topLevelReference(
+        config.temporaryStorage,
+        'config.temporaryStorage',
+      );
       const configHeap = adminHeap.child({
         file: instance.configFile,
         jsonPath: '$.heap',
         ...(config.globalDecorators
           ? { globalDecorations: Object.entries(config.globalDecorators as object) }
           : {}),
-        ...(typeof logSink === 'string' ? { logSink } : {}),
+        ...(logSink === undefined ? {} : { logSink }),
+        ...(temporaryStorage === undefined ? {} : { temporaryStorage }),
       });
       heaps.unshift(configHeap);
       if (config.heap !== undefined) problems.push(...configHeap.declare(config.heap, '$.heap'));
       if (inlineLogSink) problems.push(...configHeap.declare([inlineLogSink], '$.logSink'));
+      if (inlineStorage) problems.push(...configHeap.declare([inlineStorage], '$.temporaryStorage'));
       if (problems.length > 0) throw combine(problems);
       if (config.secrets !== undefined) throw secretsUnsupported(instance.configFile);
       const handlerRef = config.handler ?? config.handlerObject;
@@ -310,4 +313,15 @@ function combine(errors: PorticoError[]): PorticoError {
         ...first.details,
         cause: all,
       });
+}
+
+/** A top-level reference of config.json: its name, and the declaration to add when it is inline. */
+function topLevelReference(
+  value: unknown,
+  inlineName: string,
+): [string | undefined, Record<string, unknown> | undefined] {
+  if (typeof value === 'string') return [value, undefined];
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [undefined, undefined];
+  const declaration = { name: inlineName, ...(value as Record<string, unknown>) };
+  return [declaration.name as string, declaration];
 }

@@ -376,3 +376,21 @@ describe('Heap: destruction', () => {
     expect(journal).toEqual(['create slow', 'destroy slow']);
   });
 });
+
+describe('Heap: the log sink and temporary storage objects use by default', () => {
+  it("hands objects that name none the heap's own (config.json's), inherited by child heaps", async () => {
+    const { heap } = testHeap({ logSink: 'Records', temporaryStorage: 'Spill' });
+    const route = heap.child({ file: 'routes/a.json' });
+    route.declare([
+      { name: 'plain', type: 'StaticHandler' },
+      { name: 'own', type: 'StaticHandler', logSink: 'Mine', temporaryStorage: 'MyStorage' },
+    ]);
+    expect((await route.get<Made>('plain')).context).toMatchObject({ temporaryStorage: 'Spill' });
+    expect((await route.get<Made>('own')).context).toMatchObject({
+      logSink: 'Mine',
+      temporaryStorage: 'MyStorage',
+    });
+    expect(route.logSinkName).toBe('Records');
+    expect(testHeap().heap.temporaryStorageName).toBe('TemporaryStorage');
+  });
+});

@@ -45,6 +45,8 @@ export interface HeapOptions {
    * names none: config.json's `logSink`. `LogSink` unless a parent says otherwise.
    */
   logSink?: string;
+  /** Likewise for the temporary storage (config.json's `temporaryStorage`); `TemporaryStorage`. */
+  temporaryStorage?: string;
 }
 
 export type ChildHeapOptions = Omit<
@@ -80,6 +82,8 @@ export class Heap {
   readonly properties: Readonly<Record<string, unknown>>;
   /** See HeapOptions.logSink. */
   readonly logSinkName: string;
+  /** See HeapOptions.temporaryStorage. */
+  readonly temporaryStorageName: string;
   private readonly globals: readonly DecorationStep[];
   private readonly slots = new Map<string, Slot>();
   private readonly defaults = new Map<string, Slot>();
@@ -97,6 +101,8 @@ export class Heap {
     this.jsonPath = options.jsonPath ?? '$.heap';
     this.properties = { ...options.parent?.properties, ...options.properties };
     this.logSinkName = options.logSink ?? options.parent?.logSinkName ?? 'LogSink';
+    this.temporaryStorageName =
+      options.temporaryStorage ?? options.parent?.temporaryStorageName ?? 'TemporaryStorage';
     this.globals = [
       ...(options.parent?.globals ?? []),
       ...globalSteps(options.globalDecorations ?? [], options.file),
@@ -401,7 +407,9 @@ export class Heap {
         environment: this.environment,
         ...(declaration.logSink === undefined ? {} : { logSink: declaration.logSink }),
         ...(declaration.temporaryStorage === undefined
-          ? {}
+          ? this.temporaryStorageName === 'TemporaryStorage'
+            ? {}
+            : { temporaryStorage: this.temporaryStorageName }
           : { temporaryStorage: declaration.temporaryStorage }),
       });
     } catch (error) {
