@@ -1,0 +1,92 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createMemoryLogger, type PorticoError, parseConfigJson, problemsOf } from '@portico/gateway-core';
+import {
+  awaitsLaterWork,
+  corpusFiles,
+  corpusRoot,
+  requireCorpusUnderCi,
+} from '@portico/gateway-core/testing';
+import { describe, expect, it } from 'vitest';
+import { Gateway } from './gateway.ts';
+import { locateInstance } from './instance.ts';
+
+/**
+ * Every route file of the compatibility corpus, loaded whole by the gateway with every plugin it
+ * ships (the core's own corpus test knows only the core's types), next to the config.json of its
+ * instance when the corpus has one (routes name objects that file declares). Each loads, or fails
+ * only because it needs a type, an object or a configuration token still to come.
+ */
+const available = requireCorpusUnderCi();
+
+/** Corpus files that are not route files, or that the incumbents cannot read either. */
+const NOT_ROUTES = new Set([
+  // Broken JSON (missing commas), as published.
+  'OpenIdentityPlatform__OpenIG/openig-doc/src/main/docbkx/gateway-guide/loginWithCookieExtract.json',
+]);
+
+function isRouteFile(file: string, text: string): boolean {
+  if (/(^|\/)(admin|config|default-admin|default-config)\.json$/.test(file) || NOT_ROUTES.has(file))
+    return false;
+  // Migration fixtures (OpenIG 2 servlet configurations) and property files have no top-level
+  // handler: they are not routes.
+  try {
+    const json = parseConfigJson(text, file) as Record<string, unknown>;
+    return json !== null && typeof json === 'object' && ('handler' in json || 'handlerObject' in json);
+  } catch {
+    return true;
+  }
+}
+
+/** The config.json of the instance a route file belongs to (`config/routes/x.json` → `config/config.json`). */
+function instanceConfig(file: string): string | undefined {
+  const candidate = path.join(corpusRoot, path.dirname(file), '..', 'config.json');
+  return existsSync(candidate) ? readFileSync(candidate, 'utf8') : undefined;
+}
+
+describe.skipIf(!available)('route files of the compatibility corpus, loaded by the gateway', () => {
+  const files = available ? corpusFiles().filter(([file, text]) => isRouteFile(file, text)) : [];
+  const logger = createMemoryLogger();
+  const loaded: string[] = [];
+
+  it.each(files)('%s loads, or waits only for what is still to come', async (file, text) => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'portico-corpus-route-'));
+    mkdirSync(path.join(base, 'config', 'routes'), { recursive: true });
+    writeFileSync(path.join(base, 'config', 'routes', path.basename(file)), text);
+    const config = instanceConfig(file);
+    if (config !== undefined) writeFileSync(path.join(base, 'config', 'config.json'), config);
+    const problems: PorticoError[] = [];
+    try {
+      // Reading config.json resolves its `&{tokens}`: a missing one is reported here.
+      const instance = locateInstance({ base });
+      instance.environment.validating = true;
+      const gateway = await Gateway.load(instance, logger);
+      try {
+        for (const router of gateway.routers()) {
+          for (const failure of router.failures) problems.push(...failure.problems);
+        }
+        problems.push(...(await gateway.createAll()));
+      } finally {
+        await gateway.destroy();
+      }
+    } catch (error) {
+      const found = problemsOf(error);
+      if (found.length === 0) throw error;
+      problems.push(...found);
+    }
+    if (problems.length === 0) loaded.push(file);
+    expect(problems.filter((p) => !awaitsLaterWork(p)).map((p) => p.toString())).toEqual([]);
+  });
+
+  it('loads the route files whose types exist, plugin types included', () => {
+    expect(loaded).toEqual(
+      expect.arrayContaining([
+        // CryptoHeaderFilter, HeaderFilter, StaticRequestFilter from the plugin packages.
+        'OpenIdentityPlatform__OpenIG/openig-doc/src/main/docbkx/gateway-guide/resources/config/routes/04-replay.json',
+        // CookieFilter, EntityExtractFilter, SwitchFilter, StaticRequestFilter.
+        'OpenIdentityPlatform__OpenIG/openig-doc/src/main/docbkx/gateway-guide/resources/config/routes/23-classic.json',
+      ]),
+    );
+  });
+});
