@@ -24,7 +24,7 @@ function routed(originalUri: string, parent: Context = testContext()): Context {
   const router: RouterInfo = {
     routeId: 'r',
     routeName: 'r',
-    originalUri,
+    originalUri: Uri.parse(originalUri),
     matchedUri: '',
     remainingUri: '',
     uriTemplateVariables: {},

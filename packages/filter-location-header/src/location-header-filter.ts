@@ -93,7 +93,7 @@ function applicationOrigins(received: Uri, request: Request): Set<string> {
 function originalUri(context: Context): Uri | undefined {
   let router: RouterInfo | undefined;
   for (let c: Context | undefined = context; c; c = c.parent) router = c.router ?? router;
-  const uri = router ? parse(router.originalUri) : undefined;
+  const uri = router?.originalUri;
   return uri?.scheme && uri.host ? uri : undefined;
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Bindings } from '../expression/compiler.ts';
 import type { Request, Response } from '../http/message.ts';
+import type { Uri } from '../http/uri.ts';
 
 /** Who is calling: `contexts.client` in expressions. */
 export interface ClientInfo {
@@ -19,7 +20,11 @@ export interface RouterInfo {
   /** The id (file name without .json) and name of the route that took the request. */
   routeId: string;
   routeName: string;
-  originalUri: string;
+  /**
+   * The request URI as the route received it, before its baseURI applied: a URI object, as the
+   * incumbents' (`contexts.router.originalUri.host`), never changed after the route saw it.
+   */
+  originalUri: Uri;
   matchedUri: string;
   remainingUri: string;
   uriTemplateVariables: Record<string, string>;

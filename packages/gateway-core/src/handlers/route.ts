@@ -101,8 +101,10 @@ export class Route implements Handler {
   async handle(context: Context, request: Request): Promise<Response> {
     this.#active++;
     try {
-      const original = request.uri.toString();
-      if (this.#baseURI) request.uri = request.uri.rebase(this.#baseURI);
+      // A rebase replaces request.uri, so the object received stays as it was; without one, filters
+      // may change request.uri in place, so the route keeps a copy.
+      const original = request.uri;
+      request.uri = this.#baseURI ? original.rebase(this.#baseURI) : original.copy();
       const router: RouterInfo = {
         routeId: this.id,
         routeName: this.name,

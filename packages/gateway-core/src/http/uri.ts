@@ -196,6 +196,11 @@ export class Uri implements ElObject {
     });
   }
 
+  /** An identical copy (URIs change in place through the setters expressions use). */
+  copy(): Uri {
+    return new Uri(this);
+  }
+
   /** A copy with some components replaced. */
   with(parts: Partial<ReturnType<Uri['parts']>>): Uri {
     return new Uri({ ...this.parts(), ...parts });

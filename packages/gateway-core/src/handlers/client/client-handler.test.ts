@@ -11,6 +11,7 @@ import { Duration } from '../../duration/index.ts';
 import { ErrorCode } from '../../errors.ts';
 import { Entity } from '../../http/entity.ts';
 import { Request, type Response } from '../../http/message.ts';
+import { Uri } from '../../http/uri.ts';
 import { createMemoryLogger } from '../../logging.ts';
 import { ClientHandler, type ClientHandlerOptions } from './client-handler.ts';
 import { UpstreamError } from './errors.ts';
@@ -286,7 +287,7 @@ describe('ClientHandler: requests and responses', () => {
 
   it("sends a Host a filter set instead of the client's, as routes do to reach a virtual host", async () => {
     const up = await upstream();
-    const routed = context().child('router', { originalUri: 'http://gateway.example.com/app' });
+    const routed = context().child('router', { originalUri: Uri.parse('http://gateway.example.com/app') });
     await client().handle(
       routed,
       new Request({ uri: `${up.url}/`, headers: { Host: 'gateway.example.com' } }),

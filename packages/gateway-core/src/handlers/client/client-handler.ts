@@ -7,7 +7,7 @@ import { Duration } from '../../duration/index.ts';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import { Entity } from '../../http/entity.ts';
 import { type Request, Response } from '../../http/message.ts';
-import { Uri } from '../../http/uri.ts';
+import type { Uri } from '../../http/uri.ts';
 import { consoleLogger, type Logger } from '../../logging.ts';
 import type { Handler } from '../../types.ts';
 import { DeferredBody } from './body.ts';
@@ -297,33 +297,14 @@ function toResponse(data: Dispatcher.ResponseData, method: string): Response {
 function upstreamHost(request: Request, context: Context, target: UpstreamTarget): string {
   const declared = request.headers.get('host');
   if (declared === undefined) return target.host;
-  const original = authorityOf(context.router?.originalUri);
-  if (original === undefined || declared.toLowerCase() === original.toLowerCase()) return target.host;
+  const original = context.router?.originalUri.authority;
+  if (!original || declared.toLowerCase() === original.toLowerCase()) return target.host;
   return declared;
-}
-
-/** `host[:port]` of an absolute URI's text, without parsing it (this runs for every request). */
-function authorityOf(uri: string | undefined): string | undefined {
-  const start = uri?.indexOf('://') ?? -1;
-  if (uri === undefined || start < 0) return undefined;
-  let end = uri.length;
-  for (const stop of ['/', '?', '#']) {
-    const at = uri.indexOf(stop, start + 3);
-    if (at >= 0 && at < end) end = at;
-  }
-  const authority = uri.slice(start + 3, end);
-  return authority.slice(authority.lastIndexOf('@') + 1);
 }
 
 /** The URI the client asked for, when a router recorded it. */
 export function originalUri(context: Context): Uri | undefined {
-  const text = context.router?.originalUri;
-  if (!text) return undefined;
-  try {
-    return Uri.parse(text);
-  } catch {
-    return undefined;
-  }
+  return context.router?.originalUri;
 }
 
 interface PoolSettings {
