@@ -1,9 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { compile, templatesParsed } from '@portico/gateway-core';
+import { compile, type Expression, evaluateSettled, templatesParsed } from '@portico/gateway-core';
 
 /**
  * Compiles typical route conditions and templates once, then measures evaluation. Target: at most
- * 1 µs per evaluation and no parsing at evaluation time (the core counts every parse).
+ * 1 µs per evaluation and no parsing at evaluation time (the core counts every parse). Also measures
+ * `evaluateSettled` (what the request path calls: it watches for lazy maps still loading) on the same
+ * cases, to show what that watch costs when nothing loads.
  */
 const CASES: [string, string][] = [
   ['route condition', "${matches(request.uri.path, '^/api/') and request.method == 'GET'}"],
@@ -34,22 +36,18 @@ export function expressionBenchmark(): void {
     const compileStart = process.hrtime.bigint();
     const expression = compile(text);
     const compileNs = Number(process.hrtime.bigint() - compileStart);
-    let sink = 0;
-    const warmup = 200_000;
-    for (let i = 0; i < warmup; i++) if (expression.evaluate(pool[i & 63]!)) sink++;
-    const iterations = 2_000_000;
     const parsedBefore = templatesParsed();
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < iterations; i++) if (expression.evaluate(pool[i & 63]!)) sink++;
-    const nsPerEval = Number(process.hrtime.bigint() - start) / iterations;
+    const plain = timeEvaluations(expression, pool, (e, b) => e.evaluate(b));
+    const settled = timeEvaluations(expression, pool, (e, b) => evaluateSettled(e, b));
     const parses = templatesParsed() - parsedBefore;
     rows.push({
       case: name,
-      'ns/eval': nsPerEval.toFixed(1),
+      'ns/eval': plain.nsPerEval.toFixed(1),
+      'ns/eval settled': settled.nsPerEval.toFixed(1),
       'compile µs': (compileNs / 1000).toFixed(1),
       'parses while evaluating': parses,
-      target: nsPerEval <= 1000 && parses === 0 ? 'met' : 'MISSED',
-      sink,
+      target: Math.max(plain.nsPerEval, settled.nsPerEval) <= 1000 && parses === 0 ? 'met' : 'MISSED',
+      sink: plain.sink + settled.sink,
     });
   }
   console.table(rows.map(({ sink: _sink, ...row }) => row));
@@ -58,4 +56,18 @@ export function expressionBenchmark(): void {
     new URL('../results/expression.json', import.meta.url),
     `${JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2)}\n`,
   );
+}
+
+/** Nanoseconds per evaluation over 2,000,000 runs after a warm-up, cycling through the bindings. */
+function timeEvaluations(
+  expression: Expression,
+  pool: readonly Record<string, unknown>[],
+  evaluate: (expression: Expression, bindings: Record<string, unknown>) => unknown,
+) {
+  let sink = 0;
+  for (let i = 0; i < 200_000; i++) if (evaluate(expression, pool[i & 63]!)) sink++;
+  const iterations = 2_000_000;
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) if (evaluate(expression, pool[i & 63]!)) sink++;
+  return { nsPerEval: Number(process.hrtime.bigint() - start) / iterations, sink };
 }

@@ -37,10 +37,29 @@ describe.skipIf(!pgUrl || !mysqlUrl)('SqlAttributesFilter against PostgreSQL and
   let gw: RunningGateway;
   const admins: JdbcDataSource[] = [];
 
-  /** A route `/<path>` looking the user up in `dataSource`, passing email and name on as headers. */
+  /** Filters passing the row's email and name on as headers, then removing the id header. */
+  const passRowOn = [
+    {
+      type: 'HeaderFilter',
+      config: {
+        messageType: 'REQUEST',
+        add: {
+          'X-User-Email': ['${attributes.user.email}'],
+          'X-User-Name': ['${attributes.user.fullname}'],
+          'X-User-Found': ['${not empty attributes.user}'],
+        },
+      },
+    },
+    // Removed only after the first read of the target: the lookup is lazy and its parameter reads
+    // this header when the target is first read.
+    { type: 'HeaderFilter', config: { messageType: 'REQUEST', remove: ['X-User-Id'] } },
+  ];
+
+  /** A route `/<path>` looking the user up in `dataSource`, then running `readers` (none: never read). */
   const route = (
     path: string,
     dataSource: string,
+    readers: unknown[] = passRowOn,
     statement = `SELECT email, fullname FROM ${table} WHERE id = ?`,
   ) => ({
     name: path,
@@ -59,18 +78,7 @@ describe.skipIf(!pgUrl || !mysqlUrl)('SqlAttributesFilter against PostgreSQL and
               target: '${attributes.user}',
             },
           },
-          {
-            type: 'HeaderFilter',
-            config: {
-              messageType: 'REQUEST',
-              remove: ['X-User-Id'],
-              add: {
-                'X-User-Email': ['${attributes.user.email}'],
-                'X-User-Name': ['${attributes.user.fullname}'],
-                'X-User-Found': ['${not empty attributes.user}'],
-              },
-            },
-          },
+          ...readers,
         ],
         handler: 'ReverseProxyHandler',
       },
@@ -109,6 +117,12 @@ describe.skipIf(!pgUrl || !mysqlUrl)('SqlAttributesFilter against PostgreSQL and
             config: { ...jdbcSettings(mysqlUrl!, 'mariadb'), minIdle: 2 },
           },
           {
+            // Named by a route whose target nothing reads: its lookup must never run.
+            name: 'UnreadUnreachable',
+            type: 'JdbcDataSource',
+            config: { jdbcUrl: 'jdbc:postgresql://127.0.0.1:1/none', minIdle: 0, connectionTimeout: 500 },
+          },
+          {
             name: 'Unreachable',
             type: 'JdbcDataSource',
             config: { jdbcUrl: 'jdbc:postgresql://127.0.0.1:1/none', minIdle: 0, connectionTimeout: 500 },
@@ -119,9 +133,17 @@ describe.skipIf(!pgUrl || !mysqlUrl)('SqlAttributesFilter against PostgreSQL and
       'config/routes/pg.json': route('pg', 'java:comp/env/jdbc/users-pg'),
       'config/routes/maria.json': route('maria', 'java:comp/env/jdbc/UsersMaria'),
       'config/routes/down.json': route('down', 'Unreachable'),
+      'config/routes/unread.json': route('unread', 'UnreadUnreachable', []),
+      'config/routes/alice-only.json': route('alice-only', 'java:comp/env/jdbc/users-pg', [
+        {
+          type: 'ConditionEnforcementFilter',
+          config: { condition: "${attributes.user.fullname == 'Alice'}" },
+        },
+      ]),
       'config/routes/broken.json': route(
         'broken',
         'UsersMaria',
+        passRowOn,
         'SELECT email FROM no_such_table WHERE id = ?',
       ),
     });
@@ -176,5 +198,22 @@ describe.skipIf(!pgUrl || !mysqlUrl)('SqlAttributesFilter against PostgreSQL and
       expect(headers['x-user-found']).toBe('false');
     }
     expect(gw.output()).toContain('the SQL lookup failed; the target is an empty map');
+  });
+
+  it('runs no lookup for a request whose target nothing reads', async () => {
+    for (let i = 0; i < 3; i++) await upstreamSees('unread', '1');
+    // A lookup started would fail within milliseconds (connection refused) and log its data source.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const failures = gw
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('the SQL lookup failed'));
+    expect(failures.filter((line) => line.includes('UnreadUnreachable'))).toEqual([]);
+  });
+
+  it('lets a condition further on wait for the row it reads', async () => {
+    await upstreamSees('alice-only', '1');
+    const bob = await fetch(`${gw.url}/alice-only`, { headers: { 'X-User-Id': '2' } });
+    expect(bob.status).toBe(403);
   });
 });

@@ -1,5 +1,5 @@
 import { Context, type Filter, type Handler, Request, Response } from '@portico/gateway-core';
-import { pluginHeap, recordingHandler } from '@portico/gateway-core/testing';
+import { loadingMap, pluginHeap, recordingHandler } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin from './index.ts';
 
@@ -104,5 +104,18 @@ describe('BaseUriDecorator', () => {
     };
     await (await heap.get<Filter>('h')).filter(new Context(), request('https://gw/q?a'), next);
     expect(seen).toBe('http://seen:1/q?a');
+  });
+});
+
+describe('BaseUriDecorator and lazy maps', () => {
+  it('waits for a map still loading that a ${...} base reads', async () => {
+    const { heap, recorder } = setup([
+      { name: 'tenant', type: 'ChainOfFilters', baseURI: '${attributes.tenant.backend}' },
+    ]);
+    const filter = await heap.get<Filter>('tenant', 'filter');
+    const context = new Context();
+    context.attributes.tenant = loadingMap({ backend: 'http://green.internal:9001' }).map;
+    await filter.filter(context, request('http://gateway/x'), recorder.handler);
+    expect(recorder.requests[0]!.uri.toString()).toBe('http://green.internal:9001/x');
   });
 });

@@ -6,6 +6,7 @@ import {
   defineHeaplet,
   ErrorCode,
   type Expression,
+  evaluateSettled,
   type Filter,
   type Handler,
   PorticoError,
@@ -52,15 +53,20 @@ export class BaseUriDecorator implements Decorator {
       }
       fixed = base;
     }
-    const rebase = (context: Context, request: Request): void => {
-      const base = fixed ?? evaluated(expression, context, request);
-      request.uri = request.uri.with({ scheme: base.scheme, host: base.host, port: base.port });
+    // Synchronous for a literal base; a `${...}` one is evaluated settled (it may read a lazy map).
+    const rebase = (context: Context, request: Request): Promise<void> | undefined => {
+      if (fixed) {
+        rebaseOnto(request, fixed);
+        return undefined;
+      }
+      return evaluated(expression, context, request).then((base) => rebaseOnto(request, base));
     };
     if (info.kind === 'filter') {
       const filter = target as Filter;
       return {
         filter: async (context: Context, request: Request, next: Handler): Promise<Response> => {
-          rebase(context, request);
+          const pending = rebase(context, request);
+          if (pending) await pending;
           return filter.filter(context, request, next);
         },
       } satisfies Filter;
@@ -69,7 +75,8 @@ export class BaseUriDecorator implements Decorator {
       const handler = target as Handler;
       return {
         handle: async (context: Context, request: Request): Promise<Response> => {
-          rebase(context, request);
+          const pending = rebase(context, request);
+          if (pending) await pending;
           return handler.handle(context, request);
         },
       } satisfies Handler;
@@ -78,9 +85,13 @@ export class BaseUriDecorator implements Decorator {
   }
 }
 
+function rebaseOnto(request: Request, base: Uri): void {
+  request.uri = request.uri.with({ scheme: base.scheme, host: base.host, port: base.port });
+}
+
 /** The base a run-time expression gives for this request; a bad one fails the request (500, logged). */
-function evaluated(expression: Expression<string>, context: Context, request: Request): Uri {
-  const text = expression.evaluate(bindingsFor(context, request));
+async function evaluated(expression: Expression<string>, context: Context, request: Request): Promise<Uri> {
+  const text = await evaluateSettled(expression, bindingsFor(context, request));
   const base = text === null ? `${expression.text} evaluated to null` : parseBase(text);
   if (typeof base === 'string') {
     throw new PorticoError(ErrorCode.CONFIG, `baseURI: ${base}`, { expected: EXPECTED });

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Request, Response } from '@portico/gateway-core';
-import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { loadingMap, pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type AssignmentFilter } from './index.ts';
 
@@ -267,5 +267,24 @@ describe('AssignmentFilter', () => {
     const response = await filter.filter(context, request(), recordingHandler().handler);
     expect(response.status).toBe(200);
     expect(context.attributes).toEqual({});
+  });
+});
+
+describe('AssignmentFilter and lazy maps', () => {
+  it('waits for a map still loading (a SQL lookup) that a condition or value reads, keeping the order', async () => {
+    const filter = await filterFrom({
+      onRequest: [
+        {
+          condition: "${attributes.user.role == 'admin'}",
+          target: '${attributes.email}',
+          value: '${attributes.user.email}',
+        },
+        { target: '${attributes.copy}', value: '${attributes.email}' },
+      ],
+    });
+    const context = testContext();
+    context.attributes.user = loadingMap({ role: 'admin', email: 'a@example.com' }).map;
+    await filter.filter(context, request(), recordingHandler().handler);
+    expect(context.attributes).toMatchObject({ email: 'a@example.com', copy: 'a@example.com' });
   });
 });

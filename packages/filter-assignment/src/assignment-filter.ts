@@ -7,9 +7,10 @@ import {
   conditionReadsEntity,
   defineHeaplet,
   type Expression,
+  evaluateSettled,
   type Filter,
   type Handler,
-  holds,
+  holdsSettled,
   type LValueExpression,
   MessageRules,
   type Request,
@@ -42,20 +43,57 @@ export class AssignmentFilter implements Filter {
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
     const rules = this.#rules;
     if (rules.readsRequestBody) await request.entity.bytes();
-    if (rules.onRequest.length > 0) assign(rules.onRequest, bindingsFor(context, request));
+    if (rules.onRequest.length > 0) {
+      const pending = assignAll(rules.onRequest, bindingsFor(context, request));
+      if (pending) await pending;
+    }
     const response = await next.handle(context, request);
     if (rules.onResponse.length > 0) {
       if (rules.readsResponseBody) await response.entity.bytes();
-      assign(rules.onResponse, bindingsFor(context, request, response));
+      const pending = assignAll(rules.onResponse, bindingsFor(context, request, response));
+      if (pending) await pending;
     }
     return response;
   }
 }
 
-function assign(assignments: readonly Assignment[], bindings: Bindings): void {
-  for (const { condition, target, value } of assignments) {
-    if (holds(condition, bindings)) target.assign(bindings, value ? value.evaluate(bindings) : null);
+/**
+ * Makes the assignments in order, each seeing the ones before. Synchronous while no condition or
+ * value waits for a lazy map still loading; from the first that does, the rest follow asynchronously.
+ */
+function assignAll(assignments: readonly Assignment[], bindings: Bindings): Promise<void> | undefined {
+  for (let i = 0; i < assignments.length; i++) {
+    const pending = assign(assignments[i]!, bindings);
+    if (pending) return pending.then(() => assignFrom(assignments, i + 1, bindings));
   }
+  return undefined;
+}
+
+async function assignFrom(
+  assignments: readonly Assignment[],
+  from: number,
+  bindings: Bindings,
+): Promise<void> {
+  for (let i = from; i < assignments.length; i++) await assign(assignments[i]!, bindings);
+}
+
+/** One assignment; a promise only when its condition or value waits for lazy maps. */
+function assign({ condition, target, value }: Assignment, bindings: Bindings): Promise<void> | undefined {
+  const held = holdsSettled(condition, bindings);
+  if (held instanceof Promise)
+    return held.then((h) => (h ? assignValue(target, value, bindings) : undefined));
+  return held ? assignValue(target, value, bindings) : undefined;
+}
+
+function assignValue(
+  target: LValueExpression,
+  value: Expression<unknown> | undefined,
+  bindings: Bindings,
+): Promise<void> | undefined {
+  const settled = value ? evaluateSettled(value, bindings) : null;
+  if (settled instanceof Promise) return settled.then((v) => target.assign(bindings, v));
+  target.assign(bindings, settled);
+  return undefined;
 }
 
 function reads({ condition, value }: Assignment, message: RuleMessage): boolean {

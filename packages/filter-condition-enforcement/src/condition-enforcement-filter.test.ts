@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Request } from '@portico/gateway-core';
-import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { loadingMap, pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type ConditionEnforcementFilter } from './index.ts';
 
@@ -138,5 +138,23 @@ describe('ConditionEnforcementFilter', () => {
         details: { jsonPath: '$.heap[0].config.failureHandler' },
       });
     });
+  });
+});
+
+describe('ConditionEnforcementFilter and lazy maps', () => {
+  it('waits for a map still loading that the condition reads', async () => {
+    const filter = await filterFrom({ condition: '${attributes.user.active}' });
+    const allowed = testContext();
+    allowed.attributes.user = loadingMap({ active: true }).map;
+    const refused = testContext();
+    refused.attributes.user = loadingMap({ active: false }).map;
+    const next = recordingHandler();
+    expect((await filter.filter(allowed, new Request({ uri: 'http://app/' }), next.handler)).status).toBe(
+      200,
+    );
+    expect((await filter.filter(refused, new Request({ uri: 'http://app/' }), next.handler)).status).toBe(
+      403,
+    );
+    expect(next.requests).toHaveLength(1);
   });
 });

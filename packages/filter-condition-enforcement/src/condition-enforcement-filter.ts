@@ -7,7 +7,7 @@ import {
   defineHeaplet,
   type Filter,
   type Handler,
-  holds,
+  holdsSettled,
   type Logger,
   type Request,
   Response,
@@ -36,7 +36,9 @@ export class ConditionEnforcementFilter implements Filter {
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
     if (this.#readsBody) await request.entity.bytes();
-    if (holds(this.#condition, bindingsFor(context, request))) return next.handle(context, request);
+    let held = holdsSettled(this.#condition, bindingsFor(context, request));
+    if (held instanceof Promise) held = await held;
+    if (held) return next.handle(context, request);
     this.#logger.debug('the enforced condition does not hold', { condition: describe(this.#condition) });
     return this.#failureHandler.handle(context, request);
   }

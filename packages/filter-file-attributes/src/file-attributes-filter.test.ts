@@ -1,8 +1,8 @@
 import { mkdtempSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Context, compile, Request } from '@portico/gateway-core';
-import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { type Context, compile, evaluateSettled, Request } from '@portico/gateway-core';
+import { loadingMap, pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type FileAttributesFilter } from './index.ts';
 
@@ -238,5 +238,16 @@ describe('FileAttributesFilter', () => {
         user: { username: 'bob', password: 'builder', email: 'bob@example.com' },
       });
     });
+  });
+});
+
+describe('FileAttributesFilter and lazy maps', () => {
+  it('waits for a map still loading that `value` reads (a SQL lookup before it)', async () => {
+    const filter = await filterFrom(lookup({ value: '${attributes.account.email}' }));
+    const context = testContext();
+    context.attributes.account = loadingMap({ email: 'bob@example.com' }).map;
+    await filter.filter(context, new Request({ uri: 'http://app/' }), recordingHandler().handler);
+    const username = compile('${attributes.user.username}');
+    await expect(evaluateSettled(username, { attributes: context.attributes })).resolves.toBe('bob');
   });
 });

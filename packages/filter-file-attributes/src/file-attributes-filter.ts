@@ -8,6 +8,7 @@ import {
   charsetSetting,
   defineHeaplet,
   type Expression,
+  evaluateSettled,
   type Filter,
   type Handler,
   LazyMap,
@@ -66,11 +67,22 @@ export class FileAttributesFilter implements Filter {
     return next.handle(context, request);
   }
 
-  /** The record for these bindings, or an empty map; never throws. */
-  lookup(bindings: Bindings): Record<string, string> {
+  /**
+   * The record for these bindings, or an empty map; never throws. Synchronous, unless `file` or
+   * `value` reads a lazy map still loading (another filter's target): then a promise of it.
+   */
+  lookup(bindings: Bindings): Record<string, string> | Promise<Record<string, string>> {
+    const { file, value } = this.#options;
+    const fileName = evaluateSettled(file, bindings);
+    const wanted = evaluateSettled(value, bindings);
+    if (fileName instanceof Promise || wanted instanceof Promise) {
+      return Promise.all([fileName, wanted]).then(([f, w]) => this.#lookup(f, w));
+    }
+    return this.#lookup(fileName, wanted);
+  }
+
+  #lookup(fileName: string | null, wanted: unknown): Record<string, string> {
     const { file, value, key, logger, name } = this.#options;
-    const fileName = file.evaluate(bindings);
-    const wanted = value.evaluate(bindings);
     if (fileName === null || fileName === '') {
       logger.warn('the file expression gave no file name; the target is empty', {
         filter: name,

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Request, Response } from '@portico/gateway-core';
-import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { loadingMap, pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type HeaderFilter } from './index.ts';
 
@@ -272,5 +272,21 @@ describe('HeaderFilter', () => {
       code: 'PORTICO_E_CONFIG',
       details: { jsonPath: '$.heap[0].config.replace' },
     });
+  });
+});
+
+describe('HeaderFilter and lazy maps', () => {
+  it('waits for a map still loading that a value reads, adding every value in order', async () => {
+    const filter = await filterFrom({
+      messageType: 'REQUEST',
+      add: { 'X-First': ['one'], 'X-Email': ['${attributes.user.email}', 'after'], 'X-Last': ['last'] },
+    });
+    const context = testContext();
+    context.attributes.user = loadingMap({ email: 'a@example.com' }).map;
+    const next = recordingHandler();
+    await filter.filter(context, new Request({ uri: 'http://app/' }), next.handler);
+    const headers = next.requests[0]!.headers;
+    expect(headers.getAll('X-Email')).toEqual(['a@example.com', 'after']);
+    expect([headers.get('X-First'), headers.get('X-Last')]).toEqual(['one', 'last']);
   });
 });

@@ -4,6 +4,7 @@ import {
   type Context,
   defineHeaplet,
   type Expression,
+  evaluateEachSettled,
   type Filter,
   type Handler,
   type Headers,
@@ -37,48 +38,56 @@ export interface HeaderFilterSettings {
 export class HeaderFilter implements Filter {
   readonly #messageType: MessageType;
   readonly #remove: readonly string[];
-  readonly #add: readonly (readonly [string, readonly Expression<string>[]])[];
+  /** The values to add, flattened in order: `#templates[i]` is a value of header `#names[i]`. */
+  readonly #names: readonly string[];
+  readonly #templates: readonly Expression<string>[];
   readonly #readsBody: boolean;
   readonly #logger: Logger;
 
   constructor(settings: HeaderFilterSettings, logger: Logger) {
     this.#messageType = settings.messageType;
     this.#remove = settings.remove;
-    this.#add = Object.entries(settings.add);
+    const added = Object.entries(settings.add).flatMap(([name, values]) =>
+      values.map((v) => [name, v] as const),
+    );
+    this.#names = added.map(([name]) => name);
+    this.#templates = added.map(([, template]) => template);
     this.#logger = logger;
     const side = settings.messageType === 'REQUEST' ? 'request' : 'response';
-    this.#readsBody = this.#add.some(([, values]) => values.some((v) => readsEntity(v.text, side)));
+    this.#readsBody = this.#templates.some((v) => readsEntity(v.text, side));
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
     if (this.#messageType === 'REQUEST') {
       if (this.#readsBody) await request.entity.bytes();
-      this.#process(request.headers, bindingsFor(context, request));
+      const pending = this.#process(request.headers, bindingsFor(context, request));
+      if (pending) await pending;
       return next.handle(context, request);
     }
     const response = await next.handle(context, request);
     if (this.#readsBody) await response.entity.bytes();
-    this.#process(response.headers, bindingsFor(context, request, response));
+    const pending = this.#process(response.headers, bindingsFor(context, request, response));
+    if (pending) await pending;
     return response;
   }
 
-  #process(headers: Headers, bindings: Bindings): void {
+  /** Removes, then adds; a promise only when a value waits for lazy maps still loading. */
+  #process(headers: Headers, bindings: Bindings): Promise<void> | undefined {
     for (const name of this.#remove) headers.delete(name);
-    for (const [name, values] of this.#add) {
-      for (const template of values) {
-        const value = template.evaluate(bindings);
-        if (value === null) continue;
-        if (INVALID_VALUE.test(value)) {
-          this.#logger.warn('header value left out: it holds characters a header cannot carry', {
-            header: name,
-            template: template.text,
-          });
-          continue;
-        }
-        headers.add(name, value);
-      }
-    }
+    return evaluateEachSettled(this.#templates, bindings, this.#addValue, headers);
   }
+
+  readonly #addValue = (value: string | null, index: number, headers: Headers): void => {
+    if (value === null) return;
+    if (INVALID_VALUE.test(value)) {
+      this.#logger.warn('header value left out: it holds characters a header cannot carry', {
+        header: this.#names[index],
+        template: this.#templates[index]!.text,
+      });
+      return;
+    }
+    headers.add(this.#names[index]!, value);
+  };
 }
 
 const fieldName = s

@@ -1,5 +1,5 @@
 import { type Context, Request, Response, type RouterInfo, Uri } from '@portico/gateway-core';
-import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { loadingMap, pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type LocationHeaderFilter } from './index.ts';
 
@@ -236,5 +236,19 @@ describe('LocationHeaderFilter', () => {
       code: 'PORTICO_E_CONFIG',
       details: { jsonPath: '$.heap[0].config.baseUri' },
     });
+  });
+});
+
+describe('LocationHeaderFilter and lazy maps', () => {
+  it('waits for a map still loading that baseURI reads', async () => {
+    const filter = await filterFrom({ baseURI: '${attributes.site.base}' });
+    const context = testContext();
+    context.attributes.site = loadingMap({ base: 'https://tenant.example.com' }).map;
+    const response = await filter.filter(
+      context,
+      toApp(),
+      redirectingTo('http://app.internal:8080/x').handler,
+    );
+    expect(response.headers.get('location')).toBe('https://tenant.example.com/x');
   });
 });

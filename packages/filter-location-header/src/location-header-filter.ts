@@ -3,6 +3,7 @@ import {
   type Context,
   defineHeaplet,
   type Expression,
+  evaluateSettled,
   type Filter,
   type Handler,
   type Logger,
@@ -37,7 +38,7 @@ export class LocationHeaderFilter implements Filter {
     if (location === undefined) return response;
     const target = parse(location);
     if (!target || !applicationOrigins(received, request).has(originOf(target))) return response;
-    const configured = this.#base(context, request, response);
+    const configured = await this.#base(context, request, response);
     if (configured === null) {
       // Passing the Location on unchanged would expose the application: fail instead.
       response.entity.discard();
@@ -50,9 +51,10 @@ export class LocationHeaderFilter implements Filter {
   }
 
   /** The evaluated baseURI; undefined when none is configured; null (logged) when it is unusable. */
-  #base(context: Context, request: Request, response: Response): Uri | undefined | null {
+  async #base(context: Context, request: Request, response: Response): Promise<Uri | undefined | null> {
     if (!this.#baseURI) return undefined;
-    const text = this.#baseURI.evaluate(bindingsFor(context, request, response));
+    let text = evaluateSettled(this.#baseURI, bindingsFor(context, request, response));
+    if (text instanceof Promise) text = await text;
     const uri = text === null ? undefined : parse(text);
     if (uri?.scheme && uri.host) return uri;
     this.#logger.error('cannot rewrite the Location header: baseURI is not an absolute URI', {

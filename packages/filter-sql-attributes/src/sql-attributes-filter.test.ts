@@ -5,7 +5,9 @@ import {
   bindingsFor,
   type Context,
   compile,
+  evaluateSettled,
   type Filter,
+  type Handler,
   LazyMap,
   parseConfigJson,
   Request,
@@ -60,15 +62,23 @@ async function filterFrom(
   return { filter: await heap.get<Filter>('Lookup', 'filter'), heap, logger };
 }
 
-/** Runs a request through the filter; the next handler records what `expression` reads at that moment. */
-async function run(filter: Filter, expression: string, context: Context = testContext(), request?: Request) {
-  const read = compile(expression, 'any');
+/**
+ * Runs a request through the filter; the next handler records what `expression` reads, evaluated
+ * settled as every evaluation site of the gateway does (null: the handler reads nothing).
+ */
+async function run(
+  filter: Filter,
+  expression: string | null,
+  context: Context = testContext(),
+  request?: Request,
+) {
+  const read = expression === null ? undefined : compile(expression, 'any');
   let seen: unknown;
   let called = false;
   await filter.filter(context, request ?? new Request({ uri: 'http://app/' }), {
     async handle(ctx, req) {
       called = true;
-      seen = read.evaluate(bindingsFor(ctx, req));
+      if (read) seen = await evaluateSettled(read, bindingsFor(ctx, req));
       return Response.empty(200);
     },
   });
@@ -178,9 +188,19 @@ describe('SqlAttributesFilter failures', () => {
     );
   });
 
+  it('takes no connection when nothing reads the target', async () => {
+    const { filter, logger } = await filterFrom(config);
+    const { called, context } = await run(filter, null);
+    expect(called).toBe(true);
+    expect((context.attributes.user as LazyMap).loaded).toBe(false);
+    // A connection attempt to the unreachable database would fail within milliseconds and be logged.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(logger.records.filter((r) => r.level === 'error')).toEqual([]);
+  });
+
   it('logs repeated failures once a minute, with a count of those held back', async () => {
     const { filter, logger } = await filterFrom(config);
-    for (let i = 0; i < 3; i++) await run(filter, '${attributes.user}');
+    for (let i = 0; i < 3; i++) await run(filter, '${attributes.user.email}');
     const failures = logger.records.filter((r) => r.message.startsWith('the SQL lookup failed'));
     expect(failures).toHaveLength(1);
   });
@@ -197,13 +217,15 @@ describe('SqlAttributesFilter failures', () => {
 });
 
 const databases = [
-  { name: 'PostgreSQL', url: pgUrl, scheme: 'postgresql' },
-  { name: 'MariaDB', url: mysqlUrl, scheme: 'mariadb' },
+  { name: 'PostgreSQL', url: pgUrl, scheme: 'postgresql', nextval: (seq: string) => `nextval('${seq}')` },
+  { name: 'MariaDB', url: mysqlUrl, scheme: 'mariadb', nextval: (seq: string) => `NEXTVAL(${seq})` },
 ];
 
 for (const db of databases) {
   describe.skipIf(!db.url)(`SqlAttributesFilter on ${db.name}`, () => {
     const table = `portico_sqlattr_${db.scheme}_${process.pid}`;
+    // Each query of the counting statement takes a number from this sequence: it counts queries.
+    const sequence = `${table}_queries`;
     const dataSource = () => ({ config: jdbcSettings(db.url!, db.scheme) });
     let setup: { destroy(): Promise<void> } | undefined;
     let admin: JdbcDataSource;
@@ -216,6 +238,8 @@ for (const db of databases) {
       setup = heap;
       admin = await heap.get<JdbcDataSource>('Admin');
       await admin.update(`DROP TABLE IF EXISTS ${table}`);
+      await admin.update(`DROP SEQUENCE IF EXISTS ${sequence}`);
+      await admin.update(`CREATE SEQUENCE ${sequence}`);
       await admin.update(
         `CREATE TABLE ${table} (id INT PRIMARY KEY, email VARCHAR(80), fullname VARCHAR(80), active BOOLEAN)`,
       );
@@ -233,6 +257,7 @@ for (const db of databases) {
 
     afterAll(async () => {
       await admin?.update(`DROP TABLE IF EXISTS ${table}`);
+      await admin?.update(`DROP SEQUENCE IF EXISTS ${sequence}`);
       await setup?.destroy();
     });
 
@@ -254,6 +279,88 @@ for (const db of databases) {
         requestFor('2'),
       );
       expect(seen).toBe("bob@example.com Bob O'Neil");
+    });
+
+    /** How many numbers the sequence gave so far (the counting statement's queries). */
+    async function queriesSoFar(): Promise<number> {
+      const [row] = await admin.query(`SELECT ${db.nextval(sequence)} AS n`);
+      return Number(Object.values(row!)[0]) - 1;
+    }
+
+    it('queries only when the target is read, once however often it is read', async () => {
+      const before = await queriesSoFar();
+      const { filter } = await filterFrom(
+        lookup({
+          preparedStatement: `SELECT email, ${db.nextval(sequence)} AS n FROM ${table} WHERE id = ?`,
+        }),
+        dataSource(),
+      );
+      const unread = await run(filter, null, undefined, requestFor('1'));
+      expect((unread.context.attributes.user as LazyMap).loaded).toBe(false);
+      const { seen, context } = await run(
+        filter,
+        '${attributes.user.email} ${empty attributes.user} ${attributes.user.email}',
+        undefined,
+        requestFor('1'),
+      );
+      expect(seen).toBe('alice@example.com false alice@example.com');
+      expect(compile('${attributes.user.email}').evaluate({ attributes: context.attributes })).toBe(
+        'alice@example.com',
+      );
+      // The sequence's own call made one more: the unread request made none, the read one made one.
+      expect((await queriesSoFar()) - before).toBe(2);
+    });
+
+    it('evaluates the parameters on the first read, not when the request passes the filter', async () => {
+      const { filter } = await filterFrom(lookup({ parameters: ['${attributes.id}'] }), dataSource());
+      const email = compile('${attributes.user.email}');
+      let seen: unknown;
+      await filter.filter(testContext(), new Request({ uri: 'http://app/' }), {
+        async handle(ctx, req) {
+          ctx.attributes.id = 2;
+          seen = await evaluateSettled(email, bindingsFor(ctx, req));
+          return Response.empty(200);
+        },
+      });
+      expect(seen).toBe('bob@example.com');
+    });
+
+    it('makes handlers and filters further on wait for the row they read', async () => {
+      const { heap } = pluginHeap({
+        plugins: [jdbcPlugin, plugin],
+        heap: [
+          { name: 'UsersDb', type: 'JdbcDataSource', config: dataSource().config },
+          { name: 'Lookup', type: 'SqlAttributesFilter', config: lookup() },
+          {
+            name: 'Answer',
+            type: 'Chain',
+            config: {
+              filters: ['Lookup'],
+              handler: {
+                type: 'DispatchHandler',
+                config: {
+                  bindings: [
+                    {
+                      condition: "${attributes.user.fullname == 'Alice'}",
+                      handler: {
+                        type: 'StaticResponseHandler',
+                        config: { status: 200, headers: { 'X-Email': ['${attributes.user.email}'] } },
+                      },
+                    },
+                    { handler: { type: 'StaticResponseHandler', config: { status: 403 } } },
+                  ],
+                },
+              },
+            },
+          },
+        ],
+      });
+      heaps.push(heap);
+      const answer = await heap.get<Handler>('Answer', 'handler');
+      const alice = await answer.handle(testContext(), requestFor('1'));
+      expect(alice.status).toBe(200);
+      expect(alice.headers.get('X-Email')).toBe('alice@example.com');
+      expect((await answer.handle(testContext(), requestFor('2'))).status).toBe(403);
     });
 
     it('evaluates the parameters per request', async () => {

@@ -6,6 +6,7 @@ import {
   defineHeaplet,
   ErrorCode,
   type Expression,
+  evaluateSettled,
   type Filter,
   type Handler,
   LazyMap,
@@ -33,12 +34,11 @@ export interface SqlAttributesSettings {
  * SqlAttributesFilter runs a prepared statement and sets its `target` to the first row of the
  * result, as a map of column label → value (an empty map when there is no row or the query fails).
  *
- * The map is a LazyMap whose loader evaluates the parameters and runs the query. Expressions read
- * maps synchronously while a query is asynchronous, and a gateway must neither block its event loop
- * on a database nor let a reader see an empty map that is merely not loaded yet; so the filter waits
- * for the row before calling the next handler (what the LazyMap offers its owner). The query runs
- * once per request that passes the filter, whether or not the target is read: put the filter behind
- * a condition when only some requests need it.
+ * The lookup is lazy: the target receives a LazyMap whose loader evaluates the parameters, takes a
+ * connection and runs the query on the first read of the target, which may be never (then no query
+ * runs). Expressions read maps synchronously and the query is not: every evaluation site of the
+ * gateway evaluates "settled" (core `evaluateSettled`), so the expression that first reads the target
+ * starts the query, waits for the row without blocking the event loop, and is evaluated again with it.
  */
 export class SqlAttributesFilter implements Filter {
   readonly #settings: SqlAttributesSettings;
@@ -49,11 +49,10 @@ export class SqlAttributesFilter implements Filter {
     this.#failures = new FailureLog(settings.logger);
   }
 
-  async filter(context: Context, request: Request, next: Handler): Promise<Response> {
+  filter(context: Context, request: Request, next: Handler): Promise<Response> {
     const bindings = bindingsFor(context, request);
     const row = new LazyMap(() => this.#firstRow(bindings, context.transactionId));
     this.#settings.target.assign(bindings, row);
-    await row.load();
     return next.handle(context, request);
   }
 
@@ -61,7 +60,9 @@ export class SqlAttributesFilter implements Filter {
   async #firstRow(bindings: Bindings, transactionId: string): Promise<Record<string, unknown>> {
     const { dataSource, preparedStatement, parameters } = this.#settings;
     try {
-      const values = parameters.map((parameter) => parameter.evaluate(bindings));
+      // Settled: a parameter may read another lookup's target, itself still loading.
+      const values: unknown[] = [];
+      for (const parameter of parameters) values.push(await evaluateSettled(parameter, bindings));
       const rows = await dataSource.query(preparedStatement, values);
       return rows[0] ?? {};
     } catch (error) {

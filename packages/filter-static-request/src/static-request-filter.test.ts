@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Request } from '@portico/gateway-core';
-import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { loadingMap, pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type StaticRequestFilter } from './index.ts';
 
@@ -314,5 +314,24 @@ describe('StaticRequestFilter', () => {
         details: { jsonPath: '$.heap[0].config.entity' },
       });
     });
+  });
+});
+
+describe('StaticRequestFilter and lazy maps', () => {
+  it('waits for a map still loading that its templates read', async () => {
+    const filter = await filterFrom({
+      method: 'POST',
+      uri: 'http://backend/users/${attributes.user.id}',
+      headers: { 'X-Email': ['${attributes.user.email}'] },
+      form: { name: ['${attributes.user.name}'] },
+    });
+    const context = testContext();
+    context.attributes.user = loadingMap({ id: 7, email: 'a@example.com', name: 'Alice' }).map;
+    const next = recordingHandler();
+    await filter.filter(context, new Request({ uri: 'http://app/' }), next.handler);
+    const sent = next.requests[0]!;
+    expect(sent.uri.toString()).toBe('http://backend/users/7');
+    expect(sent.headers.get('X-Email')).toBe('a@example.com');
+    expect(await sent.entity.text()).toBe('name=Alice');
   });
 });

@@ -6,6 +6,7 @@ import {
   type Expression,
   encodeForm,
   encodeQuery,
+  evaluateSettled,
   type Filter,
   type Handler,
   type Logger,
@@ -64,17 +65,20 @@ export class StaticRequestFilter implements Filter {
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
     if (this.#readsBody) await request.entity.bytes();
     const bindings = bindingsFor(context, request);
-    const uri = this.#uri(bindings);
+    // Values are evaluated settled (they may read a lazy map still loading); this filter builds a
+    // new request anyway, so it takes the few promises that costs.
+    const uri = await this.#uri(bindings);
     if (!uri) return Response.empty(500);
     const { method, version, entity } = this.#settings;
     const replacement = new Request({ method, uri, version });
-    for (const [name, value] of evaluated(this.#headers, bindings)) replacement.headers.add(name, value);
+    for (const [name, value] of await evaluated(this.#headers, bindings))
+      replacement.headers.add(name, value);
     if (entity) {
-      const body = entity.evaluate(bindings);
+      const body = await evaluateSettled(entity, bindings);
       if (body !== null) setBody(replacement, body);
     }
     if (this.#form) {
-      const fields = evaluated(this.#form, bindings);
+      const fields = await evaluated(this.#form, bindings);
       if (method === 'POST') {
         setBody(replacement, encodeForm(fields));
         replacement.headers.set('Content-Type', 'application/x-www-form-urlencoded');
@@ -88,8 +92,8 @@ export class StaticRequestFilter implements Filter {
   }
 
   /** The evaluated URI, or undefined (logged) when it is null or not a URI. */
-  #uri(bindings: Bindings): Uri | undefined {
-    const text = this.#settings.uri.evaluate(bindings);
+  async #uri(bindings: Bindings): Promise<Uri | undefined> {
+    const text = await evaluateSettled(this.#settings.uri, bindings);
     if (text === null) {
       this.#logger.error('the request URI evaluated to null', { uri: this.#settings.uri.text });
       return undefined;
@@ -104,14 +108,14 @@ export class StaticRequestFilter implements Filter {
 }
 
 /** Every value that does not evaluate to null, as [name, value] pairs in configuration order. */
-function evaluated(
+async function evaluated(
   templates: readonly (readonly [string, readonly Expression<string>[]])[],
   bindings: Bindings,
-): [string, string][] {
+): Promise<[string, string][]> {
   const out: [string, string][] = [];
   for (const [name, values] of templates) {
     for (const value of values) {
-      const text = value.evaluate(bindings);
+      const text = await evaluateSettled(value, bindings);
       if (text !== null) out.push([name, text]);
     }
   }

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Request, Response } from '@portico/gateway-core';
-import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { loadingMap, pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type SwitchFilter } from './index.ts';
 
@@ -203,5 +203,21 @@ describe('SwitchFilter', () => {
       code: 'PORTICO_E_CONFIG',
       details: { jsonPath: '$.heap[0].config.onRequest[0].when' },
     });
+  });
+});
+
+describe('SwitchFilter and lazy maps', () => {
+  it('waits for a map still loading that a case reads, then takes the first case that holds', async () => {
+    const filter = await filterFrom({
+      onRequest: [
+        { condition: "${attributes.user.role == 'admin'}", handler: 'Gone' },
+        { condition: "${attributes.user.role == 'guest'}", handler: 'Teapot' },
+      ],
+    });
+    const context = testContext();
+    context.attributes.user = loadingMap({ role: 'guest' }).map;
+    const next = recordingHandler();
+    expect((await filter.filter(context, get('/x'), next.handler)).status).toBe(418);
+    expect(next.requests).toHaveLength(0);
   });
 });

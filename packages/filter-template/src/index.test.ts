@@ -1,5 +1,5 @@
 import { Request } from '@portico/gateway-core';
-import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { loadingMap, pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type TemplateFilter } from './index.ts';
 
@@ -41,5 +41,16 @@ describe('TemplateFilter', () => {
     await expect(filterFrom({ header: 'X', value: '${unclosed' })).rejects.toMatchObject({
       code: 'PORTICO_E_EXPRESSION',
     });
+  });
+});
+
+describe('TemplateFilter and lazy maps', () => {
+  it('waits for a map still loading that its value reads', async () => {
+    const filter = await filterFrom({ header: 'X-Email', value: '${attributes.user.email}' });
+    const context = testContext();
+    context.attributes.user = loadingMap({ email: 'a@example.com' }).map;
+    const next = recordingHandler();
+    await filter.filter(context, new Request({ uri: 'http://app/' }), next.handler);
+    expect(next.requests[0]!.headers.get('X-Email')).toBe('a@example.com');
   });
 });

@@ -3,6 +3,7 @@ import {
   type Context,
   defineHeaplet,
   type Expression,
+  evaluateSettled,
   type Filter,
   type Handler,
   type Request,
@@ -25,8 +26,10 @@ export class TemplateFilter implements Filter {
     this.#value = value;
   }
 
-  filter(context: Context, request: Request, next: Handler): Promise<Response> {
-    const value = this.#value.evaluate(bindingsFor(context, request));
+  async filter(context: Context, request: Request, next: Handler): Promise<Response> {
+    // Settled: the value may read a lazy map (a SqlAttributesFilter's row) that is still loading.
+    let value = evaluateSettled(this.#value, bindingsFor(context, request));
+    if (value instanceof Promise) value = await value;
     if (value === null) request.headers.delete(this.#header);
     else request.headers.set(this.#header, value);
     return next.handle(context, request);

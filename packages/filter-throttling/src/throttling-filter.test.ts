@@ -1,4 +1,5 @@
 import { compile, createMemoryLogger, Duration, parseConfig } from '@portico/gateway-core';
+import { loadingMap, testContext } from '@portico/gateway-core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   type BucketStore,
@@ -321,5 +322,34 @@ describe('defaultKeyPrefix', () => {
     expect(defaultKeyPrefix('/srv/b/config/routes/api.json', '$.heap[0]', '/srv/b/config')).toBe(
       'portico:throttling:routes/api.json#$.heap[0]:',
     );
+  });
+});
+
+describe('ThrottlingFilter and lazy maps', () => {
+  it('waits for a map still loading that the grouping policy or the rate mapper reads', async () => {
+    const filter = await filterFrom({
+      requestGroupingPolicy: '${attributes.user.id}',
+      throttlingRatePolicy: {
+        type: 'MappedThrottlingPolicy',
+        config: {
+          throttlingRateMapper: '${attributes.user.tier}',
+          throttlingRatesMapping: { gold: { numberOfRequests: 2, duration: '1 minute' } },
+          defaultRate: { numberOfRequests: 1, duration: '1 minute' },
+        },
+      },
+    }).filter;
+    const as = (id: string, tier: string) => {
+      const context = testContext();
+      context.attributes.user = loadingMap({ id, tier }).map;
+      return context;
+    };
+    const codes = async (id: string, tier: string, count: number) => {
+      const out: number[] = [];
+      for (let i = 0; i < count; i++) out.push((await send(filter, {}, as(id, tier))).status);
+      return out;
+    };
+    // Read as empty, every user would share one partition (null grouping: 500) at the default rate.
+    expect(await codes('alice', 'gold', 3)).toEqual([200, 200, 429]);
+    expect(await codes('bob', 'bronze', 2)).toEqual([200, 429]);
   });
 });

@@ -7,6 +7,7 @@ import {
   Duration,
   defineHeaplet,
   type Expression,
+  evaluateSettled,
   type Filter,
   type Handler,
   type Logger,
@@ -85,10 +86,11 @@ export class ThrottlingFilter implements Filter {
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
-    const partition =
+    let partition =
       this.#constantPartition === undefined
-        ? this.#grouping.evaluate(bindingsFor(context, request))
+        ? evaluateSettled(this.#grouping, bindingsFor(context, request))
         : this.#constantPartition;
+    if (partition instanceof Promise) partition = await partition;
     if (partition === null) {
       this.#logger.error('the request grouping policy evaluated to null; answering 500', {
         filter: this.name,

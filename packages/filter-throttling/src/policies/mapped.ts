@@ -7,6 +7,7 @@ import {
   defineHeaplet,
   ErrorCode,
   type Expression,
+  evaluateSettled,
   INVALID,
   type ParseContext,
   PorticoError,
@@ -30,10 +31,13 @@ export class MappedThrottlingPolicy implements ThrottlingRatePolicy {
     this.#defaultRate = defaultRate;
   }
 
-  rateFor(context: Context, request: Request): BucketRate {
-    const key = this.#mapper.evaluate(bindingsFor(context, request));
-    return (key === null ? undefined : this.#rates.get(key)) ?? this.#defaultRate;
+  rateFor(context: Context, request: Request): BucketRate | Promise<BucketRate> {
+    const key = evaluateSettled(this.#mapper, bindingsFor(context, request));
+    return key instanceof Promise ? key.then(this.#rateOf) : this.#rateOf(key);
   }
+
+  readonly #rateOf = (key: string | null): BucketRate =>
+    (key === null ? undefined : this.#rates.get(key)) ?? this.#defaultRate;
 }
 
 /**

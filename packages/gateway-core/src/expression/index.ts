@@ -24,5 +24,12 @@ export {
 export { FUNCTIONS } from './functions.ts';
 export { getSystemProperties, Now, setSystemProperty } from './implicit.ts';
 export { compileJavaRegex } from './java/regex.ts';
-export { LazyMap, type LazyMapLoader, type LazyMapOptions, settleLazy } from './lazy-map.ts';
+export {
+  evaluateEachSettled,
+  evaluateSettled,
+  LazyMap,
+  type LazyMapLoader,
+  type LazyMapOptions,
+  settleLazy,
+} from './lazy-map.ts';
 export { containsExpression, templatesParsed } from './template.ts';

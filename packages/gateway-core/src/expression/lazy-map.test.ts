@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { loadingMap } from '../testing/lazy.ts';
 import { compile, compileLValue } from './expression.ts';
-import { LazyMap, settleLazy } from './lazy-map.ts';
+import { evaluateEachSettled, evaluateSettled, LazyMap, settleLazy } from './lazy-map.ts';
 
 function counting(contents: Record<string, unknown>) {
   const calls = { count: 0 };
@@ -113,6 +114,74 @@ describe('LazyMap', () => {
       await expect(map.load()).resolves.toEqual({});
       expect(map.loaded).toBe(true);
       expect(String(errors[0])).toContain('connection refused');
+    });
+  });
+
+  describe('settled evaluation', () => {
+    it('answers synchronously, without a promise, when nothing read is loading', () => {
+      const attributes = { m: new LazyMap(() => ({ a: 'A' })), n: { b: 'B' } };
+      expect(evaluateSettled(compile('${attributes.m.a}${attributes.n.b}'), { attributes })).toBe('AB');
+      expect(settleLazy(() => 42)).toBe(42);
+    });
+
+    it('waits for an asynchronous load, then evaluates again with its contents', async () => {
+      const row = loadingMap({ email: 'a@example.com' });
+      const expression = compile('${attributes.row.email} ${empty attributes.row}');
+      const pending = evaluateSettled(expression, { attributes: { row: row.map } });
+      expect(pending).toBeInstanceOf(Promise);
+      await expect(pending).resolves.toBe('a@example.com false');
+      expect(row.loads).toBe(1);
+    });
+
+    it('follows loaders that read other maps still loading', async () => {
+      const first = loadingMap({ id: '7' });
+      const attributes: Record<string, unknown> = { first: first.map };
+      const id = compile('${attributes.first.id}');
+      // A loader that evaluates settled itself, as SqlAttributesFilter does with its parameters.
+      attributes.second = new LazyMap(async () => ({
+        key: `user-${await evaluateSettled(id, { attributes })}`,
+      }));
+      await expect(evaluateSettled(compile('${attributes.second.key}'), { attributes })).resolves.toBe(
+        'user-7',
+      );
+    });
+
+    it('tells an outer settled evaluation about loads an inner one started', async () => {
+      const row = loadingMap({ a: 'A' });
+      const inner = compile('${attributes.row.a}');
+      const outer = settleLazy(() => {
+        const value = evaluateSettled(inner, { attributes: { row: row.map } });
+        return value instanceof Promise ? 'waiting' : value;
+      });
+      await expect(outer).resolves.toBe('A');
+    });
+
+    it('evaluates each expression in order, synchronously while nothing loads', () => {
+      const used: string[] = [];
+      const expressions = [compile('${attributes.a}'), compile('${attributes.b}')];
+      const result = evaluateEachSettled(
+        expressions,
+        { attributes: { a: 'x', b: 'y' } },
+        (value, index, into: string[]) => into.push(`${index}:${value}`),
+        used,
+      );
+      expect(result).toBeUndefined();
+      expect(used).toEqual(['0:x', '1:y']);
+    });
+
+    it('goes on asynchronously, in order, from the first expression that waits', async () => {
+      const row = loadingMap({ b: 'B' });
+      const used: string[] = [];
+      const expressions = [compile('a'), compile('${attributes.row.b}'), compile('c')];
+      const result = evaluateEachSettled(
+        expressions,
+        { attributes: { row: row.map } },
+        (value, index, into: string[]) => into.push(`${index}:${value}`),
+        used,
+      );
+      expect(used).toEqual(['0:a']);
+      await result;
+      expect(used).toEqual(['0:a', '1:B', '2:c']);
     });
   });
 });

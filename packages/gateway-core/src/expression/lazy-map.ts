@@ -1,5 +1,6 @@
 import { EL_CALL, EL_GET, EL_KEYS, EL_SET, type ElObject, NO_SUCH_METHOD } from './access.ts';
 import { toText } from './coercion.ts';
+import type { Bindings } from './compiler.ts';
 
 /** Computes the contents of a LazyMap; called at most once, on the first access. */
 export type LazyMapLoader = () => Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -13,10 +14,12 @@ export interface LazyMapOptions {
 }
 
 /**
- * Loads started while `settleLazy` runs an evaluation; undefined otherwise. Expression evaluation is
- * synchronous and single-threaded, so a module-level collector sees exactly the accesses of that run.
+ * Loads of LazyMaps touched while a settled evaluation runs: undefined when no settled evaluation
+ * runs, null while one runs and has touched nothing still loading. Expression evaluation is
+ * synchronous and single-threaded, so a module-level collector sees exactly the accesses of that run,
+ * and the usual run (nothing loading) allocates nothing.
  */
-let collector: Set<Promise<unknown>> | undefined;
+let collector: Promise<unknown>[] | null | undefined;
 
 /**
  * A map whose contents are computed on first access: what filters such as FileAttributesFilter and
@@ -30,10 +33,10 @@ let collector: Set<Promise<unknown>> | undefined;
  * - a loader that returns a record (a synchronous loader) is transparent: the first access computes it
  *   and sees the result;
  * - a loader that returns a promise starts on the first access, and accesses see an empty map until it
- *   settles. A consumer that must see asynchronously loaded contents evaluates through
- *   `settleLazy(() => expression.evaluate(bindings))`, which re-runs the evaluation once the loads it
- *   started have settled; the owner of the map can also `await map.load()` (for instance before calling
- *   the next handler, giving up laziness for consumers it cannot know).
+ *   settles. Consumers evaluate through `evaluateSettled(expression, bindings)` (or `settleLazy(run)`),
+ *   which answers synchronously when nothing it read was loading and otherwise re-runs the evaluation
+ *   once the loads it started have settled. Every evaluation site of the core and of the bundled
+ *   plugins does so; the owner of a map can also `await map.load()`.
  *
  * In a session a loaded map is saved as its plain contents (`toJSON`); one never read is left out of
  * the saved session (it would be recomputed by the filter that assigns it anyway).
@@ -134,7 +137,7 @@ export class LazyMap implements ElObject {
     if (this.#contents) return this.#contents;
     if (!this.#pending) this.#start();
     if (this.#contents) return this.#contents;
-    if (this.#pending) collector?.add(this.#pending);
+    if (this.#pending && collector !== undefined) (collector ??= []).push(this.#pending);
     return undefined;
   }
 
@@ -169,26 +172,96 @@ export class LazyMap implements ElObject {
   }
 }
 
+/** What an expression offers `evaluateSettled`. */
+interface Evaluable<T> {
+  evaluate(bindings?: Bindings): T;
+}
+
+/**
+ * The value of `expression` once every LazyMap it reads has loaded: the value itself when nothing it
+ * read was still loading (the usual case: no promise, no allocation), else a promise of a second
+ * evaluation made after those loads settled. Never rejects when `evaluate` does not throw.
+ */
+export function evaluateSettled<T>(expression: Evaluable<T>, bindings?: Bindings): T | Promise<T> {
+  const outer = collector;
+  collector = null;
+  let value: T;
+  let loading: Promise<unknown>[] | null | undefined;
+  try {
+    value = expression.evaluate(bindings);
+  } finally {
+    loading = collector;
+    collector = outer;
+  }
+  if (!loading) return value;
+  shareWithOuter(outer, loading);
+  return Promise.all(loading).then(() => settleLazy(() => expression.evaluate(bindings), ROUNDS - 1));
+}
+
+/**
+ * Evaluates `expressions` in order and hands each value to `use(value, index, target)`, as
+ * `evaluateSettled` would give it. Runs synchronously and returns undefined while no evaluation waits
+ * (no promise, no allocation); from the first that waits for lazy maps on, the rest go on
+ * asynchronously and the returned promise settles when all have been used. `target` is passed
+ * through to `use`, so that callers need no closure.
+ */
+export function evaluateEachSettled<T, Target>(
+  expressions: readonly Evaluable<T>[],
+  bindings: Bindings,
+  use: (value: T, index: number, target: Target) => void,
+  target: Target,
+): Promise<void> | undefined {
+  for (let i = 0; i < expressions.length; i++) {
+    const value = evaluateSettled(expressions[i]!, bindings);
+    if (value instanceof Promise) return finishEach(value, i, expressions, bindings, use, target);
+    use(value, i, target);
+  }
+  return undefined;
+}
+
+async function finishEach<T, Target>(
+  pending: Promise<T>,
+  position: number,
+  expressions: readonly Evaluable<T>[],
+  bindings: Bindings,
+  use: (value: T, index: number, target: Target) => void,
+  target: Target,
+): Promise<void> {
+  use(await pending, position, target);
+  for (let i = position + 1; i < expressions.length; i++) {
+    use(await evaluateSettled(expressions[i]!, bindings), i, target);
+  }
+}
+
+/** How often a settled evaluation runs at most: loaders may read other lazy maps, in chains this deep. */
+const ROUNDS = 4;
+
 /**
  * Runs a synchronous evaluation; when it touched LazyMaps whose loads are asynchronous and still
  * running, waits for them and runs it again (at most `rounds` times, for maps whose loaders read other
- * lazy maps). `run` should only read: it may run more than once.
+ * lazy maps). Answers synchronously when nothing was loading. `run` should only read: it may run more
+ * than once.
  */
-export async function settleLazy<T>(run: () => T, rounds = 4): Promise<T> {
-  for (let round = 1; ; round++) {
-    const outer = collector;
-    const started = new Set<Promise<unknown>>();
-    collector = started;
-    let result: T;
-    try {
-      result = run();
-    } finally {
-      collector = outer;
-    }
-    if (started.size === 0 || round >= rounds) return result;
-    for (const load of started) outer?.add(load);
-    await Promise.all(started);
+export function settleLazy<T>(run: () => T, rounds = ROUNDS): T | Promise<T> {
+  const outer = collector;
+  collector = null;
+  let value: T;
+  let loading: Promise<unknown>[] | null | undefined;
+  try {
+    value = run();
+  } finally {
+    loading = collector;
+    collector = outer;
   }
+  if (!loading || rounds <= 1) return value;
+  shareWithOuter(outer, loading);
+  return Promise.all(loading).then(() => settleLazy(run, rounds - 1));
+}
+
+/** A settled evaluation nested in another tells the outer one what it waits for. */
+function shareWithOuter(outer: Promise<unknown>[] | null | undefined, loading: Promise<unknown>[]): void {
+  if (outer === undefined) return;
+  collector = outer === null ? [...loading] : outer.concat(loading);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<Record<string, unknown>> {

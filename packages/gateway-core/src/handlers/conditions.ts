@@ -3,6 +3,7 @@ import { isPorticoError } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { readsEntity } from '../expression/entity-access.ts';
 import { compile, type Expression } from '../expression/expression.ts';
+import { evaluateSettled } from '../expression/lazy-map.ts';
 
 /**
  * A condition as configurations write it: `true`/`false`, an expression `"${...}"`, or
@@ -13,12 +14,33 @@ export interface Condition {
   readonly expression: Expression<boolean> | boolean;
 }
 
-/** True only when the condition evaluates to the boolean true (null and errors count as false). */
+/**
+ * True only when the condition evaluates to the boolean true (null and errors count as false). It
+ * does not wait for lazy maps still loading (they read as empty): request processing uses
+ * `holdsSettled`.
+ */
 export function holds(condition: Condition | undefined, bindings: Bindings): boolean {
   if (condition === undefined) return true;
   const { expression } = condition;
   return typeof expression === 'boolean' ? expression : expression.evaluate(bindings) === true;
 }
+
+/**
+ * `holds`, once every lazy map the condition reads has loaded (a SqlAttributesFilter's row): a
+ * boolean when nothing it read was loading, else a promise of one.
+ */
+export function holdsSettled(
+  condition: Condition | undefined,
+  bindings: Bindings,
+): boolean | Promise<boolean> {
+  if (condition === undefined) return true;
+  const { expression } = condition;
+  if (typeof expression === 'boolean') return expression;
+  const value = evaluateSettled(expression, bindings);
+  return value instanceof Promise ? value.then(isTrue) : value === true;
+}
+
+const isTrue = (value: unknown): boolean => value === true;
 
 /** Whether the condition reads the request's or the response's body, which must then be buffered first. */
 export function conditionReadsEntity(

@@ -1,10 +1,11 @@
 import { s } from '../config/schema.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
+import type { Bindings } from '../expression/compiler.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
 import { Uri } from '../http/uri.ts';
 import type { Handler } from '../types.ts';
-import { type Condition, condition, holds } from './conditions.ts';
+import { type Condition, condition, conditionReadsEntity, holdsSettled } from './conditions.ts';
 
 export interface DispatchBinding {
   condition?: Condition;
@@ -20,19 +21,51 @@ export interface DispatchBinding {
 export class DispatchHandler implements Handler {
   readonly #bindings: readonly DispatchBinding[];
 
+  /** A condition reads the request body, buffered before the conditions run. */
+  readonly #readsBody: boolean;
+
   constructor(bindings: readonly DispatchBinding[]) {
     this.#bindings = bindings;
+    this.#readsBody = bindings.some((b) => conditionReadsEntity(b.condition, 'request'));
   }
 
   handle(context: Context, request: Request): Promise<Response> {
     const bindings = bindingsFor(context, request);
-    for (const binding of this.#bindings) {
-      if (!holds(binding.condition, bindings)) continue;
-      if (binding.baseURI) request.uri = request.uri.rebase(binding.baseURI);
-      return binding.handler.handle(context, request);
+    if (this.#readsBody) {
+      // A body that cannot be buffered (over the limit) reads as null in the conditions.
+      const buffered = request.entity.bytes().catch(() => undefined);
+      return buffered.then(() => this.#handleFrom(0, bindings, context, request));
+    }
+    for (let i = 0; i < this.#bindings.length; i++) {
+      const binding = this.#bindings[i]!;
+      const held = holdsSettled(binding.condition, bindings);
+      if (held === true) return dispatch(binding, context, request);
+      if (held !== false) {
+        return held.then((h) =>
+          h ? dispatch(binding, context, request) : this.#handleFrom(i + 1, bindings, context, request),
+        );
+      }
     }
     return Promise.resolve(Response.empty(404));
   }
+
+  /** Tries the bindings from `position` on, waiting for each condition (a body, lazy maps). */
+  async #handleFrom(
+    position: number,
+    bindings: Bindings,
+    context: Context,
+    request: Request,
+  ): Promise<Response> {
+    for (const binding of this.#bindings.slice(position)) {
+      if (await holdsSettled(binding.condition, bindings)) return dispatch(binding, context, request);
+    }
+    return Response.empty(404);
+  }
+}
+
+function dispatch(binding: DispatchBinding, context: Context, request: Request): Promise<Response> {
+  if (binding.baseURI) request.uri = request.uri.rebase(binding.baseURI);
+  return binding.handler.handle(context, request);
 }
 
 export const DispatchHandlerHeaplet = defineHeaplet({

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { checkConfig } from '../config/schema.ts';
 import { Context } from '../context/context.ts';
@@ -5,9 +6,10 @@ import { compile } from '../expression/expression.ts';
 import { Request, Response } from '../http/message.ts';
 import { Uri } from '../http/uri.ts';
 import { createMemoryLogger } from '../logging.ts';
+import { loadingMap } from '../testing/lazy.ts';
 import type { Filter, Handler } from '../types.ts';
 import { Chain } from './chain.ts';
-import { condition, holds } from './conditions.ts';
+import { condition, holds, holdsSettled } from './conditions.ts';
 import { DispatchHandler } from './dispatch.ts';
 import { SequenceHandler } from './sequence.ts';
 import { StaticResponseHandler } from './static-response.ts';
@@ -193,5 +195,91 @@ describe('conditions', () => {
   ])('refuses %j at %s', (raw, jsonPath) => {
     const { errors } = checkConfig(condition(), raw, { logger });
     expect(errors[0]?.details.jsonPath).toBe(jsonPath);
+  });
+});
+
+describe('waiting for lazy maps and bodies', () => {
+  const parse = (raw: unknown) => checkConfig(condition(), raw, { logger }).value!;
+  /** A context whose `attributes.user` is a map loaded asynchronously, as a SQL lookup's. */
+  function contextWithUser(user: Record<string, unknown>) {
+    const context = new Context();
+    context.attributes.user = loadingMap(user).map;
+    return context;
+  }
+
+  it('holdsSettled is a boolean when nothing loads, a promise of the loaded answer otherwise', async () => {
+    const admin = parse("${attributes.user.role == 'admin'}");
+    expect(holdsSettled(admin, { attributes: { user: { role: 'admin' } } })).toBe(true);
+    expect(holdsSettled(undefined, {})).toBe(true);
+    const context = contextWithUser({ role: 'admin' });
+    const pending = holdsSettled(admin, { attributes: context.attributes });
+    expect(pending).toBeInstanceOf(Promise);
+    await expect(pending).resolves.toBe(true);
+  });
+
+  it('DispatchHandler: a condition reading a map still loading waits for it, and later bindings follow', async () => {
+    const a = recorder('a');
+    const b = recorder('b');
+    const dispatch = new DispatchHandler([
+      { condition: parse("${attributes.user.role == 'admin'}"), handler: a.handler },
+      { condition: parse("${attributes.user.role == 'staff'}"), handler: b.handler },
+    ]);
+    const staff = await dispatch.handle(contextWithUser({ role: 'staff' }), new Request({ uri: '/' }));
+    expect(staff.headers.get('x-handler')).toBe('b');
+    const admin = await dispatch.handle(contextWithUser({ role: 'admin' }), new Request({ uri: '/' }));
+    expect(admin.headers.get('x-handler')).toBe('a');
+    expect((await dispatch.handle(contextWithUser({}), new Request({ uri: '/' }))).status).toBe(404);
+  });
+
+  it('DispatchHandler: a condition reading the request body sees it buffered', async () => {
+    const form = recorder('form');
+    const dispatch = new DispatchHandler([
+      { condition: parse("${request.form['user'][0] == 'alice'}"), handler: form.handler },
+    ]);
+    const request = new Request({
+      method: 'POST',
+      uri: 'http://gw/login',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      entity: Readable.from([Buffer.from('user=alice')]),
+    });
+    expect((await dispatch.handle(new Context(), request)).headers.get('x-handler')).toBe('form');
+    expect(await request.entity.text()).toBe('user=alice');
+  });
+
+  it('SequenceHandler: a postcondition reading a map still loading, or the response body, waits for it', async () => {
+    const second = recorder('second');
+    const lazy = new SequenceHandler([
+      { handler: recorder('first').handler, postcondition: parse('${attributes.user.retry}') },
+      { handler: second.handler },
+    ]);
+    const response = await lazy.handle(contextWithUser({ retry: true }), new Request({ uri: '/' }));
+    expect(response.headers.get('x-handler')).toBe('second');
+    const bodyReading = new SequenceHandler([
+      {
+        handler: {
+          handle: async () => new Response({ status: 200, entity: Readable.from([Buffer.from('retry')]) }),
+        },
+        postcondition: parse("${response.entity.string == 'retry'}"),
+      },
+      { handler: second.handler },
+    ]);
+    expect(
+      (await bodyReading.handle(new Context(), new Request({ uri: '/' }))).headers.get('x-handler'),
+    ).toBe('second');
+  });
+
+  it('StaticResponseHandler: templates reading a map still loading wait for it', async () => {
+    const handler = new StaticResponseHandler({
+      status: 200,
+      version: 'HTTP/1.1',
+      headers: { 'X-Email': [compile('${attributes.user.email}', 'string')] },
+      entity: compile('hello ${attributes.user.name}', 'string'),
+    });
+    const response = await handler.handle(
+      contextWithUser({ email: 'a@example.com', name: 'Alice' }),
+      new Request({ uri: '/' }),
+    );
+    expect(response.headers.get('x-email')).toBe('a@example.com');
+    expect(await response.entity.text()).toBe('hello Alice');
   });
 });

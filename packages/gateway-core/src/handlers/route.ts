@@ -10,7 +10,7 @@ import type { Request, Response } from '../http/message.ts';
 import { Uri } from '../http/uri.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { type Condition, condition, holds } from './conditions.ts';
+import { type Condition, condition, conditionReadsEntity, holdsSettled } from './conditions.ts';
 import { pathPrefixOf } from './route-index.ts';
 
 /** A route's path is never a URI template here: one frozen empty map serves every request. */
@@ -58,6 +58,8 @@ export class Route implements Handler {
   readonly #handler: Handler;
   readonly #baseURI: Uri | undefined;
   readonly #heap: Heap;
+  /** The condition reads the request body (`request.entity`, `request.form`), buffered before it runs. */
+  readonly #readsBody: boolean;
   #active = 0;
   #drained: (() => void) | undefined;
 
@@ -75,6 +77,7 @@ export class Route implements Handler {
     this.file = init.file;
     this.#condition = init.condition;
     this.pathPrefix = pathPrefixOf(init.condition);
+    this.#readsBody = conditionReadsEntity(init.condition, 'request');
     this.#handler = init.handler;
     this.#baseURI = init.baseURI;
     this.#heap = init.heap;
@@ -93,9 +96,19 @@ export class Route implements Handler {
     return this.#condition !== undefined && this.#condition.expression !== true;
   }
 
-  /** True when the route takes this request: no condition, or one that evaluates to true. */
-  accepts(bindings: Bindings): boolean {
-    return holds(this.#condition, bindings);
+  /**
+   * True when the route takes this request: no condition, or one that evaluates to true. A promise
+   * when the condition must wait: for the request body it reads, or for lazy maps still loading.
+   */
+  accepts(bindings: Bindings, request: Request): boolean | Promise<boolean> {
+    if (this.#readsBody) {
+      return request.entity.bytes().then(
+        () => holdsSettled(this.#condition, bindings),
+        // A body that cannot be read (too large, client gone) reads as null in the condition.
+        () => holdsSettled(this.#condition, bindings),
+      );
+    }
+    return holdsSettled(this.#condition, bindings);
   }
 
   async handle(context: Context, request: Request): Promise<Response> {

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { coreManifest } from '../builtins/index.ts';
 import { s } from '../config/schema.ts';
@@ -11,6 +12,7 @@ import { defineHeaplet, definePlugin } from '../heap/heaplet.ts';
 import { Request, Response } from '../http/message.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { TypeRegistry } from '../registry/registry.ts';
+import { loadingMap } from '../testing/lazy.ts';
 import type { Handler } from '../types.ts';
 import { Router } from './router.ts';
 
@@ -122,6 +124,40 @@ describe('Router', () => {
       { defaultHandler: { handle: async () => new Response({ status: 418 }) } },
     );
     expect((await fallback.call('/')).status).toBe(418);
+  });
+
+  it('waits for a lazy map a condition reads (a lookup made before routing), keeping route order', async () => {
+    const { router } = await setup({
+      '1-admin.json': route('admin', "${attributes.user.role == 'admin'}"),
+      '2-staff.json': route('staff', "${attributes.user.role == 'staff'}"),
+      '3-other.json': route('other'),
+    });
+    const asRole = async (role: string) => {
+      const context = new Context();
+      context.attributes.user = loadingMap({ role }).map;
+      return (await router.handle(context, new Request({ uri: 'http://gw/x' }))).headers.get('x-label');
+    };
+    expect(await asRole('admin')).toBe('admin');
+    expect(await asRole('staff')).toBe('staff');
+    expect(await asRole('guest')).toBe('other');
+  });
+
+  it('buffers the request body for a condition that reads it, which the route then still receives', async () => {
+    const { router } = await setup({
+      '1-json.json': route('json-alice', "${request.entity.json.user == 'alice'}"),
+      '2-any.json': route('any'),
+    });
+    const post = (body: string) =>
+      new Request({
+        method: 'POST',
+        uri: 'http://gw/login',
+        headers: { 'Content-Type': 'application/json' },
+        entity: Readable.from([Buffer.from(body)]),
+      });
+    const alice = post('{"user":"alice"}');
+    expect((await router.handle(new Context(), alice)).headers.get('x-label')).toBe('json-alice');
+    expect(await alice.entity.text()).toBe('{"user":"alice"}');
+    expect((await router.handle(new Context(), post('{"user":"bob"}'))).headers.get('x-label')).toBe('any');
   });
 
   it('ignores files that do not end in lowercase .json', async () => {

@@ -92,12 +92,37 @@ export class Router implements Handler {
       const routes = this.#index.candidates(request.uri.path);
       // Bindings are made only when a condition needs them (a lone unconditional route does not).
       let bindings: Bindings | undefined;
-      for (const route of routes) {
+      for (let i = 0; i < routes.length; i++) {
+        const route = routes[i]!;
         if (!route.conditional) return route.handle(context, request);
         bindings ??= bindingsFor(context, request);
-        if (route.accepts(bindings)) return route.handle(context, request);
+        const accepted = route.accepts(bindings, request);
+        if (accepted === true) return route.handle(context, request);
+        if (accepted !== false) return this.#handleFrom(routes, i, accepted, bindings, context, request);
       }
     }
+    return this.#handleUnrouted(context, request);
+  }
+
+  /** Goes on trying routes once a condition that had to wait (for a body, a lazy map) has its answer. */
+  async #handleFrom(
+    routes: readonly Route[],
+    position: number,
+    pending: Promise<boolean>,
+    bindings: Bindings,
+    context: Context,
+    request: Request,
+  ): Promise<Response> {
+    if (await pending) return routes[position]!.handle(context, request);
+    for (let i = position + 1; i < routes.length; i++) {
+      const route = routes[i]!;
+      if (!route.conditional || (await route.accepts(bindings, request)))
+        return route.handle(context, request);
+    }
+    return this.#handleUnrouted(context, request);
+  }
+
+  #handleUnrouted(context: Context, request: Request): Promise<Response> {
     if (this.#options.defaultHandler) return this.#options.defaultHandler.handle(context, request);
     return Promise.resolve(Response.empty(404));
   }

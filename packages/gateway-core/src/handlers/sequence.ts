@@ -4,7 +4,7 @@ import { ErrorCode, PorticoError } from '../errors.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import type { Request, Response } from '../http/message.ts';
 import type { Handler } from '../types.ts';
-import { type Condition, condition, holds } from './conditions.ts';
+import { type Condition, condition, conditionReadsEntity, holdsSettled } from './conditions.ts';
 
 export interface SequenceBinding {
   handler: Handler;
@@ -19,9 +19,12 @@ export interface SequenceBinding {
  */
 export class SequenceHandler implements Handler {
   readonly #bindings: readonly SequenceBinding[];
+  /** Per binding: its postcondition reads the response body, buffered before it runs. */
+  readonly #readsResponseBody: readonly boolean[];
 
   constructor(bindings: readonly SequenceBinding[]) {
     this.#bindings = bindings;
+    this.#readsResponseBody = bindings.map((b) => conditionReadsEntity(b.postcondition, 'response'));
   }
 
   async handle(context: Context, request: Request): Promise<Response> {
@@ -29,7 +32,11 @@ export class SequenceHandler implements Handler {
     for (const [i, binding] of this.#bindings.entries()) {
       response = await binding.handler.handle(context, request);
       const last = i === this.#bindings.length - 1;
-      if (last || !holds(binding.postcondition, bindingsFor(context, request, response))) return response;
+      // A body that cannot be buffered (over the limit) reads as null in the postcondition.
+      if (!last && this.#readsResponseBody[i]) await response.entity.bytes().catch(() => undefined);
+      if (last || !(await holdsSettled(binding.postcondition, bindingsFor(context, request, response)))) {
+        return response;
+      }
       response.entity.discard();
     }
     throw new Error('a SequenceHandler needs at least one binding');

@@ -1,6 +1,7 @@
 import { s } from '../config/schema.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
 import type { Expression } from '../expression/expression.ts';
+import { evaluateSettled } from '../expression/lazy-map.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Handler } from '../types.ts';
@@ -30,12 +31,15 @@ export class StaticResponseHandler implements Handler {
     const response = new Response({ status, version, ...(reason === undefined ? {} : { reason }) });
     for (const [name, values] of this.#headerList) {
       for (const value of values) {
-        const text = value.evaluate(bindings);
+        let text = evaluateSettled(value, bindings);
+        if (text instanceof Promise) text = await text;
         if (text !== null) response.headers.add(name, text);
       }
     }
     if (entity) {
-      const body = entity.evaluate(bindings) ?? '';
+      let evaluated = evaluateSettled(entity, bindings);
+      if (evaluated instanceof Promise) evaluated = await evaluated;
+      const body = evaluated ?? '';
       response.entity.setContent(body);
       response.headers.set('Content-Length', Buffer.byteLength(body));
       if (!response.headers.has('content-type') && body.length > 0) {

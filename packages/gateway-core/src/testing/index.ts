@@ -14,4 +14,5 @@ export {
 export { loadCorpusRoute } from './corpus-route.ts';
 export { type CorpusDeclarationSuiteOptions, describeCorpusDeclarations } from './corpus-suite.ts';
 export { type PluginHeapOptions, pluginHeap, recordingHandler, testContext } from './heap.ts';
+export { loadingMap } from './lazy.ts';
 export { serviceUrl } from './services.ts';
