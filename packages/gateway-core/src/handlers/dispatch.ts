@@ -32,9 +32,8 @@ export class DispatchHandler implements Handler {
   handle(context: Context, request: Request): Promise<Response> {
     const bindings = bindingsFor(context, request);
     if (this.#readsBody) {
-      // A body that cannot be buffered (over the limit) reads as null in the conditions.
-      const buffered = request.entity.bytes().catch(() => undefined);
-      return buffered.then(() => this.#handleFrom(0, bindings, context, request));
+      // A body larger than the limit fails the request (413), as in the filters.
+      return request.entity.bytes().then(() => this.#handleFrom(0, bindings, context, request));
     }
     for (let i = 0; i < this.#bindings.length; i++) {
       const binding = this.#bindings[i]!;

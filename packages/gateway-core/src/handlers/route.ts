@@ -101,13 +101,9 @@ export class Route implements Handler {
    * when the condition must wait: for the request body it reads, or for lazy maps still loading.
    */
   accepts(bindings: Bindings, request: Request): boolean | Promise<boolean> {
-    if (this.#readsBody) {
-      return request.entity.bytes().then(
-        () => holdsSettled(this.#condition, bindings),
-        // A body that cannot be read (too large, client gone) reads as null in the condition.
-        () => holdsSettled(this.#condition, bindings),
-      );
-    }
+    // A body that cannot be buffered (larger than the limit) fails the request (413), as it does in
+    // the filters: it could not be sent on whole after a partial read anyway.
+    if (this.#readsBody) return request.entity.bytes().then(() => holdsSettled(this.#condition, bindings));
     return holdsSettled(this.#condition, bindings);
   }
 

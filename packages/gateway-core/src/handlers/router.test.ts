@@ -9,6 +9,7 @@ import { Context, type RouterInfo } from '../context/context.ts';
 import { Duration } from '../duration/duration.ts';
 import { Heap } from '../heap/heap.ts';
 import { defineHeaplet, definePlugin } from '../heap/heaplet.ts';
+import { Entity } from '../http/entity.ts';
 import { Request, Response } from '../http/message.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { TypeRegistry } from '../registry/registry.ts';
@@ -158,6 +159,14 @@ describe('Router', () => {
     expect((await router.handle(new Context(), alice)).headers.get('x-label')).toBe('json-alice');
     expect(await alice.entity.text()).toBe('{"user":"alice"}');
     expect((await router.handle(new Context(), post('{"user":"bob"}'))).headers.get('x-label')).toBe('any');
+    const tooLarge = new Request({
+      method: 'POST',
+      uri: 'http://gw/login',
+      entity: new Entity(Readable.from([Buffer.from('{"user":"alice"}')]), undefined, { maxBytes: 4 }),
+    });
+    await expect(router.handle(new Context(), tooLarge)).rejects.toMatchObject({
+      code: 'PORTICO_E_ENTITY_TOO_LARGE',
+    });
   });
 
   it('ignores files that do not end in lowercase .json', async () => {

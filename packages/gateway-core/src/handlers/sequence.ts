@@ -32,8 +32,9 @@ export class SequenceHandler implements Handler {
     for (const [i, binding] of this.#bindings.entries()) {
       response = await binding.handler.handle(context, request);
       const last = i === this.#bindings.length - 1;
-      // A body that cannot be buffered (over the limit) reads as null in the postcondition.
-      if (!last && this.#readsResponseBody[i]) await response.entity.bytes().catch(() => undefined);
+      // A body larger than the limit fails the request, as in the filters: a partly read body could
+      // not be sent on whole.
+      if (!last && this.#readsResponseBody[i]) await response.entity.bytes();
       if (last || !(await holdsSettled(binding.postcondition, bindingsFor(context, request, response)))) {
         return response;
       }

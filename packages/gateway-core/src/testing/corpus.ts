@@ -38,13 +38,21 @@ export function requireCorpusUnderCi(): boolean {
 }
 
 /**
- * Problems a corpus file may have today without being a compatibility failure: a type or decorator
- * still to come, or a configuration token that needs the deployment's environment.
+ * References the corpus cannot satisfy by itself: objects declared in a deployment's files that the
+ * corpus does not hold (a config.json that is not published), JNDI data sources a Java container
+ * would provide, and decorator names the incumbents ignore when nothing declares them. Any other
+ * reference problem (an object of the wrong kind, a decorator without `decorate`) is a real failure.
+ */
+const DEPLOYMENT_REFERENCES = /^(no heap object named |no data source named |unknown decorator )/;
+
+/**
+ * Problems a corpus file may have today without being a compatibility failure: a type still to come,
+ * a reference to what the deployment provides, or a configuration token that needs its environment.
  */
 export function awaitsLaterWork(problem: PorticoError): boolean {
   return (
     problem.code === ErrorCode.UNKNOWN_TYPE ||
-    problem.code === ErrorCode.REFERENCE ||
+    (problem.code === ErrorCode.REFERENCE && DEPLOYMENT_REFERENCES.test(problem.message)) ||
     /configuration token '.*' has no value/.test(problem.message)
   );
 }

@@ -13,7 +13,7 @@ import { Entity } from '../../http/entity.ts';
 import { Request, type Response } from '../../http/message.ts';
 import { Uri } from '../../http/uri.ts';
 import { createMemoryLogger } from '../../logging.ts';
-import { ClientHandler, type ClientHandlerOptions } from './client-handler.ts';
+import { ClientHandler, type ClientHandlerOptions, upstreamTarget } from './client-handler.ts';
 import { UpstreamError } from './errors.ts';
 import { ReverseProxyHandler } from './reverse-proxy-handler.ts';
 import { VendorClientHandler } from './vendor-client-handler.ts';
@@ -781,3 +781,34 @@ describe('streaming 50 MB without buffering', () => {
 function mb(bytes: number): string {
   return (bytes / 1024 / 1024).toFixed(1);
 }
+
+describe('upstreamTarget', () => {
+  it('gives each upstream its own origin and Host, however requests alternate between them', () => {
+    const uris = [
+      'http://blue.internal:8080/a?x=1',
+      'https://green.internal/b',
+      'http://blue.internal/c',
+      'ws://blue.internal/socket',
+      'http://blue.internal:80/d',
+      'https://green.internal:8443/e',
+    ];
+    const expected = [
+      { origin: 'http://blue.internal:8080', host: 'blue.internal:8080', path: '/a?x=1' },
+      { origin: 'https://green.internal:443', host: 'green.internal', path: '/b' },
+      { origin: 'http://blue.internal:80', host: 'blue.internal', path: '/c' },
+      { origin: 'http://blue.internal:80', host: 'blue.internal', path: '/socket' },
+      { origin: 'http://blue.internal:80', host: 'blue.internal', path: '/d' },
+      { origin: 'https://green.internal:8443', host: 'green.internal:8443', path: '/e' },
+    ];
+    for (let round = 0; round < 3; round++) {
+      expect(uris.map((uri) => upstreamTarget(Uri.parse(uri)))).toEqual(expected);
+    }
+  });
+
+  it('stays correct past the number of upstreams it keeps', () => {
+    for (let i = 0; i < 600; i++) {
+      const target = upstreamTarget(Uri.parse(`http://host-${i % 300}.internal:${9000 + (i % 7)}/`));
+      expect(target.origin).toBe(`http://host-${i % 300}.internal:${9000 + (i % 7)}`);
+    }
+  });
+});

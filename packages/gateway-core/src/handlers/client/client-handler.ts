@@ -83,33 +83,41 @@ export function upstreamTarget(uri: Uri): UpstreamTarget {
     });
   }
   const port = uri.port ?? (scheme === 'https' ? 443 : 80);
-  return { ...originOf(scheme, uri.host, port, uri), path: uri.pathAndQuery };
+  const { origin, host } = originOf(scheme, uri.host, port, uri);
+  return { origin, host, path: uri.pathAndQuery };
+}
+
+interface Origin {
+  /** The URI's own scheme: `ws` and `http` share an origin but not a default port. */
+  scheme: string;
+  port: number;
+  origin: string;
+  host: string;
 }
 
 /**
- * `origin` and `host` of the last upstream, reused while requests go to the same one (a route's
- * requests all do): two strings less per request.
+ * `origin` and `host` per upstream, by host name, so that requests to an upstream seen before (a
+ * route's requests all go to one) make no strings for them. Bounded: a baseURI computed per request
+ * could name upstreams without end, so the cache starts again past `MAX_CACHED_HOSTS`.
  */
-let lastOrigin: { scheme: string; hostname: string; port: number; origin: string; host: string } | undefined;
+const origins = new Map<string, Origin[]>();
+const MAX_CACHED_HOSTS = 256;
 
-function originOf(
-  scheme: string,
-  hostname: string,
-  port: number,
-  uri: Uri,
-): { origin: string; host: string } {
-  const last = lastOrigin;
-  // Keyed on the URI's own scheme: `ws` and `http` share an origin but not a default port.
+function originOf(scheme: string, hostname: string, port: number, uri: Uri): Origin {
   const given = uri.scheme ?? '';
-  if (last && last.port === port && last.hostname === hostname && last.scheme === given) return last;
-  lastOrigin = {
-    scheme: given,
-    hostname,
-    port,
-    origin: `${scheme}://${hostname}:${port}`,
-    host: uri.hostAndPort!,
-  };
-  return lastOrigin;
+  let known = origins.get(hostname);
+  if (known) {
+    for (const entry of known) if (entry.port === port && entry.scheme === given) return entry;
+  } else {
+    if (origins.size >= MAX_CACHED_HOSTS) origins.clear();
+    known = [];
+    origins.set(hostname, known);
+  }
+  const entry = { scheme: given, port, origin: `${scheme}://${hostname}:${port}`, host: uri.hostAndPort! };
+  // A host reached on many ports or schemes keeps the latest few.
+  if (known.length >= 8) known.shift();
+  known.push(entry);
+  return entry;
 }
 
 /**
