@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { type Reply, send } from '../support/http.ts';
@@ -102,6 +104,40 @@ describe('JwtSession through portico start', () => {
           },
         ],
       },
+      // A route whose session is encrypted with the RSA key of a JKS keystore made by keytool.
+      'config/routes/keyed.json': {
+        ...answered('/keyed', 'k=${session.k}', [
+          {
+            type: 'AssignmentFilter',
+            config: {
+              onRequest: [
+                {
+                  condition: "${not empty request.headers['X-Set']}",
+                  target: '${session.k}',
+                  value: "${request.headers['X-Set'][0]}",
+                },
+              ],
+            },
+          },
+        ]),
+        session: 'KeyedSession',
+        heap: [
+          {
+            name: 'Keys',
+            type: 'KeyStore',
+            config: {
+              url: pathToFileURL(path.join(import.meta.dirname, '../../packages/keystore/fixtures/store.jks'))
+                .href,
+              password: 'storepass',
+            },
+          },
+          {
+            name: 'KeyedSession',
+            type: 'JwtSession',
+            config: { keystore: 'Keys', alias: 'jwe-key', password: 'keypass', cookieName: 'keyed-session' },
+          },
+        ],
+      },
     });
     gw = await startGateway({ base });
   }, 60_000);
@@ -178,6 +214,15 @@ describe('JwtSession through portico start', () => {
     const expired = await jar.send(`${gw.url}/short`);
     expect(expired.text).toBe('n=');
     expect(setCookies(expired)[0]).toMatch(/^short-session=; .*Max-Age=0/);
+  });
+
+  it('encrypts a session with the RSA key of a KeyStore entry', async () => {
+    const jar = new CookieJar();
+    expect((await jar.send(`${gw.url}/keyed`, { 'X-Set': 'v1' })).text).toBe('k=v1');
+    const value = jar.cookies.get('keyed-session')!;
+    const header = JSON.parse(Buffer.from(value.split('.')[0]!, 'base64url').toString()) as { alg: string };
+    expect(header.alg).toBe('RSA-OAEP-256');
+    expect((await jar.send(`${gw.url}/keyed`)).text).toBe('k=v1');
   });
 
   it('answers 500 with a clear log line when the session outgrows its cookie, keeping the old one', async () => {

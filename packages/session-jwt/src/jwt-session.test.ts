@@ -1,48 +1,23 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import {
-  defineHeaplet,
-  definePlugin,
-  type Heap,
-  Request,
-  Response,
-  type SessionProducer,
-  s,
-} from '@portico/gateway-core';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { type Heap, Request, Response, type SessionProducer } from '@portico/gateway-core';
 import { pluginHeap } from '@portico/gateway-core/testing';
+import keystorePlugin from '@portico/keystore';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import plugin from './index.ts';
 
 const SECRET = randomBytes(32).toString('base64');
 
-/** Stands in for a KeyStore heap object: hands out the key it was configured with. */
-const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-const keystores = definePlugin({
-  name: 'test-keystore',
-  version: '0.0.0',
-  core: '*',
-  heaplets: [
-    defineHeaplet({
-      type: 'TestKeyStore',
-      kind: 'object',
-      config: s.object({ entry: s.enumOf(['rsa', 'ec', 'public', 'secret'] as const) }),
-      create: ({ config }) => {
-        const requests: unknown[] = [];
-        return {
-          requests,
-          key(alias: string, password: string | undefined) {
-            requests.push([alias, password]);
-            if (config.entry === 'rsa') return rsa.privateKey;
-            if (config.entry === 'ec') return ec.privateKey;
-            if (config.entry === 'public') return rsa.publicKey;
-            return new Uint8Array(randomBytes(32));
-          },
-        };
-      },
-    }),
-    defineHeaplet({ type: 'NotAKeyStore', kind: 'object', config: s.object({}), create: () => ({}) }),
-  ],
-});
+/** A real KeyStore over the PKCS12 fixture keytool made: an RSA key, an EC key, a secret key, a certificate. */
+const KEYS = {
+  name: 'Keys',
+  type: 'KeyStore',
+  config: {
+    url: path.join(import.meta.dirname, '..', '..', 'keystore', 'fixtures', 'store.p12'),
+    password: 'changeit',
+  },
+};
+const ENTRIES = { rsa: 'jwe-key', ec: 'ec-key', secret: 'secret' } as const;
 
 const heaps: Heap[] = [];
 afterEach(async () => {
@@ -53,7 +28,7 @@ afterEach(async () => {
 /** A JwtSession named `Session`, created through a real heap. */
 async function sessionFrom(config: unknown, more: unknown[] = []) {
   const { heap, logger } = pluginHeap({
-    plugins: [plugin, keystores],
+    plugins: [plugin, keystorePlugin],
     file: 'config/config.json',
     heap: [...more, { name: 'Session', type: 'JwtSession', config }],
   });
@@ -304,12 +279,12 @@ describe('JwtSession settings', () => {
     expect(read).toEqual({});
   });
 
-  it.each(['rsa', 'ec', 'secret'])(
+  it.each(['rsa', 'ec', 'secret'] as const)(
     'encrypts with the %s key of a keystore entry (alias, password)',
     async (entry) => {
-      const { session, heap } = await sessionFrom(
-        { keystore: 'Keys', alias: 'jwe-key', password: 'changeit', sharedSecret: SECRET },
-        [{ name: 'Keys', type: 'TestKeyStore', config: { entry } }],
+      const { session } = await sessionFrom(
+        { keystore: 'Keys', alias: ENTRIES[entry], password: 'changeit', sharedSecret: SECRET },
+        [KEYS],
       );
       const { cookie } = await exchange(session, undefined, write({ k: entry }));
       let read: unknown;
@@ -317,29 +292,37 @@ describe('JwtSession settings', () => {
         read = s.k;
       });
       expect(read).toBe(entry);
-      const keys = await heap.get<{ requests: unknown[] }>('Keys');
-      expect(keys.requests).toEqual([['jwe-key', 'changeit']]);
+      // The keystore's key, not sharedSecret: a session with only the secret cannot read the cookie.
+      const { session: secretOnly } = await sessionFrom({ sharedSecret: SECRET });
+      await exchange(secretOnly, cookie, (s) => {
+        read = s.k;
+      });
+      expect(read).toBeUndefined();
     },
   );
 
   it('requires alias with keystore', async () => {
-    await expect(
-      sessionFrom({ keystore: 'Keys' }, [{ name: 'Keys', type: 'TestKeyStore', config: { entry: 'rsa' } }]),
-    ).rejects.toMatchObject({ code: 'PORTICO_E_CONFIG', details: { jsonPath: '$.heap[1].config.alias' } });
+    await expect(sessionFrom({ keystore: 'Keys' }, [KEYS])).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { jsonPath: '$.heap[1].config.alias' },
+    });
   });
 
   it('refuses a keystore that is not one, or an entry that cannot decrypt', async () => {
     await expect(
-      sessionFrom({ keystore: 'Keys', alias: 'a' }, [{ name: 'Keys', type: 'NotAKeyStore' }]),
+      sessionFrom({ keystore: 'Keys', alias: 'a' }, [{ name: 'Keys', type: 'TemporaryStorage' }]),
     ).rejects.toMatchObject({
       code: 'PORTICO_E_REFERENCE',
       details: { jsonPath: '$.heap[1].config.keystore' },
     });
+    await expect(sessionFrom({ keystore: 'Keys', alias: 'partner' }, [KEYS])).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      message: /is a certificate/,
+      details: { jsonPath: '$.heap[1].config.alias' },
+    });
     await expect(
-      sessionFrom({ keystore: 'Keys', alias: 'a' }, [
-        { name: 'Keys', type: 'TestKeyStore', config: { entry: 'public' } },
-      ]),
-    ).rejects.toThrow(/public key/);
+      sessionFrom({ keystore: 'Keys', alias: 'jwe-key', password: 'wrong' }, [KEYS]),
+    ).rejects.toThrow(/the password does not decrypt the keystore entry 'jwe-key'/);
     await expect(sessionFrom({ keystore: 'Missing', alias: 'a' })).rejects.toMatchObject({
       code: 'PORTICO_E_REFERENCE',
     });

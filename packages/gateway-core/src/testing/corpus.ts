@@ -47,12 +47,15 @@ const DEPLOYMENT_REFERENCES = /^(no heap object named |no data source named |unk
 
 /**
  * Problems a corpus file may have today without being a compatibility failure: a type still to come,
- * a reference to what the deployment provides, or a configuration token that needs its environment.
+ * a reference to what the deployment provides, a configuration token that needs its environment, or
+ * a deployment file the corpus does not hold.
  */
 export function awaitsLaterWork(problem: PorticoError): boolean {
   return (
     problem.code === ErrorCode.UNKNOWN_TYPE ||
     (problem.code === ErrorCode.REFERENCE && DEPLOYMENT_REFERENCES.test(problem.message)) ||
-    /configuration token '.*' has no value/.test(problem.message)
+    /configuration token '.*' has no value/.test(problem.message) ||
+    // A file of the deployment that the corpus does not publish (a keystore under /var/secrets).
+    /^the keystore file '.*' does not exist$/.test(problem.message)
   );
 }

@@ -1,0 +1,142 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { children, KeystoreFormatError, octets, oid, readDer } from './der.ts';
+import { WrongPasswordError } from './pbe.ts';
+import type { StoredEntry } from './stored-entry.ts';
+
+export const JKS_MAGIC = 0xfeedfeed;
+export const JCEKS_MAGIC = 0xcececece;
+
+/** The key protection scheme of Sun's JKS format (its own, SHA-1 based). */
+const SUN_KEY_PROTECTOR = '1.3.6.1.4.1.42.2.17.1.1';
+
+/**
+ * Reads a JKS file (Java's default keystore format before Java 9): checks its digest with the store
+ * password when there is one, and lists its private keys and trusted certificates by alias.
+ */
+export function readJks(bytes: Uint8Array, password: string | undefined): StoredEntry[] {
+  const reader = new Reader(bytes);
+  if (reader.u32() !== JKS_MAGIC) throw new KeystoreFormatError('not a JKS file');
+  const version = reader.u32();
+  if (version !== 1 && version !== 2)
+    throw new KeystoreFormatError(`JKS version ${version} is not supported`);
+  const count = reader.u32();
+  const entries: StoredEntry[] = [];
+  for (let i = 0; i < count; i++) {
+    const tag = reader.u32();
+    const alias = reader.utf();
+    reader.skip(8); // creation date
+    if (tag === 1) {
+      const der = reader.bytes(reader.u32());
+      const chain: Uint8Array[] = [];
+      const length = reader.u32();
+      for (let c = 0; c < length; c++) chain.push(certificate(reader, version));
+      entries.push({
+        alias,
+        kind: 'private',
+        der,
+        encrypted: true,
+        ...(chain[0] ? { certificate: chain[0] } : {}),
+      });
+    } else if (tag === 2) {
+      entries.push({ alias, kind: 'certificate', der: certificate(reader, version), encrypted: false });
+    } else {
+      throw new KeystoreFormatError(`unknown JKS entry type ${tag}`);
+    }
+  }
+  if (password !== undefined) {
+    const expected = reader.bytes(20);
+    const actual = createHash('sha1')
+      .update(utf16(password))
+      .update('Mighty Aphrodite')
+      .update(bytes.subarray(0, reader.offset - 20))
+      .digest();
+    if (!timingSafeEqual(actual, expected)) {
+      throw new WrongPasswordError(
+        'the keystore password is wrong, or the file is damaged (its digest does not match)',
+      );
+    }
+  }
+  return entries;
+}
+
+/**
+ * Decrypts a JKS private key: the EncryptedPrivateKeyInfo holds salt (20 bytes), the key XORed with
+ * a SHA-1 key stream, and a SHA-1 check of password and key (20 bytes).
+ */
+export function decryptJksKey(encryptedInfo: Uint8Array, password: string): Buffer {
+  const [algorithm, data] = children(readDer(encryptedInfo));
+  const scheme = oid(children(algorithm!)[0]);
+  if (scheme !== SUN_KEY_PROTECTOR)
+    throw new KeystoreFormatError(`the JKS key scheme ${scheme} is not supported`);
+  const protectedKey = octets(data, 'encrypted key');
+  if (protectedKey.length < 40) throw new KeystoreFormatError('JKS key too short');
+  const salt = protectedKey.subarray(0, 20);
+  const encrypted = protectedKey.subarray(20, protectedKey.length - 20);
+  const check = protectedKey.subarray(protectedKey.length - 20);
+  const passwordBytes = utf16(password);
+  const plain = Buffer.alloc(encrypted.length);
+  let digest: Uint8Array = salt;
+  for (let offset = 0; offset < encrypted.length; offset += 20) {
+    digest = createHash('sha1').update(passwordBytes).update(digest).digest();
+    for (let i = 0; i < 20 && offset + i < encrypted.length; i++)
+      plain[offset + i] = encrypted[offset + i]! ^ digest[i]!;
+  }
+  const actual = createHash('sha1').update(passwordBytes).update(plain).digest();
+  if (!timingSafeEqual(actual, check))
+    throw new WrongPasswordError('the password does not decrypt this entry');
+  return plain;
+}
+
+function certificate(reader: Reader, version: number): Uint8Array {
+  if (version === 2) reader.utf(); // the certificate type, "X.509"
+  return reader.bytes(reader.u32());
+}
+
+/** A password as JKS hashes it: UTF-16BE, no terminator. */
+function utf16(password: string): Buffer {
+  const out = Buffer.alloc(password.length * 2);
+  for (let i = 0; i < password.length; i++) out.writeUInt16BE(password.charCodeAt(i), i * 2);
+  return out;
+}
+
+class Reader {
+  readonly #view: DataView;
+  readonly #bytes: Uint8Array;
+  offset = 0;
+
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes;
+    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  #need(n: number): void {
+    if (this.offset + n > this.#bytes.length) throw new KeystoreFormatError('truncated JKS file');
+  }
+
+  u32(): number {
+    this.#need(4);
+    const value = this.#view.getUint32(this.offset);
+    this.offset += 4;
+    return value;
+  }
+
+  skip(n: number): void {
+    this.#need(n);
+    this.offset += n;
+  }
+
+  bytes(n: number): Uint8Array {
+    this.#need(n);
+    const out = this.#bytes.subarray(this.offset, this.offset + n);
+    this.offset += n;
+    return out;
+  }
+
+  /** Java's modified UTF-8 with a 16-bit length; aliases are plain text, so UTF-8 decoding suffices. */
+  utf(): string {
+    this.#need(2);
+    const length = this.#view.getUint16(this.offset);
+    this.offset += 2;
+    return Buffer.from(this.bytes(length)).toString('utf8');
+  }
+}
