@@ -170,6 +170,12 @@ export class Gateway {
       for (const [name, value] of Object.entries(config)) {
         if (configFields.has(name) || isCommentKey(name)) continue;
         const where = { file: instance.configFile, jsonPath: `$.${name}` };
+        if (!configHeap.has(name)) {
+          // A misspelt field or decorator is an error; any other key is ignored with a warning.
+          const problem = configHeap.unknownDecoration(name, where, configFields);
+          if (problem !== undefined) throw problem;
+          continue;
+        }
         const decorator = await configHeap.decorator(name, where);
         handler = (await decorator.decorate(handler, value, {
           name: '_main',

@@ -191,13 +191,12 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     // comes after the handler's local and global decorations, so it wraps them.
     for (const [decoratorName, value] of decorations) {
       const where = { file, jsonPath: childPath('$', decoratorName) };
-      // Not in scope at all: most likely a misspelt route field, which the message says.
+      // Not in scope at all: a misspelt route field or decorator is an error, anything else is
+      // ignored with a warning, as the incumbents ignore it.
       if (!heap.has(decoratorName)) {
-        throw new PorticoError(ErrorCode.REFERENCE, `unknown decorator or route field '${decoratorName}'`, {
-          jsonPath: where.jsonPath,
-          expected: `a route field (${[...ROUTE_FIELDS].join(', ')}) or a decorator name`,
-          ...(file === undefined ? {} : { file }),
-        });
+        const problem = heap.unknownDecoration(decoratorName, where, ROUTE_FIELDS);
+        if (problem !== undefined) throw problem;
+        continue;
       }
       const decorator = await heap.decorator(decoratorName, where);
       try {

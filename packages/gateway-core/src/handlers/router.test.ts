@@ -261,12 +261,27 @@ describe('Router', () => {
     expect(await label('/')).toBe('first');
   });
 
-  it('refuses an unknown route field or decorator', async () => {
-    const { router } = await setup({ 'a.json': route('a', undefined, { colour: 'red' }) });
+  it('refuses a misspelt route field, saying what was meant (a route without its condition takes everything)', async () => {
+    const { router } = await setup({ 'a.json': route('a', undefined, { condtion: '${false}' }) });
     expect(router.failures[0]!.problems[0]).toMatchObject({
       code: 'PORTICO_E_REFERENCE',
-      details: { jsonPath: '$.colour' },
+      message: expect.stringContaining("unknown decorator or field 'condtion'; did you mean 'condition'?"),
+      details: { jsonPath: '$.condtion' },
     });
+    expect(router.routes).toEqual([]);
+  });
+
+  it('ignores, with a warning, a key that names no field and no decorator, as the incumbents do', async () => {
+    const { router, label, logger } = await setup({ 'a.json': route('a', undefined, { colour: 'red' }) });
+    expect(router.failures).toEqual([]);
+    expect(await label('/')).toBe('a');
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message: "'colour' names no field and no decorator in scope: ignored, as the incumbents ignore it",
+        data: expect.objectContaining({ jsonPath: '$.colour' }),
+      }),
+    );
   });
 
   it("reads the route's properties in its condition and its objects' settings, at load and per request", async () => {

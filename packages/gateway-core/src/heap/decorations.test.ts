@@ -116,20 +116,20 @@ describe('Heap: decorations', () => {
     const problems = heap.declare([
       ...decorators,
       { name: 'f', type: 'HeaderFilter', config: { header: 'X' } },
-      { name: 'h', type: 'StaticHandler', nope: true },
+      { name: 'h', type: 'StaticHandler', 'wrap.inne': true },
       { name: 'k', type: 'StaticHandler', f: true },
     ]);
     expect(problems.map((p) => [p.code, p.details.jsonPath])).toEqual([
-      [ErrorCode.REFERENCE, '$.heap[5].nope'],
+      [ErrorCode.REFERENCE, '$.heap[5]["wrap.inne"]'],
       [ErrorCode.REFERENCE, '$.heap[6].f'],
     ]);
     expect(problems[0]!.message).toBe(
-      "unknown decorator 'nope'; decorators in scope: wrap.g1, wrap.g2, wrap.inner, wrap.outer",
+      "unknown decorator or field 'wrap.inne'; did you mean 'wrap.inner'? decorators in scope: wrap.g1, wrap.g2, wrap.inner, wrap.outer",
     );
     // Using the object anyway reports the same problem.
     const unknown = await failure(heap.get('h'));
     expect(unknown.code).toBe(ErrorCode.REFERENCE);
-    expect(unknown.details).toMatchObject({ file: 'routes/r.json', jsonPath: '$.heap[5].nope' });
+    expect(unknown.details).toMatchObject({ file: 'routes/r.json', jsonPath: '$.heap[5]["wrap.inne"]' });
     const notDecorator = await failure(heap.get('k'));
     expect(notDecorator.message).toContain("unknown decorator 'f' ('f' is a filter)");
   });
@@ -143,18 +143,28 @@ describe('Heap: decorations', () => {
     expect(problems).toEqual([]);
   });
 
-  it('reports an unknown global decorator at the globalDecorators of its heap', async () => {
-    const { heap } = testHeap({ file: 'routes/r.json', globalDecorations: [['missing.one', true]] });
-    heap.declare([{ name: 'h', type: 'StaticHandler' }]);
+  it('reports a misspelt global decorator at the globalDecorators of its heap', async () => {
+    const { heap } = testHeap({ file: 'routes/r.json', globalDecorations: [['wrap.g3', true]] });
+    heap.declare([...decorators, { name: 'h', type: 'StaticHandler' }]);
     expect(heap.globalDecorationProblems().map((p) => p.details.jsonPath)).toEqual([
-      '$.globalDecorators["missing.one"]',
+      '$.globalDecorators["wrap.g3"]',
     ]);
     const error = await failure(heap.get('h'));
     expect(error.code).toBe(ErrorCode.REFERENCE);
-    expect(error.details).toMatchObject({
-      file: 'routes/r.json',
-      jsonPath: '$.globalDecorators["missing.one"]',
-    });
+    expect(error.details).toMatchObject({ file: 'routes/r.json', jsonPath: '$.globalDecorators["wrap.g3"]' });
+  });
+
+  it('ignores, with a warning when declared, decorations naming nothing near a field or a decorator', async () => {
+    const { heap, logger } = testHeap({ file: 'routes/r.json', globalDecorations: [['far.away', true]] });
+    const problems = heap.declare([...decorators, { name: 'h', type: 'StaticHandler', bindings: { x: 1 } }]);
+    expect(problems).toEqual([]);
+    expect(heap.globalDecorationProblems()).toEqual([]);
+    expect(await heap.get('h')).toBeDefined();
+    const warnings = logger.records.filter((r) => r.level === 'warn');
+    expect(warnings.map((r) => r.data?.jsonPath)).toEqual([
+      '$.heap[4].bindings',
+      '$.globalDecorators["far.away"]',
+    ]);
   });
 
   it('refuses decorations on objects that are not filters or handlers, when they are declared', async () => {
@@ -181,7 +191,10 @@ describe('Heap: decorations', () => {
 
   it('destroys an object whose decoration failed', async () => {
     const { heap, journal } = testHeap();
-    heap.declare([{ name: 'h', type: 'StaticHandler', 'no.such': 1 }]);
+    heap.declare([
+      { name: 'f', type: 'HeaderFilter', config: { header: 'X' } },
+      { name: 'h', type: 'StaticHandler', f: 1 },
+    ]);
     expect((await failure(heap.get('h'))).code).toBe(ErrorCode.REFERENCE);
     await heap.destroy();
     expect(journal).toEqual(['create h', 'destroy h']);
@@ -436,7 +449,7 @@ describe('Default decorators', () => {
     expect(problemsOf(error).map((p) => [p.code, p.details.jsonPath])).toEqual([
       [ErrorCode.REFERENCE, '$.heap[0].captur'],
     ]);
-    expect(error.message).toContain("unknown decorator 'captur'");
+    expect(error.message).toContain("unknown decorator or field 'captur'; did you mean 'capture'?");
   });
 
   it('report an unknown globalDecorators name when the route loads, even if nothing uses it', async () => {

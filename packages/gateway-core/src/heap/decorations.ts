@@ -13,7 +13,8 @@ export interface DecorationStep extends Where {
 }
 
 /** Finds the decorator object a step names, or throws a REFERENCE error at the step. */
-export type DecoratorLookup = (step: DecorationStep) => Promise<Decorator>;
+/** The decorator a step names; undefined for a name that is ignored (see Heap.unknownDecoration). */
+export type DecoratorLookup = (step: DecorationStep) => Promise<Decorator | undefined>;
 
 /** The decorations written on a declaration, each at `<declaration path>.<decorator name>`. */
 export function localSteps(declaration: Declaration): DecorationStep[] {
@@ -55,6 +56,7 @@ export async function decorate(
   let decorated = target;
   for (const step of [...local, ...global]) {
     const decorator = await lookup(step);
+    if (decorator === undefined) continue;
     try {
       decorated = await decorator.decorate(decorated, step.value, {
         ...info,

@@ -22,6 +22,7 @@ import {
 import { type DecorationStep, decorate, globalSteps, localSteps, notDecoratable } from './decorations.ts';
 import { combine, cycleError, locate, located, problemsOf, type Site } from './errors.ts';
 import { type Decorator, type GatewayEnvironment, type Heaplet, isDecorator, type Kind } from './heaplet.ts';
+import { likelyMeant } from './near-names.ts';
 import { resolveReferences } from './references.ts';
 
 export interface HeapOptions {
@@ -65,6 +66,9 @@ interface Slot {
 }
 
 const NOWHERE: Site = { file: undefined, jsonPath: undefined };
+
+/** The fields of a heap object declaration; its other keys are decorations. */
+const DECLARATION_FIELDS = ['name', 'type', 'config'] as const;
 
 /**
  * Heap objects declared by configuration (`{"name", "type", "config"}`), created on first use.
@@ -157,7 +161,39 @@ export class Heap {
    */
   globalDecorationProblems(): PorticoError[] {
     const parentCount = this.parent?.globals.length ?? 0;
-    return this.globals.slice(parentCount).flatMap((step) => this.decoratorProblem(step) ?? []);
+    return this.globals.slice(parentCount).flatMap((step) => this.decoratorProblem(step, [], true) ?? []);
+  }
+
+  /**
+   * What a decoration key naming nothing in scope means, beside the `fields` of the place where it
+   * is written. A likely misspelling of one of those fields or of a decorator in scope (`condtion`,
+   * `captur`) is an error saying what was meant: ignoring it could change what the configuration
+   * does (a route without its condition takes every request). Any other name is ignored, as the
+   * incumbents ignore it, with a warning when `warn` is set: real configurations carry such keys
+   * (`"bindings": {...}` in a published config.json).
+   */
+  unknownDecoration(
+    name: string,
+    where: Where,
+    fields: Iterable<string>,
+    warn = true,
+  ): PorticoError | undefined {
+    const decorators = this.decoratorsInScope();
+    const meant = likelyMeant(name, [...fields, ...decorators]);
+    if (meant !== undefined) {
+      return new PorticoError(
+        ErrorCode.REFERENCE,
+        `unknown decorator or field '${name}'; did you mean '${meant}'? decorators in scope: ${decorators.join(', ') || 'none'}`,
+        { ...located(where), expected: `'${meant}', or the name of a decorator heap object` },
+      );
+    }
+    if (warn) {
+      this.logger.warn(
+        `'${name}' names no field and no decorator in scope: ignored, as the incumbents ignore it`,
+        { ...located(where) },
+      );
+    }
+    return undefined;
   }
 
   /** The object named `name`, created on first use; with `kind`, it must be of that kind. */
@@ -433,11 +469,20 @@ export class Heap {
    * decorator may not have a CONFIG error.
    */
   decorator(name: string, where: Where): Promise<Decorator> {
-    return this.decoratorFor({ name, value: undefined, ...where });
+    return this.decoratorFor({ name, value: undefined, ...where }, true) as Promise<Decorator>;
   }
 
-  /** The decorator object a decoration names; a name that is not a decorator is a REFERENCE error. */
-  private async decoratorFor(step: DecorationStep): Promise<Decorator> {
+  /**
+   * The decorator object a decoration names; a name that is not a decorator is a REFERENCE error,
+   * one that names nothing is undefined (ignored) unless `required` or a likely misspelling.
+   */
+  private async decoratorFor(step: DecorationStep, required = false): Promise<Decorator | undefined> {
+    if (!required && !this.has(step.name)) {
+      // Reported (warned about, or refused) when declared; ignored here.
+      const problem = this.unknownDecoration(step.name, step, DECLARATION_FIELDS, false);
+      if (problem !== undefined) throw problem;
+      return undefined;
+    }
     const problem = this.decoratorProblem(step);
     if (problem !== undefined) throw problem;
     const found = this.find(step.name)!;
@@ -457,8 +502,13 @@ export class Heap {
    * or an object that is not a decorator. A name whose type is not known yet passes here; creating
    * it reports the type.
    */
-  private decoratorProblem(step: DecorationStep): PorticoError | undefined {
+  private decoratorProblem(
+    step: DecorationStep,
+    fields: readonly string[] = DECLARATION_FIELDS,
+    lenient = false,
+  ): PorticoError | undefined {
     const found = this.find(step.name);
+    if (found === undefined && lenient) return this.unknownDecoration(step.name, step, fields);
     const type = found?.slot.declaration?.type;
     const actual = type === undefined ? undefined : this.registry.kindOf(type);
     if (found !== undefined && actual === 'decorator') {
@@ -484,7 +534,7 @@ export class Heap {
     if (kind !== undefined && kind !== 'filter' && kind !== 'handler') {
       return [notDecoratable(first, declaration.name)];
     }
-    return steps.flatMap((step) => this.decoratorProblem(step) ?? []);
+    return steps.flatMap((step) => this.decoratorProblem(step, DECLARATION_FIELDS, true) ?? []);
   }
 
   /**

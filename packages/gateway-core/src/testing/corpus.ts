@@ -39,11 +39,11 @@ export function requireCorpusUnderCi(): boolean {
 
 /**
  * References the corpus cannot satisfy by itself: objects declared in a deployment's files that the
- * corpus does not hold (a config.json that is not published), JNDI data sources a Java container
- * would provide, and decorator names the incumbents ignore when nothing declares them. Any other
- * reference problem (an object of the wrong kind, a decorator without `decorate`) is a real failure.
+ * corpus does not hold (a config.json that is not published), and JNDI data sources a Java container
+ * would provide. Any other reference problem (an object of the wrong kind, a misspelt decorator, a
+ * decorator without `decorate`) is a real failure.
  */
-const DEPLOYMENT_REFERENCES = /^(no heap object named |no data source named |unknown decorator )/;
+const DEPLOYMENT_REFERENCES = /^(no heap object named |no data source named )/;
 
 /**
  * Problems a corpus file may have today without being a compatibility failure: a type still to come,
