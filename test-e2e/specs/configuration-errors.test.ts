@@ -76,6 +76,19 @@ describe('portico validate (the real command)', () => {
     expect(result.stderr).not.toContain('10-good.json');
   });
 
+  it('prints warnings with their file and JSON path without failing: a key ignored as the incumbents ignore it', async () => {
+    const base = instanceDirectory({
+      'config/config.json': { handler: { type: 'Router', config: { scanInterval: 'disabled' } } },
+      'config/routes/10-good.json': { ...good, bindings: { $location: 'file:/var/openig/bindings.json' } },
+    });
+    const result = await runPortico(['validate', '--base', base]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('configuration valid (1 route)');
+    expect(result.stderr.trim()).toBe(
+      `warning ${path.join(base, 'config', 'routes', '10-good.json')} $.bindings: 'bindings' names no field and no decorator in scope: ignored, as the incumbents ignore it`,
+    );
+  });
+
   it('reports every problem of admin.json', async () => {
     const base = instanceDirectory({
       'config/admin.json': { limits: { maxHeaderSize: 10, bogus: 1 }, mode: 'TURBO' },

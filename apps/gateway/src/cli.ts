@@ -12,7 +12,7 @@ Commands:
                  --workers N            processes (default: one per core; 1 for a single process)
                  --log-format json|pretty
                  -Dname=value           set a system property (repeatable)
-  validate       Load everything without serving; print every problem; exit 1 if any
+  validate       Load everything without serving; print every problem and warning; exit 1 on a problem
                  --base DIR
   eval <text>    Evaluate an expression or template and print the result as JSON
                  --bindings FILE.json   request, attributes, session, contexts ... as plain JSON

@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
-import { isPorticoError, type PorticoError, problemsOf } from '@portico/gateway-core';
-import { createLogger } from '../logging.ts';
+import { createMemoryLogger, isPorticoError, type PorticoError, problemsOf } from '@portico/gateway-core';
 import { Gateway } from '../server/gateway.ts';
 import { locateInstance } from '../server/instance.ts';
 import { type Output, UsageError } from './output.ts';
@@ -8,7 +7,8 @@ import { type Output, UsageError } from './output.ts';
 /**
  * `portico validate [--base DIR]`: loads admin.json, config.json and every route file, creating
  * every declared object, without serving. Prints every problem found (file, JSON path, what was
- * expected), not just the first; exit code 1 when there is any.
+ * expected), not just the first; exit code 1 when there is any. Warnings (a key ignored as the
+ * incumbents ignore it, a session key made at startup ...) are printed too, and do not fail.
  */
 export async function validateCommand(argv: string[], out: Output): Promise<number> {
   let base: string | undefined;
@@ -17,7 +17,7 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const logger = createLogger({ format: 'json', level: 'silent' });
+  const logger = createMemoryLogger();
   const problems: PorticoError[] = [];
   let routes = 0;
   let instance: ReturnType<typeof locateInstance>;
@@ -40,6 +40,10 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
   } catch (error) {
     if (!isPorticoError(error)) throw error;
     problems.push(...problemsOf(error));
+  }
+  for (const { message, data } of logger.records.filter((r) => r.level === 'warn')) {
+    const where = [data?.file, data?.jsonPath].filter((part) => typeof part === 'string').join(' ');
+    out.stderr(`warning${where ? ` ${where}` : ''}: ${message}`);
   }
   if (problems.length === 0) {
     out.stdout(`${instance.base}: configuration valid (${routes} route${routes === 1 ? '' : 's'})`);
