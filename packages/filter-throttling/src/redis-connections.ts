@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import { redisClientArguments } from '@portico/gateway-core';
+import { Redis, type RedisOptions } from 'ioredis';
 
 /** One Redis connection, shared by every filter of this process that names the same server. */
 export interface SharedRedis {
@@ -27,12 +28,16 @@ export async function acquireRedis(uri: string, timeoutMs: number): Promise<Shar
   const id = `${uri} ${timeoutMs}`;
   let entry = connections.get(id);
   if (entry === undefined) {
-    const client = new Redis(uri, {
+    const target = redisClientArguments(uri);
+    const options: RedisOptions = {
+      ...target.options,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: timeoutMs,
       connectionName: 'portico-throttling',
-    });
+    };
+    // Through Sentinel, the client asks the Sentinels for the group's primary and follows failovers.
+    const client = target.uri === undefined ? new Redis(options) : new Redis(target.uri, options);
     client.on('error', () => {});
     const created: Entry = { client, users: 0, ready: firstConnection(client) };
     connections.set(id, created);

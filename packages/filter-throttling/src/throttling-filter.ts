@@ -13,6 +13,7 @@ import {
   type Logger,
   type Request,
   Response,
+  redisUri,
   s,
 } from '@portico/gateway-core';
 import {
@@ -157,7 +158,7 @@ const ONE_DAY = Duration.parse('1 day');
 
 const redisSchema = s.object({
   /** `redis://[user:password@]host:port[/db]` or `rediss://` for TLS. */
-  uri: s.string(),
+  uri: redisUri(),
   keyPrefix: s.string().optional(),
   whenUnavailable: s.enumOf(['allow', 'reject'] as const).default('allow'),
   timeout: s

@@ -10,7 +10,7 @@ import {
   Response,
   s,
 } from '@portico/gateway-core';
-import { serviceUrl } from '@portico/gateway-core/testing';
+import { redisBinariesAvailable, serviceUrl, startRedisSentinelGroup } from '@portico/gateway-core/testing';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequestListener } from './app.ts';
@@ -166,6 +166,29 @@ describe('server-side sessions', () => {
     expect((await two('/count', cookie)).payload).toBe('2');
     expect((await one('/count', cookie)).payload).toBe('3');
   });
+
+  it.skipIf(!redisBinariesAvailable())(
+    'keep values in Redis behind Sentinel, across a failover (real primary, replica and Sentinel)',
+    async () => {
+      const group = await startRedisSentinelGroup();
+      cleanups.push(async () => group.stop());
+      const call = await appWith({
+        store: { type: 'redis', uri: group.uri, prefix: 'portico:test:sentinel:' },
+      });
+      const cookie = sessionCookie(await call('/count'));
+      await group.failover();
+      // The counter stores 1, 2, then empties the session at 3. A 3 means the visit that stored 2
+      // was written after the failover (the old primary is a replica by then) and read back.
+      const deadline = Date.now() + 15_000;
+      const seen: string[] = [];
+      while (Date.now() < deadline && seen.at(-1) !== '3') {
+        seen.push((await call('/count', cookie)).payload);
+        if (seen.at(-1) !== '3') await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(seen.at(-1)).toBe('3');
+    },
+    60_000,
+  );
 });
 
 const SECRET = Buffer.alloc(32, 7).toString('base64');

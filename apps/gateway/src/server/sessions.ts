@@ -6,6 +6,8 @@ import {
   type Logger,
   type Request,
   type Response,
+  redisClientArguments,
+  redisUri,
   type Session,
   type SessionHandle,
   type SessionProducer,
@@ -43,7 +45,7 @@ export const sessionSchema = s.object({
   store: s
     .object({
       type: s.enumOf(['memory', 'redis'] as const).default('memory'),
-      uri: s.string().optional(),
+      uri: redisUri().optional(),
       prefix: s.string().default('portico:session:'),
     })
     .default(() => ({ type: 'memory' as const, prefix: 'portico:session:' })),
@@ -218,7 +220,10 @@ function memoryStore(): Store {
  */
 async function redisStore(uri: string, prefix: string, logger: Logger): Promise<Store> {
   const { Redis } = await import('ioredis');
-  const client = new Redis(uri, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const target = redisClientArguments(uri);
+  const options = { ...target.options, maxRetriesPerRequest: 1, enableOfflineQueue: false };
+  // Through Sentinel (redis-sentinel://), the client asks for the group's primary and follows failovers.
+  const client = target.uri === undefined ? new Redis(options) : new Redis(target.uri, options);
   let down = false;
   client.on('error', (error: Error) => {
     if (!down) logger.error('session store unreachable', { store: 'redis', error: error.message });

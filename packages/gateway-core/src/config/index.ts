@@ -1,5 +1,6 @@
 export { charsetSetting } from './charset-setting.ts';
 export { parseConfigJson } from './json.ts';
+export { type RedisClientArguments, redisClientArguments, redisUri } from './redis-uri.ts';
 export {
   checkConfig,
   childPath,

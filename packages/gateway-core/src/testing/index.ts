@@ -15,4 +15,9 @@ export { loadCorpusRoute } from './corpus-route.ts';
 export { type CorpusDeclarationSuiteOptions, describeCorpusDeclarations } from './corpus-suite.ts';
 export { type PluginHeapOptions, pluginHeap, recordingHandler, testContext } from './heap.ts';
 export { loadingMap } from './lazy.ts';
+export {
+  type RedisSentinelGroup,
+  redisBinariesAvailable,
+  startRedisSentinelGroup,
+} from './redis-sentinel.ts';
 export { serviceUrl } from './services.ts';
