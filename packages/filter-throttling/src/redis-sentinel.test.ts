@@ -64,5 +64,5 @@ describe.skipIf(!redisBinariesAvailable())('ThrottlingFilter with Redis behind S
     expect(bucketsOn(group.ports.replica)).toContainEqual(
       expect.stringMatching(`after-failover-${attempt}$`),
     );
-  }, 45_000);
+  }, 90_000);
 });

@@ -187,7 +187,7 @@ describe('server-side sessions', () => {
       }
       expect(seen.at(-1)).toBe('3');
     },
-    60_000,
+    120_000,
   );
 });
 

@@ -57,9 +57,10 @@ const RESERVED_FIELDS: ReadonlyMap<string, string> = new Map([
 ]);
 
 /**
- * What is wrong with a name for a decorator, or undefined when it may be used: reserved field
- * names, comment keys and purely alphanumeric names (the incumbents keep those for their own
- * fields) are refused; the default decorators' names are accepted, since declaring one replaces it.
+ * What the spec's rule 8 says against a name for a decorator, or undefined: a reserved field name
+ * or a comment key (which the heap refuses: it could never be used), or a purely alphanumeric name
+ * (reserved for fields to come; the heap warns and accepts it, as real configurations use such
+ * names). The default decorators' names are fine, since declaring one replaces it.
  */
 export function decoratorNameProblem(name: string): string | undefined {
   return fieldClash(name) ?? alphanumericName(name);

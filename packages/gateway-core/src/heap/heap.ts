@@ -11,7 +11,6 @@ import {
   type Declaration,
   type DeclarationResult,
   type Decoration,
-  decoratorNameProblem,
   fieldClash,
   isRecord,
   problem,
@@ -512,7 +511,7 @@ export class Heap {
     const type = found?.slot.declaration?.type;
     const actual = type === undefined ? undefined : this.registry.kindOf(type);
     if (found !== undefined && actual === 'decorator') {
-      const refused = decoratorNameProblem(step.name);
+      const refused = fieldClash(step.name);
       return refused === undefined ? undefined : badDecoratorName(refused, step.name, step);
     }
     if (found !== undefined && actual === undefined) return undefined;
@@ -539,18 +538,21 @@ export class Heap {
 
   /**
    * Spec, Decorators rule 8, when a decorator is declared: a name that clashes with a field is
-   * refused (it could never be used). A purely alphanumeric name is refused where a decoration uses
-   * it (see decoratorProblem) and only warned about here: real configurations declare such
-   * decorators and leave them unused, and those must keep loading.
+   * refused (it could never be used). A purely alphanumeric name, which the spec reserves, is only
+   * warned about, and works: real configurations declare and use such decorators (`regCapture`), and
+   * the incumbents accept them.
    */
   private decoratorNameError(declaration: Declaration | undefined): PorticoError | undefined {
     if (declaration === undefined || this.registry.kindOf(declaration.type) !== 'decorator') return undefined;
     const alphanumeric = alphanumericName(declaration.name);
     if (alphanumeric !== undefined) {
-      this.logger.warn(`${alphanumeric}; using it as a decoration is an error`, {
-        ...(declaration.file === undefined ? {} : { file: declaration.file }),
-        jsonPath: childPath(declaration.jsonPath, 'name'),
-      });
+      this.logger.warn(
+        `${alphanumeric}; it works, but a dotted name (my.capture) will never clash with one`,
+        {
+          ...(declaration.file === undefined ? {} : { file: declaration.file }),
+          jsonPath: childPath(declaration.jsonPath, 'name'),
+        },
+      );
     }
     const clash = fieldClash(declaration.name);
     if (clash === undefined) return undefined;

@@ -88,9 +88,15 @@ export async function startRedisSentinelGroup(name = 'portico-test'): Promise<Re
     uri: `redis-sentinel://127.0.0.1:${ports.sentinel}#${name}`,
     cli,
     async failover() {
-      cli(ports.sentinel, 'SENTINEL', 'failover', name);
+      // The Sentinel refuses (NOGOODSLAVE) while its view of the replica is stale, which a busy
+      // machine makes likely: ask again until it accepts.
+      await until(
+        () => cli(ports.sentinel, 'SENTINEL', 'failover', name).trim() === 'OK',
+        20_000,
+        'a failover to start',
+      );
       const primaryPort = () => cli(ports.sentinel, 'SENTINEL', 'get-master-addr-by-name', name);
-      await until(() => primaryPort().includes(String(ports.replica)), 15_000, 'the failover');
+      await until(() => primaryPort().includes(String(ports.replica)), 20_000, 'the failover');
       await until(
         () => cli(ports.replica, 'INFO', 'replication').includes('role:master'),
         10_000,
