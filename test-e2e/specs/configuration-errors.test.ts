@@ -84,9 +84,11 @@ describe('portico validate (the real command)', () => {
     const result = await runPortico(['validate', '--base', base]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('configuration valid (1 route)');
-    expect(result.stderr.trim()).toBe(
-      `warning ${path.join(base, 'config', 'routes', '10-good.json')} $.bindings: 'bindings' names no field and no decorator in scope: ignored, as the incumbents ignore it`,
-    );
+    const warning = `warning ${path.join(base, 'config', 'routes', '10-good.json')} $.bindings: 'bindings' names no field and no decorator in scope: ignored, as the incumbents ignore it`;
+    expect(result.stderr.trim()).toBe(warning);
+    const strict = await runPortico(['validate', '--base', base, '--strict']);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr.trim().split('\n')).toEqual([warning, '1 warning found (--strict)']);
   });
 
   it('reports every problem of admin.json', async () => {

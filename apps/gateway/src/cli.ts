@@ -14,6 +14,7 @@ Commands:
                  -Dname=value           set a system property (repeatable)
   validate       Load everything without serving; print every problem and warning; exit 1 on a problem
                  --base DIR
+                 --strict               warnings fail too (exit 1)
   eval <text>    Evaluate an expression or template and print the result as JSON
                  --bindings FILE.json   request, attributes, session, contexts ... as plain JSON
                  --type string|boolean|integer|number|object   the type the setting expects

@@ -8,12 +8,19 @@ import { type Output, UsageError } from './output.ts';
  * `portico validate [--base DIR]`: loads admin.json, config.json and every route file, creating
  * every declared object, without serving. Prints every problem found (file, JSON path, what was
  * expected), not just the first; exit code 1 when there is any. Warnings (a key ignored as the
- * incumbents ignore it, a session key made at startup ...) are printed too, and do not fail.
+ * incumbents ignore it, a session key made at startup ...) are printed too, and fail only with
+ * `--strict`.
  */
 export async function validateCommand(argv: string[], out: Output): Promise<number> {
   let base: string | undefined;
+  let strict = false;
   try {
-    base = parseArgs({ args: argv, options: { base: { type: 'string' } } }).values.base;
+    const { values } = parseArgs({
+      args: argv,
+      options: { base: { type: 'string' }, strict: { type: 'boolean', default: false } },
+    });
+    base = values.base;
+    strict = values.strict;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -41,9 +48,14 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
     if (!isPorticoError(error)) throw error;
     problems.push(...problemsOf(error));
   }
-  for (const { message, data } of logger.records.filter((r) => r.level === 'warn')) {
+  const warnings = logger.records.filter((r) => r.level === 'warn');
+  for (const { message, data } of warnings) {
     const where = [data?.file, data?.jsonPath].filter((part) => typeof part === 'string').join(' ');
     out.stderr(`warning${where ? ` ${where}` : ''}: ${message}`);
+  }
+  if (strict && warnings.length > 0 && problems.length === 0) {
+    out.stderr(`${warnings.length} warning${warnings.length === 1 ? '' : 's'} found (--strict)`);
+    return 1;
   }
   if (problems.length === 0) {
     out.stdout(`${instance.base}: configuration valid (${routes} route${routes === 1 ? '' : 's'})`);
