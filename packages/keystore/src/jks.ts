@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { children, KeystoreFormatError, octets, oid, readDer } from './der.ts';
+import { type JavaObject, type JavaValue, readJavaObject } from './java-serialization.ts';
 import { WrongPasswordError } from './pbe.ts';
 import type { StoredEntry } from './stored-entry.ts';
 
@@ -10,12 +11,14 @@ export const JCEKS_MAGIC = 0xcececece;
 const SUN_KEY_PROTECTOR = '1.3.6.1.4.1.42.2.17.1.1';
 
 /**
- * Reads a JKS file (Java's default keystore format before Java 9): checks its digest with the store
- * password when there is one, and lists its private keys and trusted certificates by alias.
+ * Reads a JKS file (Java's default keystore format before Java 9) or a JCEKS file (the same layout,
+ * with keys protected by PBEWithMD5AndTripleDES, and secret keys): checks its digest with the store
+ * password when there is one, and lists its keys and trusted certificates by alias.
  */
 export function readJks(bytes: Uint8Array, password: string | undefined): StoredEntry[] {
   const reader = new Reader(bytes);
-  if (reader.u32() !== JKS_MAGIC) throw new KeystoreFormatError('not a JKS file');
+  const magic = reader.u32();
+  if (magic !== JKS_MAGIC && magic !== JCEKS_MAGIC) throw new KeystoreFormatError('not a JKS or JCEKS file');
   const version = reader.u32();
   if (version !== 1 && version !== 2)
     throw new KeystoreFormatError(`JKS version ${version} is not supported`);
@@ -39,6 +42,11 @@ export function readJks(bytes: Uint8Array, password: string | undefined): Stored
       });
     } else if (tag === 2) {
       entries.push({ alias, kind: 'certificate', der: certificate(reader, version), encrypted: false });
+    } else if (tag === 3 && magic === JCEKS_MAGIC) {
+      // A secret key: a serialized SealedObject, whose length only reading it tells.
+      const { value, end } = readJavaObject(bytes, reader.offset);
+      reader.skip(end - reader.offset);
+      entries.push({ alias, kind: 'secret', ...sealedKey(value) });
     } else {
       throw new KeystoreFormatError(`unknown JKS entry type ${tag}`);
     }
@@ -85,6 +93,35 @@ export function decryptJksKey(encryptedInfo: Uint8Array, password: string): Buff
   if (!timingSafeEqual(actual, check))
     throw new WrongPasswordError('the password does not decrypt this entry');
   return plain;
+}
+
+/** The parts of a JCEKS sealed key: the encrypted serialized key and its PBE parameters. */
+function sealedKey(value: JavaValue): Pick<StoredEntry, 'der' | 'encrypted' | 'sealedParams'> {
+  const sealed = value as JavaObject | null;
+  const params = sealed?.fields?.get('encodedParams');
+  const content = sealed?.fields?.get('encryptedContent');
+  const algorithm = sealed?.fields?.get('paramsAlg');
+  if (!(params instanceof Uint8Array) || !(content instanceof Uint8Array)) {
+    throw new KeystoreFormatError('a JCEKS secret key entry that is not a sealed key');
+  }
+  if (algorithm !== 'PBEWithMD5AndTripleDES') {
+    throw new KeystoreFormatError(
+      `a JCEKS secret key sealed with ${String(algorithm)}, which is not supported`,
+    );
+  }
+  return { der: content, encrypted: true, sealedParams: params };
+}
+
+/**
+ * The raw bytes of a secret key a JCEKS entry seals, once decrypted: a serialized `SecretKeySpec`
+ * (field `key`) or `KeyRep` (field `encoded`, format RAW).
+ */
+export function unsealedKeyBytes(serialized: Uint8Array): Uint8Array {
+  const { value } = readJavaObject(serialized);
+  const fields = (value as JavaObject | null)?.fields;
+  const raw = fields?.get('key') ?? fields?.get('encoded');
+  if (!(raw instanceof Uint8Array)) throw new KeystoreFormatError('the sealed key holds no raw key bytes');
+  return raw;
 }
 
 function certificate(reader: Reader, version: number): Uint8Array {

@@ -108,17 +108,46 @@ describe('KeyStore reading JKS', () => {
   });
 });
 
-describe('KeyStore and files it cannot read', () => {
-  it('refuses JCEKS with the keytool command that converts it', () => {
-    expect(() => KeyStore.read(fixture('store.jceks'), 'changeit')).toThrow(/JCEKS .* -deststoretype PKCS12/);
+describe('KeyStore reading JCEKS (as the incumbents’ tamper-evident audit keystore)', () => {
+  const store = KeyStore.read(fixture('store.jceks'), 'changeit');
+
+  it('decrypts the RSA private key to what openssl reads', () => {
+    expect(store.type).toBe('JCEKS');
+    expect(der(store.key('signature'))).toEqual(der(opensslKey('jceks-signature-key.pem')));
+    expect(store.certificate('signature')?.subject).toBe('CN=portico-test');
   });
 
+  it('unseals the HmacSHA256 secret key to its bytes', () => {
+    expect(store.entries()).toEqual(expect.arrayContaining([{ alias: 'password', kind: 'secret' }]));
+    expect(store.key('Password').export().toString('hex')).toBe(
+      '202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f',
+    );
+    // Decrypted once (200,000 MD5 rounds), then kept.
+    expect(store.key('password')).toBe(store.key('Password'));
+  });
+
+  it('refuses wrong passwords: the store digest, a sealed key, a private key', () => {
+    expect(() => KeyStore.read(fixture('store.jceks'), 'wrong')).toThrow(WrongPasswordError);
+    expect(() => store.key('password', 'wrong')).toThrow('does not decrypt');
+    expect(() => store.key('signature', 'wrong')).toThrow('does not decrypt');
+    expect(store.certificate('partner')?.fingerprint256).toBe(
+      new X509Certificate(fixture('partner.pem')).fingerprint256,
+    );
+  });
+});
+
+describe('KeyStore and files it cannot read', () => {
   it('refuses what is not a keystore, and a truncated one, as format errors', () => {
     expect(() => KeyStore.read(Buffer.from('hello, world'), 'x')).toThrow(KeystoreFormatError);
     const p12 = fixture('store.p12');
     expect(() => KeyStore.read(p12.subarray(0, p12.length / 2), 'changeit')).toThrow(KeystoreFormatError);
     const jks = fixture('store.jks');
     expect(() => KeyStore.read(jks.subarray(0, 200), 'storepass')).toThrow(KeystoreFormatError);
+    // Cut inside the serialized sealed key of a JCEKS file.
+    const jceks = fixture('store.jceks');
+    expect(() => KeyStore.read(jceks.subarray(0, jceks.length - 900), 'changeit')).toThrow(
+      KeystoreFormatError,
+    );
   });
 });
 
@@ -168,7 +197,7 @@ describe('KeyStore declared in the heap', () => {
       details: { jsonPath: '$.heap[0].config.url' },
     });
     await expect(declare({ url: path.join(fixtures, 'partner.pem') }).store()).rejects.toMatchObject({
-      message: /is not a PKCS12 or JKS keystore/,
+      message: /is not a PKCS12, JKS or JCEKS keystore/,
       details: { jsonPath: '$.heap[0].config.url' },
     });
   });

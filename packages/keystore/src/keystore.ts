@@ -4,14 +4,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineHeaplet, ErrorCode, PorticoError, s } from '@portico/gateway-core';
 import { children, KeystoreFormatError, octets, readDer } from './der.ts';
-import { decryptJksKey, JCEKS_MAGIC, JKS_MAGIC, readJks } from './jks.ts';
-import { decryptPrivateKeyInfo, WrongPasswordError } from './pbe.ts';
+import { decryptJksKey, JCEKS_MAGIC, JKS_MAGIC, readJks, unsealedKeyBytes } from './jks.ts';
+import { decryptPrivateKeyInfo, decryptSunTripleDes, WrongPasswordError } from './pbe.ts';
 import { readPkcs12 } from './pkcs12.ts';
 import type { StoredEntry } from './stored-entry.ts';
 
-export type KeystoreType = 'PKCS12' | 'JKS';
+export type KeystoreType = 'PKCS12' | 'JKS' | 'JCEKS';
 
-export const KEYSTORE_TYPES = ['PKCS12', 'JKS'] as const;
+export const KEYSTORE_TYPES = ['PKCS12', 'JKS', 'JCEKS'] as const;
 
 /** What a keystore file holds, by alias: private keys (with their certificate), secret keys, certificates. */
 export interface KeystoreEntryInfo {
@@ -21,7 +21,7 @@ export interface KeystoreEntryInfo {
 
 /**
  * A Java keystore file read into memory: PKCS #12 (keytool's default since Java 9, and what
- * `openssl pkcs12 -export` writes) or JKS. The store password checks the file's integrity when it
+ * `openssl pkcs12 -export` writes), JKS or JCEKS. The store password checks the file's integrity when it
  * is read; keys stay encrypted until `key(alias, password)` asks for one, with the entry's password
  * (by default the store's, as keytool makes them).
  */
@@ -29,6 +29,7 @@ export class KeyStore {
   readonly type: KeystoreType;
   readonly #entries: Map<string, StoredEntry>;
   readonly #storePassword: string | undefined;
+  readonly #decryptedKeys = new Map<string, KeyObject>();
   /** Encrypted parts of a PKCS #12 file this Node.js could not read (certificates, usually). */
   readonly unreadableParts: number;
 
@@ -50,13 +51,9 @@ export class KeyStore {
    */
   static read(bytes: Uint8Array, password: string | undefined): KeyStore {
     const magic = bytes.length >= 4 ? Buffer.from(bytes).readUInt32BE(0) : 0;
-    if (magic === JCEKS_MAGIC) {
-      throw new KeystoreFormatError(
-        'JCEKS keystores are not supported yet; convert the file with `keytool -importkeystore -srckeystore <file> -destkeystore <new file> -deststoretype PKCS12`',
-      );
-    }
+    if (magic === JCEKS_MAGIC) return new KeyStore('JCEKS', readJks(bytes, password), password, 0);
     if (magic === JKS_MAGIC) return new KeyStore('JKS', readJks(bytes, password), password, 0);
-    if (bytes[0] !== 0x30) throw new KeystoreFormatError('the file is not a PKCS12 or JKS keystore');
+    if (bytes[0] !== 0x30) throw new KeystoreFormatError('the file is not a PKCS12, JKS or JCEKS keystore');
     const { entries, unreadableParts } = readPkcs12(bytes, password);
     return new KeyStore('PKCS12', entries, password, unreadableParts);
   }
@@ -84,24 +81,43 @@ export class KeyStore {
     if (entry.encrypted && secret === undefined) {
       throw new Error(`the keystore entry '${alias}' is encrypted: give its password (or the store's)`);
     }
-    let info: Buffer;
+    const cacheKey = `${alias.toLowerCase()}\u0000${secret ?? ''}`;
+    const known = this.#decryptedKeys.get(cacheKey);
+    if (known) return known;
     try {
-      info = !entry.encrypted
-        ? Buffer.from(entry.der)
-        : this.type === 'JKS'
-          ? decryptJksKey(entry.der, secret!)
-          : decryptPrivateKeyInfo(entry.der, secret!);
+      const key = this.#decrypted(entry, secret);
+      // Decrypting can take a second (JCEKS's 200,000 MD5 rounds): done once per entry and password.
+      this.#decryptedKeys.set(cacheKey, key);
+      return key;
     } catch (error) {
       if (error instanceof WrongPasswordError) {
         throw new Error(`the password does not decrypt the keystore entry '${alias}'`);
       }
       throw error;
     }
-    if (entry.kind === 'secret') {
-      // PrivateKeyInfo { version, algorithm, key OCTET STRING }: the secret's raw bytes.
-      return createSecretKey(Buffer.from(octets(children(readDer(info))[2], 'secret key')));
+  }
+
+  #decrypted(entry: StoredEntry, password: string | undefined): KeyObject {
+    const plain = entry.sealedParams
+      ? decryptSunTripleDes(entry.sealedParams, entry.der, password!)
+      : !entry.encrypted
+        ? Buffer.from(entry.der)
+        : this.type === 'JKS'
+          ? decryptJksKey(entry.der, password!)
+          : decryptPrivateKeyInfo(entry.der, password!);
+    try {
+      if (entry.sealedParams) return createSecretKey(Buffer.from(unsealedKeyBytes(plain)));
+      if (entry.kind === 'secret') {
+        // PrivateKeyInfo { version, algorithm, key OCTET STRING }: the secret's raw bytes.
+        return createSecretKey(Buffer.from(octets(children(readDer(plain))[2], 'secret key')));
+      }
+      return createPrivateKey({ key: plain, format: 'der', type: 'pkcs8' });
+    } catch (error) {
+      // A wrong password can leave padding that is right by chance (1 in 256): the key then does
+      // not parse, which says the same thing.
+      if (entry.encrypted) throw new WrongPasswordError('the decrypted key does not parse');
+      throw error;
     }
-    return createPrivateKey({ key: info, format: 'der', type: 'pkcs8' });
   }
 
   /** The certificate of `alias`: a trusted certificate, or the one of a private key's public key. */
@@ -140,7 +156,7 @@ export const KeyStoreHeaplet = defineHeaplet({
       .string()
       .refine(
         (type) =>
-          (KEYSTORE_TYPES as readonly string[]).includes(type.toUpperCase()) || type.toUpperCase() === 'JCEKS'
+          (KEYSTORE_TYPES as readonly string[]).includes(type.toUpperCase())
             ? undefined
             : `'${type}' is not a keystore type`,
         `${KEYSTORE_TYPES.join(' or ')} (any case)`,
@@ -179,7 +195,7 @@ export const KeyStoreHeaplet = defineHeaplet({
         throw new PorticoError(
           ErrorCode.CONFIG,
           `${location}: ${error.message}`,
-          at('url', 'a PKCS12 or JKS keystore'),
+          at('url', 'a PKCS12, JKS or JCEKS keystore'),
         );
       }
       throw error;

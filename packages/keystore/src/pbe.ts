@@ -37,6 +37,8 @@ const PKCS12_PBE: Record<string, { cipher: string; keyLength: number; ivLength: 
 };
 
 const PBES2 = '1.2.840.113549.1.5.13';
+/** Sun's `PBEWithMD5AndTripleDES`, which JCEKS keystores protect their keys with. */
+export const SUN_PBE_MD5_TRIPLE_DES = '1.3.6.1.4.1.42.2.19.1';
 const PBKDF2 = '1.2.840.113549.1.5.12';
 
 /** A password as PKCS #12 key derivation takes it: UTF-16BE with a two-byte terminator. */
@@ -102,6 +104,9 @@ export function decryptWithPassword(algorithm: Der, data: Uint8Array, password: 
   let iv: Uint8Array;
   if (scheme === PBES2) {
     ({ cipher, key, iv } = pbes2(params, password));
+  } else if (scheme === SUN_PBE_MD5_TRIPLE_DES) {
+    cipher = 'des-ede3-cbc';
+    ({ key, iv } = sunTripleDesKey(params ?? failure('missing parameters'), password));
   } else if (PKCS12_PBE[scheme]) {
     const known = PKCS12_PBE[scheme];
     const [salt, count] = children(params ?? failure('missing parameters'));
@@ -147,6 +152,40 @@ function pbes2(params: Der | undefined, password: string) {
   if (!known) throw new KeystoreFormatError(`the PBES2 cipher ${oid(cipherId)} is not supported`);
   const key = pbkdf2Sync(Buffer.from(password, 'utf8'), salt, iterations, known.keyLength, prf);
   return { cipher: known.cipher, key, iv: octets(ivElement, 'PBES2 IV') };
+}
+
+/**
+ * The key and IV of Sun's PBEWithMD5AndTripleDES, from its parameters (8-byte salt, iteration count):
+ * each half of the salt is hashed with the password (its characters as single bytes) as many times
+ * as the count says; the two digests give 24 key bytes and 8 IV bytes. Equal halves are made to
+ * differ first, as the JDK does.
+ */
+function sunTripleDesKey(params: Der, password: string): { key: Buffer; iv: Buffer } {
+  const [saltElement, count] = children(params);
+  const salt = Buffer.from(octets(saltElement, 'salt'));
+  if (salt.length !== 8) throw new KeystoreFormatError('PBEWithMD5AndTripleDES needs an 8-byte salt');
+  if (salt.subarray(0, 4).equals(salt.subarray(4))) salt.subarray(0, 4).reverse();
+  const passwordBytes = Buffer.from(password, 'latin1');
+  const iterations = integer(count);
+  const derived = Buffer.alloc(32);
+  for (let half = 0; half < 2; half++) {
+    let digest: Buffer = salt.subarray(half * 4, half * 4 + 4);
+    for (let i = 0; i < iterations; i++)
+      digest = createHash('md5').update(digest).update(passwordBytes).digest();
+    digest.copy(derived, half * 16);
+  }
+  return { key: derived.subarray(0, 24), iv: derived.subarray(24) };
+}
+
+/** Decrypts with Sun's PBEWithMD5AndTripleDES given its encoded parameters (a JCEKS sealed key). */
+export function decryptSunTripleDes(encodedParams: Uint8Array, data: Uint8Array, password: string): Buffer {
+  const { key, iv } = sunTripleDesKey(readDer(encodedParams), password);
+  try {
+    const decipher = createDecipheriv('des-ede3-cbc', key, iv);
+    return Buffer.concat([decipher.update(data), decipher.final()]);
+  } catch {
+    throw new WrongPasswordError('the password does not decrypt this entry');
+  }
 }
 
 /** Decrypts a PKCS #8 EncryptedPrivateKeyInfo into the PrivateKeyInfo it protects (DER). */

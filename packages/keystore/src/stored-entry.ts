@@ -9,6 +9,8 @@ export interface StoredEntry {
    */
   der: Uint8Array;
   encrypted: boolean;
+  /** A JCEKS secret key: `der` is the sealed (encrypted, serialized) key, these its PBE parameters. */
+  sealedParams?: Uint8Array;
   /** For a private key: the certificate of its public key, when the file holds it. */
   certificate?: Uint8Array;
 }
