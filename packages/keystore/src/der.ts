@@ -46,7 +46,10 @@ export function readDer(bytes: Uint8Array, offset = 0): Der {
 }
 
 /** The elements of a constructed element (SEQUENCE, SET, context-specific constructed). */
-export function children(element: Der): Der[] {
+export function children(element: Der | undefined): Der[] {
+  // Constructed elements have bit 6 of the tag set; anything else has no elements to give.
+  if (element === undefined || !(element.tag & 0x20))
+    throw new KeystoreFormatError('unexpected DER structure');
   const out: Der[] = [];
   for (let offset = 0; offset < element.content.length; ) {
     const child = readDer(element.content, offset);

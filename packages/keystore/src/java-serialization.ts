@@ -124,7 +124,9 @@ class StreamReader {
     const desc = this.#classDesc();
     const slot = this.#handles.push(null) - 1;
     const length = this.i32();
-    const elementType = desc?.name.slice(1) ?? '';
+    if (!desc?.name.startsWith('[') || length < 0)
+      throw new KeystoreFormatError('a malformed serialized array');
+    const elementType = desc.name.slice(1);
     if (elementType === 'B') {
       const out = this.#bytes.slice(this.offset, this.offset + length);
       this.#advance(length);
@@ -140,7 +142,13 @@ class StreamReader {
   #classDesc(): ClassDesc | null {
     const tag = this.u8();
     if (tag === TC.NULL) return null;
-    if (tag === TC.REFERENCE) return this.#handle() as ClassDesc;
+    if (tag === TC.REFERENCE) {
+      const referenced = this.#handle() as ClassDesc | null;
+      if (typeof referenced?.name !== 'string' || !Array.isArray(referenced.fields)) {
+        throw new KeystoreFormatError('a back-reference to something that is not a class');
+      }
+      return referenced;
+    }
     if (tag === TC.PROXYCLASSDESC) throw new KeystoreFormatError('proxy classes are not read');
     if (tag !== TC.CLASSDESC)
       throw new KeystoreFormatError(`expected a class descriptor, got 0x${tag.toString(16)}`);

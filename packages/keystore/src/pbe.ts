@@ -41,6 +41,18 @@ const PBES2 = '1.2.840.113549.1.5.13';
 export const SUN_PBE_MD5_TRIPLE_DES = '1.3.6.1.4.1.42.2.19.1';
 const PBKDF2 = '1.2.840.113549.1.5.12';
 
+/** More rounds than any keystore writer uses (the JDK's largest default is 200,000): a damaged file. */
+const MAX_ITERATIONS = 10_000_000;
+
+/** An iteration count, refused when it could only keep the gateway hashing for hours. */
+export function iterationCount(element: Der | undefined): number {
+  const count = integer(element);
+  if (count < 1 || count > MAX_ITERATIONS) {
+    throw new KeystoreFormatError(`an iteration count of ${count} is not one a keystore uses`);
+  }
+  return count;
+}
+
 /** A password as PKCS #12 key derivation takes it: UTF-16BE with a two-byte terminator. */
 export function bmpPassword(password: string): Buffer {
   const out = Buffer.alloc(password.length * 2 + 2);
@@ -112,7 +124,7 @@ export function decryptWithPassword(algorithm: Der, data: Uint8Array, password: 
     const [salt, count] = children(params ?? failure('missing parameters'));
     const sha1 = DIGESTS['1.3.14.3.2.26']!;
     const bmp = bmpPassword(password);
-    const iterations = integer(count);
+    const iterations = iterationCount(count);
     cipher = known.cipher;
     key = pkcs12Kdf(sha1, 1, bmp, octets(salt, 'salt'), iterations, known.keyLength);
     iv = pkcs12Kdf(sha1, 2, bmp, octets(salt, 'salt'), iterations, known.ivLength);
@@ -137,7 +149,7 @@ function pbes2(params: Der | undefined, password: string) {
     throw new KeystoreFormatError(`the key derivation ${oid(kdfId)} is not supported`);
   const fields = children(kdfParams ?? failure('missing PBKDF2 parameters'));
   const salt = octets(fields[0], 'PBKDF2 salt');
-  const iterations = integer(fields[1]);
+  const iterations = iterationCount(fields[1]);
   // keyLength is optional and comes before the (optional) PRF identifier.
   let prf = 'sha1';
   for (const field of fields.slice(2)) {
@@ -166,7 +178,7 @@ function sunTripleDesKey(params: Der, password: string): { key: Buffer; iv: Buff
   if (salt.length !== 8) throw new KeystoreFormatError('PBEWithMD5AndTripleDES needs an 8-byte salt');
   if (salt.subarray(0, 4).equals(salt.subarray(4))) salt.subarray(0, 4).reverse();
   const passwordBytes = Buffer.from(password, 'latin1');
-  const iterations = integer(count);
+  const iterations = iterationCount(count);
   const derived = Buffer.alloc(32);
   for (let half = 0; half < 2; half++) {
     let digest: Buffer = salt.subarray(half * 4, half * 4 + 4);

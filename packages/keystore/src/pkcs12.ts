@@ -11,7 +11,14 @@ import {
   readDer,
   TAG,
 } from './der.ts';
-import { bmpPassword, DIGESTS, decryptWithPassword, pkcs12Kdf, WrongPasswordError } from './pbe.ts';
+import {
+  bmpPassword,
+  DIGESTS,
+  decryptWithPassword,
+  iterationCount,
+  pkcs12Kdf,
+  WrongPasswordError,
+} from './pbe.ts';
 import type { StoredEntry } from './stored-entry.ts';
 
 const DATA = '1.2.840.113549.1.7.1';
@@ -74,7 +81,7 @@ function checkMac(macData: Der, authenticated: Uint8Array, password: string): vo
     3,
     bmpPassword(password),
     octets(salt, 'MAC salt'),
-    iterations ? integer(iterations) : 1,
+    iterations ? iterationCount(iterations) : 1,
     mac.length,
   );
   const actual = createHmac(digest.name, key).update(authenticated).digest();
