@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Heap, Request, Response, type SessionProducer } from '@portico/gateway-core';
 import { pluginHeap } from '@portico/gateway-core/testing';
-import keystorePlugin from '@portico/keystore';
+import keystorePlugin, { KeyStore } from '@portico/keystore';
+import { EncryptJWT } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import plugin from './index.ts';
 
@@ -300,6 +302,63 @@ describe('JwtSession settings', () => {
       expect(read).toBeUndefined();
     },
   );
+
+  it.each(['rsa', 'ec'] as const)(
+    'refuses a session forged with only the public key of a %s entry: key-pair sessions are signed too',
+    async (entry) => {
+      const { session, logger } = await sessionFrom(
+        { keystore: 'Keys', alias: ENTRIES[entry], password: 'changeit' },
+        [KEYS],
+      );
+      // The certificate (public key) is no secret: encrypting to it is open to anyone.
+      const publicKey = KeyStore.read(readFileSync(KEYS.config.url), 'changeit').certificate(
+        ENTRIES[entry],
+      )!.publicKey;
+      const now = Math.floor(Date.now() / 1000);
+      const forged = await new EncryptJWT({ s: { user: 'mallory' } })
+        .setProtectedHeader({ alg: entry === 'rsa' ? 'RSA-OAEP-256' : 'ECDH-ES', enc: 'A256GCM' })
+        .setIssuedAt(now)
+        .setExpirationTime(now + 600)
+        .encrypt(publicKey);
+      let read: unknown = 'not read';
+      const { setCookie } = await exchange(session, `openig-jwt-session=${forged}`, (s) => {
+        read = s.user;
+      });
+      expect(read).toBeUndefined();
+      expect(setCookie).toEqual([expect.stringMatching(/^openig-jwt-session=; .*Max-Age=0/)]);
+      expect(logger.records.some((r) => r.message === 'a JWT session cookie was refused and reset')).toBe(
+        true,
+      );
+      // Its own cookies still read.
+      const { cookie } = await exchange(session, undefined, write({ user: 'alice' }));
+      await exchange(session, cookie, (s) => {
+        read = s.user;
+      });
+      expect(read).toBe('alice');
+    },
+  );
+
+  it('signs key-pair sessions with sharedSecret when given: another secret cannot read them', async () => {
+    const { session: one } = await sessionFrom(
+      { keystore: 'Keys', alias: 'jwe-key', password: 'changeit', sharedSecret: SECRET },
+      [KEYS],
+    );
+    const { session: other } = await sessionFrom(
+      {
+        keystore: 'Keys',
+        alias: 'jwe-key',
+        password: 'changeit',
+        sharedSecret: randomBytes(32).toString('base64'),
+      },
+      [KEYS],
+    );
+    const { cookie } = await exchange(one, undefined, write({ user: 'alice' }));
+    let read: unknown = 'not read';
+    await exchange(other, cookie, (s) => {
+      read = s.user;
+    });
+    expect(read).toBeUndefined();
+  });
 
   it('requires alias with keystore', async () => {
     await expect(sessionFrom({ keystore: 'Keys' }, [KEYS])).rejects.toMatchObject({

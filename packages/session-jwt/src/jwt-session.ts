@@ -11,7 +11,7 @@ import {
   type SessionProducer,
   s,
 } from '@portico/gateway-core';
-import { EncryptJWT, errors, jwtDecrypt } from 'jose';
+import { CompactEncrypt, compactDecrypt, EncryptJWT, errors, jwtDecrypt, jwtVerify, SignJWT } from 'jose';
 import {
   generatedKeys,
   isKeySource,
@@ -19,6 +19,9 @@ import {
   keysFromSecret,
   type SessionKeys,
 } from './session-keys.ts';
+
+const TEXT = new TextDecoder();
+const TEXT_OUT = new TextEncoder();
 
 /** What user agents keep of one cookie (name and value) at the least: RFC 6265 section 6.1. */
 export const MAX_COOKIE_BYTES = 4096;
@@ -94,11 +97,24 @@ export class JwtSession implements SessionProducer {
   async #read(value: string): Promise<Session | undefined> {
     const { keys, logger, name } = this.#settings;
     try {
-      const { payload } = await jwtDecrypt(value, keys.decryptionKey, {
-        keyManagementAlgorithms: [keys.alg],
-        contentEncryptionAlgorithms: ['A256GCM'],
-        requiredClaims: ['exp'],
-      });
+      const { payload } = keys.signingKey
+        ? await jwtVerify(
+            TEXT.decode(
+              (
+                await compactDecrypt(value, keys.decryptionKey, {
+                  keyManagementAlgorithms: [keys.alg],
+                  contentEncryptionAlgorithms: ['A256GCM'],
+                })
+              ).plaintext,
+            ),
+            keys.signingKey,
+            { algorithms: ['HS256'], requiredClaims: ['exp'] },
+          )
+        : await jwtDecrypt(value, keys.decryptionKey, {
+            keyManagementAlgorithms: [keys.alg],
+            contentEncryptionAlgorithms: ['A256GCM'],
+            requiredClaims: ['exp'],
+          });
       const session = payload.s;
       if (session === null || typeof session !== 'object' || Array.isArray(session)) return undefined;
       return session as Session;
@@ -128,11 +144,26 @@ export class JwtSession implements SessionProducer {
     const { keys, cookieName, sessionTimeout } = this.#settings;
     const data = JSON.parse(json) as Session;
     const now = Math.floor(Date.now() / 1000);
-    const token = await new EncryptJWT({ s: data })
-      .setProtectedHeader({ alg: keys.alg, enc: 'A256GCM' })
-      .setIssuedAt(now)
-      .setExpirationTime(now + Math.max(1, Math.floor(sessionTimeout.toMillis() / 1000)))
-      .encrypt(keys.encryptionKey);
+    const expires = now + Math.max(1, Math.floor(sessionTimeout.toMillis() / 1000));
+    // With a key pair, signed (HS256) then encrypted: a nested JWT; with a shared key, the
+    // authenticated encryption is the signature.
+    const token = keys.signingKey
+      ? await new CompactEncrypt(
+          TEXT_OUT.encode(
+            await new SignJWT({ s: data })
+              .setProtectedHeader({ alg: 'HS256' })
+              .setIssuedAt(now)
+              .setExpirationTime(expires)
+              .sign(keys.signingKey),
+          ),
+        )
+          .setProtectedHeader({ alg: keys.alg, enc: 'A256GCM', cty: 'JWT' })
+          .encrypt(keys.encryptionKey)
+      : await new EncryptJWT({ s: data })
+          .setProtectedHeader({ alg: keys.alg, enc: 'A256GCM' })
+          .setIssuedAt(now)
+          .setExpirationTime(expires)
+          .encrypt(keys.encryptionKey);
     const pair = `${cookieName}=${token}`;
     if (pair.length > MAX_COOKIE_BYTES) {
       throw new PorticoError(
@@ -219,7 +250,12 @@ export const JwtSessionHeaplet = defineHeaplet({
         });
       }
       try {
-        keys = await keysFromKeystore(config.keystore, config.alias!, config.password);
+        keys = await keysFromKeystore(
+          config.keystore,
+          config.alias!,
+          config.password,
+          config.sharedSecret === undefined ? undefined : decodeSecret(config.sharedSecret),
+        );
       } catch (error) {
         throw new PorticoError(ErrorCode.CONFIG, error instanceof Error ? error.message : String(error), {
           ...at('alias'),

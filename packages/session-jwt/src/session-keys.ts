@@ -6,6 +6,11 @@ export interface SessionKeys {
   alg: 'dir' | 'RSA-OAEP-256' | 'ECDH-ES';
   encryptionKey: KeyObject;
   decryptionKey: KeyObject;
+  /**
+   * With a key pair: the HMAC key the session is signed with before it is encrypted. Anyone who has
+   * the public key can encrypt a token to it, so encryption alone would let them forge sessions.
+   */
+  signingKey?: KeyObject;
   /** Where the key comes from, for the log. */
   source: 'sharedSecret' | 'keystore' | 'generated';
 }
@@ -51,6 +56,7 @@ export async function keysFromKeystore(
   keystore: KeySource,
   alias: string,
   password: string | undefined,
+  sharedSecret?: Uint8Array,
 ): Promise<SessionKeys> {
   const entry = await keystore.key(alias, password);
   if (!isKeyObject(entry)) {
@@ -66,8 +72,17 @@ export async function keysFromKeystore(
     alg: kind === 'rsa' ? 'RSA-OAEP-256' : 'ECDH-ES',
     encryptionKey: createPublicKey(entry),
     decryptionKey: entry,
+    // Signed with sharedSecret when given (as the incumbent signs), else with a key only the holder
+    // of the private key can derive: instances sharing the keystore share it, and it survives restarts.
+    signingKey: signingKey(sharedSecret ?? entry.export({ format: 'der', type: 'pkcs8' })),
     source: 'keystore',
   };
+}
+
+/** The HMAC-SHA-256 key that signs sessions encrypted to a public key. */
+function signingKey(secret: Uint8Array): KeyObject {
+  const derived = hkdfSync('sha256', secret, new Uint8Array(0), 'portico jwt-session HS256', 32);
+  return createSecretKey(Buffer.from(derived));
 }
 
 function isKeyObject(value: unknown): value is KeyObject {
