@@ -7,8 +7,8 @@ import {
   conditionReadsEntity,
   defineHeaplet,
   type Filter,
+  firstHolding,
   type Handler,
-  holdsSettled,
   MessageRules,
   type Request,
   type Response,
@@ -40,13 +40,13 @@ export class SwitchFilter implements Filter {
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
     const rules = this.#rules;
     if (rules.readsRequestBody) await request.entity.bytes();
-    let onRequest = firstHolding(rules.onRequest, bindingsFor(context, request));
+    let onRequest = firstHoldingCase(rules.onRequest, bindingsFor(context, request));
     if (onRequest instanceof Promise) onRequest = await onRequest;
     if (onRequest) return onRequest.handle(context, request);
     const response = await next.handle(context, request);
     if (rules.onResponse.length === 0) return response;
     if (rules.readsResponseBody) await response.entity.bytes();
-    let onResponse = firstHolding(rules.onResponse, bindingsFor(context, request, response));
+    let onResponse = firstHoldingCase(rules.onResponse, bindingsFor(context, request, response));
     if (onResponse instanceof Promise) onResponse = await onResponse;
     if (!onResponse) return response;
     // The replaced response is never sent: drain it so its connection goes back to the pool.
@@ -56,27 +56,15 @@ export class SwitchFilter implements Filter {
 }
 
 /** The handler of the first case that holds; a promise only when a condition waits for lazy maps. */
-function firstHolding(
+function firstHoldingCase(
   cases: readonly SwitchCase[],
   bindings: Bindings,
 ): Handler | undefined | Promise<Handler | undefined> {
-  for (let i = 0; i < cases.length; i++) {
-    const held = holdsSettled(cases[i]!.condition, bindings);
-    if (held === true) return cases[i]!.handler;
-    if (held !== false)
-      return held.then((h) => (h ? cases[i]!.handler : firstHoldingFrom(cases, i + 1, bindings)));
-  }
-  return undefined;
+  const taken = firstHolding(cases, conditionOf, bindings);
+  return taken instanceof Promise ? taken.then((i) => cases[i]?.handler) : cases[taken]?.handler;
 }
 
-async function firstHoldingFrom(
-  cases: readonly SwitchCase[],
-  from: number,
-  bindings: Bindings,
-): Promise<Handler | undefined> {
-  for (const c of cases.slice(from)) if (await holdsSettled(c.condition, bindings)) return c.handler;
-  return undefined;
-}
+const conditionOf = (c: SwitchCase) => c.condition;
 
 const switchCase = s.object(
   {

@@ -2,6 +2,7 @@ import {
   type RedisSentinelGroup,
   redisBinariesAvailable,
   startRedisSentinelGroup,
+  waitFor,
 } from '@portico/gateway-core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statuses, throttlingHeap } from './fixtures/support.ts';
@@ -54,12 +55,13 @@ describe.skipIf(!redisBinariesAvailable())('ThrottlingFilter with Redis behind S
     // has switched, a fresh partition is limited again, which only writes to the new primary allow.
     let codes: number[] = [];
     let attempt = 0;
-    const deadline = Date.now() + 15_000;
-    while (Date.now() < deadline) {
+    const limited = async () => {
       codes = await statuses(filter, 3, { 'X-Key': `after-failover-${++attempt}` });
-      if (codes.join() === '200,200,429') break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+      return codes.join() === '200,200,429';
+    };
+    await waitFor('throttling on the new primary', limited, { timeoutMs: 15_000, intervalMs: 200 }).catch(
+      () => undefined,
+    );
     expect(codes).toEqual([200, 200, 429]);
     expect(bucketsOn(group.ports.replica)).toContainEqual(
       expect.stringMatching(`after-failover-${attempt}$`),

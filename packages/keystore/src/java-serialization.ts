@@ -1,3 +1,4 @@
+import { ByteReader } from './byte-reader.ts';
 import { KeystoreFormatError } from './der.ts';
 
 /**
@@ -60,17 +61,8 @@ export function readJavaObject(bytes: Uint8Array, offset = 0): { value: JavaValu
   return { value, end: reader.offset };
 }
 
-class StreamReader {
-  readonly #bytes: Uint8Array;
-  readonly #view: DataView;
+class StreamReader extends ByteReader {
   readonly #handles: unknown[] = [];
-  offset: number;
-
-  constructor(bytes: Uint8Array, offset: number) {
-    this.#bytes = bytes;
-    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.offset = offset;
-  }
 
   content(): JavaValue {
     const tag = this.u8();
@@ -82,7 +74,7 @@ class StreamReader {
       case TC.STRING:
         return this.#newHandle(this.utf(this.u16()));
       case TC.LONGSTRING:
-        return this.#newHandle(this.utf(Number(this.#view.getBigUint64(this.#advance(8)))));
+        return this.#newHandle(this.utf(Number(this.view.getBigUint64(this.advance(8)))));
       case TC.ARRAY:
         return this.#array();
       case TC.OBJECT:
@@ -128,8 +120,7 @@ class StreamReader {
       throw new KeystoreFormatError('a malformed serialized array');
     const elementType = desc.name.slice(1);
     if (elementType === 'B') {
-      const out = this.#bytes.slice(this.offset, this.offset + length);
-      this.#advance(length);
+      const out = this.take(length).slice();
       this.#handles[slot] = out;
       return out;
     }
@@ -153,7 +144,7 @@ class StreamReader {
     if (tag !== TC.CLASSDESC)
       throw new KeystoreFormatError(`expected a class descriptor, got 0x${tag.toString(16)}`);
     const name = this.utf(this.u16());
-    this.#advance(8); // serialVersionUID
+    this.advance(8); // serialVersionUID
     const desc: ClassDesc = { name, flags: 0, fields: [], superClass: null };
     this.#handles.push(desc);
     desc.flags = this.u8();
@@ -172,19 +163,19 @@ class StreamReader {
   #value(type: string): JavaValue {
     switch (type) {
       case 'B':
-        return this.#view.getInt8(this.#advance(1));
+        return this.view.getInt8(this.advance(1));
       case 'C':
         return String.fromCharCode(this.u16());
       case 'D':
-        return this.#view.getFloat64(this.#advance(8));
+        return this.view.getFloat64(this.advance(8));
       case 'F':
-        return this.#view.getFloat32(this.#advance(4));
+        return this.view.getFloat32(this.advance(4));
       case 'I':
         return this.i32();
       case 'J':
-        return this.#view.getBigInt64(this.#advance(8));
+        return this.view.getBigInt64(this.advance(8));
       case 'S':
-        return this.#view.getInt16(this.#advance(2));
+        return this.view.getInt16(this.advance(2));
       case 'Z':
         return this.u8() !== 0;
       default:
@@ -197,8 +188,8 @@ class StreamReader {
     for (;;) {
       const tag = this.u8();
       if (tag === TC.ENDBLOCKDATA) return;
-      if (tag === TC.BLOCKDATA) this.#advance(this.u8());
-      else if (tag === TC.BLOCKDATALONG) this.#advance(this.i32());
+      if (tag === TC.BLOCKDATA) this.advance(this.u8());
+      else if (tag === TC.BLOCKDATALONG) this.advance(this.i32());
       else {
         this.offset--;
         this.content();
@@ -215,31 +206,5 @@ class StreamReader {
     const index = this.i32() - BASE_HANDLE;
     if (index < 0 || index >= this.#handles.length) throw new KeystoreFormatError('a bad back-reference');
     return this.#handles[index];
-  }
-
-  #advance(n: number): number {
-    if (n < 0 || this.offset + n > this.#bytes.length)
-      throw new KeystoreFormatError('truncated Java serialization stream');
-    const at = this.offset;
-    this.offset += n;
-    return at;
-  }
-
-  u8(): number {
-    return this.#view.getUint8(this.#advance(1));
-  }
-
-  u16(): number {
-    return this.#view.getUint16(this.#advance(2));
-  }
-
-  i32(): number {
-    return this.#view.getInt32(this.#advance(4));
-  }
-
-  /** Java's modified UTF-8; the names and algorithm strings read here are plain text. */
-  utf(length: number): string {
-    const at = this.#advance(length);
-    return Buffer.from(this.#bytes.subarray(at, at + length)).toString('utf8');
   }
 }

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { ByteReader } from './byte-reader.ts';
 import { children, KeystoreFormatError, octets, oid, readDer } from './der.ts';
 import { type JavaObject, type JavaValue, readJavaObject } from './java-serialization.ts';
-import { WrongPasswordError } from './pbe.ts';
+import { utf16be, WrongPasswordError } from './pbe.ts';
 import type { StoredEntry } from './stored-entry.ts';
 
 export const JKS_MAGIC = 0xfeedfeed;
@@ -16,7 +17,7 @@ const SUN_KEY_PROTECTOR = '1.3.6.1.4.1.42.2.17.1.1';
  * password when there is one, and lists its keys and trusted certificates by alias.
  */
 export function readJks(bytes: Uint8Array, password: string | undefined): StoredEntry[] {
-  const reader = new Reader(bytes);
+  const reader = new ByteReader(bytes);
   const magic = reader.u32();
   if (magic !== JKS_MAGIC && magic !== JCEKS_MAGIC) throw new KeystoreFormatError('not a JKS or JCEKS file');
   const version = reader.u32();
@@ -26,10 +27,10 @@ export function readJks(bytes: Uint8Array, password: string | undefined): Stored
   const entries: StoredEntry[] = [];
   for (let i = 0; i < count; i++) {
     const tag = reader.u32();
-    const alias = reader.utf();
-    reader.skip(8); // creation date
+    const alias = reader.utf(reader.u16());
+    reader.advance(8); // creation date
     if (tag === 1) {
-      const der = reader.bytes(reader.u32());
+      const der = reader.take(reader.u32());
       const chain: Uint8Array[] = [];
       const length = reader.u32();
       for (let c = 0; c < length; c++) chain.push(certificate(reader, version));
@@ -45,16 +46,16 @@ export function readJks(bytes: Uint8Array, password: string | undefined): Stored
     } else if (tag === 3 && magic === JCEKS_MAGIC) {
       // A secret key: a serialized SealedObject, whose length only reading it tells.
       const { value, end } = readJavaObject(bytes, reader.offset);
-      reader.skip(end - reader.offset);
+      reader.advance(end - reader.offset);
       entries.push({ alias, kind: 'secret', ...sealedKey(value) });
     } else {
       throw new KeystoreFormatError(`unknown JKS entry type ${tag}`);
     }
   }
   if (password !== undefined) {
-    const expected = reader.bytes(20);
+    const expected = reader.take(20);
     const actual = createHash('sha1')
-      .update(utf16(password))
+      .update(utf16be(password))
       .update('Mighty Aphrodite')
       .update(bytes.subarray(0, reader.offset - 20))
       .digest();
@@ -81,7 +82,7 @@ export function decryptJksKey(encryptedInfo: Uint8Array, password: string): Buff
   const salt = protectedKey.subarray(0, 20);
   const encrypted = protectedKey.subarray(20, protectedKey.length - 20);
   const check = protectedKey.subarray(protectedKey.length - 20);
-  const passwordBytes = utf16(password);
+  const passwordBytes = utf16be(password);
   const plain = Buffer.alloc(encrypted.length);
   let digest: Uint8Array = salt;
   for (let offset = 0; offset < encrypted.length; offset += 20) {
@@ -124,56 +125,7 @@ export function unsealedKeyBytes(serialized: Uint8Array): Uint8Array {
   return raw;
 }
 
-function certificate(reader: Reader, version: number): Uint8Array {
-  if (version === 2) reader.utf(); // the certificate type, "X.509"
-  return reader.bytes(reader.u32());
-}
-
-/** A password as JKS hashes it: UTF-16BE, no terminator. */
-function utf16(password: string): Buffer {
-  const out = Buffer.alloc(password.length * 2);
-  for (let i = 0; i < password.length; i++) out.writeUInt16BE(password.charCodeAt(i), i * 2);
-  return out;
-}
-
-class Reader {
-  readonly #view: DataView;
-  readonly #bytes: Uint8Array;
-  offset = 0;
-
-  constructor(bytes: Uint8Array) {
-    this.#bytes = bytes;
-    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }
-
-  #need(n: number): void {
-    if (this.offset + n > this.#bytes.length) throw new KeystoreFormatError('truncated JKS file');
-  }
-
-  u32(): number {
-    this.#need(4);
-    const value = this.#view.getUint32(this.offset);
-    this.offset += 4;
-    return value;
-  }
-
-  skip(n: number): void {
-    this.#need(n);
-    this.offset += n;
-  }
-
-  bytes(n: number): Uint8Array {
-    this.#need(n);
-    const out = this.#bytes.subarray(this.offset, this.offset + n);
-    this.offset += n;
-    return out;
-  }
-
-  /** Java's modified UTF-8 with a 16-bit length; aliases are plain text, so UTF-8 decoding suffices. */
-  utf(): string {
-    this.#need(2);
-    const length = this.#view.getUint16(this.offset);
-    this.offset += 2;
-    return Buffer.from(this.bytes(length)).toString('utf8');
-  }
+function certificate(reader: ByteReader, version: number): Uint8Array {
+  if (version === 2) reader.utf(reader.u16()); // the certificate type, "X.509"
+  return reader.take(reader.u32());
 }

@@ -53,11 +53,16 @@ export function iterationCount(element: Der | undefined): number {
   return count;
 }
 
-/** A password as PKCS #12 key derivation takes it: UTF-16BE with a two-byte terminator. */
-export function bmpPassword(password: string): Buffer {
-  const out = Buffer.alloc(password.length * 2 + 2);
+/** A password as Java hashes it for JKS: UTF-16BE, no terminator. */
+export function utf16be(password: string): Buffer {
+  const out = Buffer.alloc(password.length * 2);
   for (let i = 0; i < password.length; i++) out.writeUInt16BE(password.charCodeAt(i), i * 2);
   return out;
+}
+
+/** A password as PKCS #12 key derivation takes it: UTF-16BE with a two-byte terminator. */
+export function bmpPassword(password: string): Buffer {
+  return Buffer.concat([utf16be(password), Buffer.alloc(2)]);
 }
 
 /**

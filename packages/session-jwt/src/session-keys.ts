@@ -27,9 +27,9 @@ export function isKeySource(value: unknown): value is KeySource {
   return typeof (value as KeySource | null)?.key === 'function';
 }
 
-/** The 256-bit AES key for `dir` encryption, derived from a secret of any length (at least 32 bytes). */
-function aesKey(secret: Uint8Array): KeyObject {
-  const derived = hkdfSync('sha256', secret, new Uint8Array(0), 'portico jwt-session A256GCM', 32);
+/** A 256-bit key for `purpose`, derived (HKDF-SHA-256) from a secret of any length (at least 32 bytes). */
+function derivedKey(secret: Uint8Array, purpose: 'A256GCM' | 'HS256'): KeyObject {
+  const derived = hkdfSync('sha256', secret, new Uint8Array(0), `portico jwt-session ${purpose}`, 32);
   return createSecretKey(Buffer.from(derived));
 }
 
@@ -38,7 +38,7 @@ function aesKey(secret: Uint8Array): KeyObject {
  * after a restart reads the same cookies.
  */
 export function keysFromSecret(secret: Uint8Array): SessionKeys {
-  const key = aesKey(secret);
+  const key = derivedKey(secret, 'A256GCM');
   return { alg: 'dir', encryptionKey: key, decryptionKey: key, source: 'sharedSecret' };
 }
 
@@ -74,15 +74,9 @@ export async function keysFromKeystore(
     decryptionKey: entry,
     // Signed with sharedSecret when given (as the incumbent signs), else with a key only the holder
     // of the private key can derive: instances sharing the keystore share it, and it survives restarts.
-    signingKey: signingKey(sharedSecret ?? entry.export({ format: 'der', type: 'pkcs8' })),
+    signingKey: derivedKey(sharedSecret ?? entry.export({ format: 'der', type: 'pkcs8' }), 'HS256'),
     source: 'keystore',
   };
-}
-
-/** The HMAC-SHA-256 key that signs sessions encrypted to a public key. */
-function signingKey(secret: Uint8Array): KeyObject {
-  const derived = hkdfSync('sha256', secret, new Uint8Array(0), 'portico jwt-session HS256', 32);
-  return createSecretKey(Buffer.from(derived));
 }
 
 function isKeyObject(value: unknown): value is KeyObject {

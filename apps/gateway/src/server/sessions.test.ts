@@ -10,7 +10,12 @@ import {
   Response,
   s,
 } from '@portico/gateway-core';
-import { redisBinariesAvailable, serviceUrl, startRedisSentinelGroup } from '@portico/gateway-core/testing';
+import {
+  redisBinariesAvailable,
+  serviceUrl,
+  startRedisSentinelGroup,
+  waitFor,
+} from '@portico/gateway-core/testing';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequestListener } from './app.ts';
@@ -179,12 +184,15 @@ describe('server-side sessions', () => {
       await group.failover();
       // The counter stores 1, 2, then empties the session at 3. A 3 means the visit that stored 2
       // was written after the failover (the old primary is a replica by then) and read back.
-      const deadline = Date.now() + 15_000;
       const seen: string[] = [];
-      while (Date.now() < deadline && seen.at(-1) !== '3') {
+      const counted = async () => {
         seen.push((await call('/count', cookie)).payload);
-        if (seen.at(-1) !== '3') await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+        return seen.at(-1) === '3';
+      };
+      await waitFor('a visit counted on the new primary', counted, {
+        timeoutMs: 15_000,
+        intervalMs: 200,
+      }).catch(() => undefined);
       expect(seen.at(-1)).toBe('3');
     },
     120_000,

@@ -172,6 +172,9 @@ export class LazyMap implements ElObject {
   }
 }
 
+/** How often a settled evaluation runs at most: loaders may read other lazy maps, in chains this deep. */
+const ROUNDS = 4;
+
 /** What an expression offers `evaluateSettled`. */
 interface Evaluable<T> {
   evaluate(bindings?: Bindings): T;
@@ -179,10 +182,16 @@ interface Evaluable<T> {
 
 /**
  * The value of `expression` once every LazyMap it reads has loaded: the value itself when nothing it
- * read was still loading (the usual case: no promise, no allocation), else a promise of a second
- * evaluation made after those loads settled. Never rejects when `evaluate` does not throw.
+ * read was still loading (the usual case: no promise, no allocation), else a promise of another
+ * evaluation made after those loads settled (up to `rounds` evaluations in all, for loaders that read
+ * other lazy maps). Never rejects when `evaluate` does not throw. What is evaluated should only read:
+ * it may run more than once.
  */
-export function evaluateSettled<T>(expression: Evaluable<T>, bindings?: Bindings): T | Promise<T> {
+export function evaluateSettled<T>(
+  expression: Evaluable<T>,
+  bindings?: Bindings,
+  rounds = ROUNDS,
+): T | Promise<T> {
   const outer = collector;
   collector = null;
   let value: T;
@@ -193,9 +202,10 @@ export function evaluateSettled<T>(expression: Evaluable<T>, bindings?: Bindings
     loading = collector;
     collector = outer;
   }
-  if (!loading) return value;
-  shareWithOuter(outer, loading);
-  return Promise.all(loading).then(() => settleLazy(() => expression.evaluate(bindings), ROUNDS - 1));
+  if (!loading || rounds <= 1) return value;
+  // A settled evaluation nested in another tells the outer one what it waits for.
+  if (outer !== undefined) collector = outer === null ? [...loading] : outer.concat(loading);
+  return Promise.all(loading).then(() => evaluateSettled(expression, bindings, rounds - 1));
 }
 
 /**
@@ -233,35 +243,13 @@ async function finishEach<T, Target>(
   }
 }
 
-/** How often a settled evaluation runs at most: loaders may read other lazy maps, in chains this deep. */
-const ROUNDS = 4;
-
 /**
- * Runs a synchronous evaluation; when it touched LazyMaps whose loads are asynchronous and still
- * running, waits for them and runs it again (at most `rounds` times, for maps whose loaders read other
- * lazy maps). Answers synchronously when nothing was loading. `run` should only read: it may run more
- * than once.
+ * `evaluateSettled` for any read-only function of several evaluations: runs it, and when it touched
+ * LazyMaps still loading, waits for them and runs it again. Answers synchronously when nothing was
+ * loading.
  */
 export function settleLazy<T>(run: () => T, rounds = ROUNDS): T | Promise<T> {
-  const outer = collector;
-  collector = null;
-  let value: T;
-  let loading: Promise<unknown>[] | null | undefined;
-  try {
-    value = run();
-  } finally {
-    loading = collector;
-    collector = outer;
-  }
-  if (!loading || rounds <= 1) return value;
-  shareWithOuter(outer, loading);
-  return Promise.all(loading).then(() => settleLazy(run, rounds - 1));
-}
-
-/** A settled evaluation nested in another tells the outer one what it waits for. */
-function shareWithOuter(outer: Promise<unknown>[] | null | undefined, loading: Promise<unknown>[]): void {
-  if (outer === undefined) return;
-  collector = outer === null ? [...loading] : outer.concat(loading);
+  return evaluateSettled({ evaluate: run }, undefined, rounds);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<Record<string, unknown>> {

@@ -42,6 +42,25 @@ export function holdsSettled(
 
 const isTrue = (value: unknown): boolean => value === true;
 
+/**
+ * The index of the first item whose condition holds (an item without one always holds), from
+ * `from` on; -1 when none does. Synchronous while no condition waits for a lazy map, else a promise.
+ * `conditionOf` should be a function made once, not per request.
+ */
+export function firstHolding<T>(
+  items: readonly T[],
+  conditionOf: (item: T) => Condition | undefined,
+  bindings: Bindings,
+  from = 0,
+): number | Promise<number> {
+  for (let i = from; i < items.length; i++) {
+    const held = holdsSettled(conditionOf(items[i]!), bindings);
+    if (held === true) return i;
+    if (held !== false) return held.then((h) => (h ? i : firstHolding(items, conditionOf, bindings, i + 1)));
+  }
+  return -1;
+}
+
 /** Whether the condition reads the request's or the response's body, which must then be buffered first. */
 export function conditionReadsEntity(
   condition: Condition | undefined,

@@ -1,11 +1,10 @@
 import { s } from '../config/schema.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
-import type { Bindings } from '../expression/compiler.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
 import { Uri } from '../http/uri.ts';
 import type { Handler } from '../types.ts';
-import { type Condition, condition, conditionReadsEntity, holdsSettled } from './conditions.ts';
+import { type Condition, condition, conditionReadsEntity, firstHolding } from './conditions.ts';
 
 export interface DispatchBinding {
   condition?: Condition;
@@ -30,42 +29,27 @@ export class DispatchHandler implements Handler {
   }
 
   handle(context: Context, request: Request): Promise<Response> {
-    const bindings = bindingsFor(context, request);
-    if (this.#readsBody) {
-      // A body larger than the limit fails the request (413), as in the filters.
-      return request.entity.bytes().then(() => this.#handleFrom(0, bindings, context, request));
-    }
-    for (let i = 0; i < this.#bindings.length; i++) {
-      const binding = this.#bindings[i]!;
-      const held = holdsSettled(binding.condition, bindings);
-      if (held === true) return dispatch(binding, context, request);
-      if (held !== false) {
-        return held.then((h) =>
-          h ? dispatch(binding, context, request) : this.#handleFrom(i + 1, bindings, context, request),
-        );
-      }
-    }
-    return Promise.resolve(Response.empty(404));
+    // A body larger than the limit fails the request (413), as in the filters.
+    if (this.#readsBody) return request.entity.bytes().then(() => this.#dispatch(context, request));
+    return this.#dispatch(context, request);
   }
 
-  /** Tries the bindings from `position` on, waiting for each condition (a body, lazy maps). */
-  async #handleFrom(
-    position: number,
-    bindings: Bindings,
-    context: Context,
-    request: Request,
-  ): Promise<Response> {
-    for (const binding of this.#bindings.slice(position)) {
-      if (await holdsSettled(binding.condition, bindings)) return dispatch(binding, context, request);
-    }
-    return Response.empty(404);
+  #dispatch(context: Context, request: Request): Promise<Response> {
+    const taken = firstHolding(this.#bindings, conditionOf, bindingsFor(context, request));
+    if (taken instanceof Promise) return taken.then((i) => this.#to(i, context, request));
+    return this.#to(taken, context, request);
+  }
+
+  /** Sends the request to binding `index`, or answers 404 (-1). */
+  #to(index: number, context: Context, request: Request): Promise<Response> {
+    const binding = this.#bindings[index];
+    if (!binding) return Promise.resolve(Response.empty(404));
+    if (binding.baseURI) request.uri = request.uri.rebase(binding.baseURI);
+    return binding.handler.handle(context, request);
   }
 }
 
-function dispatch(binding: DispatchBinding, context: Context, request: Request): Promise<Response> {
-  if (binding.baseURI) request.uri = request.uri.rebase(binding.baseURI);
-  return binding.handler.handle(context, request);
-}
+const conditionOf = (binding: DispatchBinding) => binding.condition;
 
 export const DispatchHandlerHeaplet = defineHeaplet({
   type: 'DispatchHandler',

@@ -1,5 +1,12 @@
 export { Chain, ChainHeaplet, ChainOfFiltersHeaplet } from './chain.ts';
-export { type Condition, condition, conditionReadsEntity, holds, holdsSettled } from './conditions.ts';
+export {
+  type Condition,
+  condition,
+  conditionReadsEntity,
+  firstHolding,
+  holds,
+  holdsSettled,
+} from './conditions.ts';
 export { type DispatchBinding, DispatchHandler, DispatchHandlerHeaplet } from './dispatch.ts';
 export { MessageRules, type RuleMessage } from './message-rules.ts';
 export { loadRoute, problemsOf, Route, type RouteInfo, secretsUnsupported } from './route.ts';

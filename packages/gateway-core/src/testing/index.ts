@@ -21,3 +21,4 @@ export {
   startRedisSentinelGroup,
 } from './redis-sentinel.ts';
 export { serviceUrl } from './services.ts';
+export { waitFor } from './wait.ts';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from './wait.ts';
 
 /** A replicated Redis group under a Sentinel, as production runs one, made of real processes. */
 export interface RedisSentinelGroup {
@@ -67,16 +67,16 @@ export async function startRedisSentinelGroup(name = 'portico-test'): Promise<Re
       ].join('\n'),
     );
     start([config, '--sentinel']);
-    await until(
-      () => cli(ports.replica, 'INFO', 'replication').includes('master_link_status:up'),
-      10_000,
+    await waitFor(
       'the replica',
+      () => cli(ports.replica, 'INFO', 'replication').includes('master_link_status:up'),
+      { timeoutMs: 10_000, intervalMs: 100 },
     );
     // The Sentinel finds replicas through the primary's INFO, every few seconds.
-    await until(
-      () => cli(ports.sentinel, 'SENTINEL', 'replicas', name).includes(String(ports.replica)),
-      20_000,
+    await waitFor(
       'the Sentinel to know the replica',
+      () => cli(ports.sentinel, 'SENTINEL', 'replicas', name).includes(String(ports.replica)),
+      { timeoutMs: 20_000, intervalMs: 100 },
     );
   } catch (error) {
     stop();
@@ -90,24 +90,26 @@ export async function startRedisSentinelGroup(name = 'portico-test'): Promise<Re
     async failover() {
       // The Sentinel refuses (NOGOODSLAVE) while its view of the replica is stale, which a busy
       // machine makes likely: ask again until it accepts.
-      await until(
-        () => cli(ports.sentinel, 'SENTINEL', 'failover', name).trim() === 'OK',
-        20_000,
+      await waitFor(
         'a failover to start',
+        () => cli(ports.sentinel, 'SENTINEL', 'failover', name).trim() === 'OK',
+        { timeoutMs: 20_000, intervalMs: 100 },
       );
       const primaryPort = () => cli(ports.sentinel, 'SENTINEL', 'get-master-addr-by-name', name);
-      await until(() => primaryPort().includes(String(ports.replica)), 20_000, 'the failover');
-      await until(
-        () => cli(ports.replica, 'INFO', 'replication').includes('role:master'),
-        10_000,
+      await waitFor('the failover', () => primaryPort().includes(String(ports.replica)), {
+        timeoutMs: 20_000,
+        intervalMs: 100,
+      });
+      await waitFor(
         'the promotion',
+        () => cli(ports.replica, 'INFO', 'replication').includes('role:master'),
+        { timeoutMs: 10_000, intervalMs: 100 },
       );
       // The old primary accepts writes until the Sentinel turns it into a replica: wait for that.
-      await until(
-        () => cli(ports.primary, 'INFO', 'replication').includes('role:slave'),
-        15_000,
-        'the demotion',
-      );
+      await waitFor('the demotion', () => cli(ports.primary, 'INFO', 'replication').includes('role:slave'), {
+        timeoutMs: 15_000,
+        intervalMs: 100,
+      });
     },
     stop,
   };
@@ -119,17 +121,4 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as net.AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    try {
-      if (check()) return;
-    } catch {
-      // Not up yet.
-    }
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
