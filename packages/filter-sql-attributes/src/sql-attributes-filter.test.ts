@@ -14,9 +14,9 @@ import {
   Response,
 } from '@portico/gateway-core';
 import {
-  corpusAvailable,
   corpusRoot,
   pluginHeap,
+  requireCorpusUnderCi,
   serviceUrl,
   testContext,
 } from '@portico/gateway-core/testing';
@@ -147,7 +147,7 @@ describe('SqlAttributesFilter configuration', () => {
     });
   });
 
-  it.skipIf(!corpusAvailable())(
+  it.skipIf(!requireCorpusUnderCi())(
     'loads the incumbent documentation’s route unchanged, given a data source of that name',
     async () => {
       const file = path.join(

@@ -5,7 +5,7 @@ import { checkConfig, parseConfig, Reference } from '../../config/schema.ts';
 import { ErrorCode, type PorticoError } from '../../errors.ts';
 import type { HeapletContext } from '../../heap/heaplet.ts';
 import { createMemoryLogger } from '../../logging.ts';
-import { corpusAvailable, corpusRoot } from '../../testing/corpus.ts';
+import { corpusRoot, requireCorpusUnderCi } from '../../testing/corpus.ts';
 import type { ClientHandler } from './client-handler.ts';
 import {
   ClientHandlerHeaplet,
@@ -269,7 +269,7 @@ describe('ClientHandler configuration', () => {
   });
 });
 
-describe.runIf(corpusAvailable())('the compatibility corpus', () => {
+describe.runIf(requireCorpusUnderCi())('the compatibility corpus', () => {
   const corpus = (file: string) => JSON.parse(readFileSync(path.join(corpusRoot, file), 'utf8'));
 
   it('loads the ReverseProxyHandlers of companieshouse (inline ClientTlsOptions, ALLOW_ALL)', async () => {
