@@ -62,7 +62,7 @@ export async function startGateway(
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the gateway did not start:\n${output}`)), 20_000);
     const check = () => {
-      const match = /listening on (https?:\/\/(?:127\.0\.0\.1|localhost):\d+)/.exec(output);
+      const match = /listening on (https?:\/\/(?:127\.0\.0\.1|localhost|\[[0-9a-f:]+\]):\d+)/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);

@@ -192,8 +192,8 @@ describe('HeaderFilter', () => {
       expect(next.requests[0]?.headers.has('x-none')).toBe(false);
     });
 
-    it('leaves out a value holding CR or LF (no header injection), with a warning', async () => {
-      const { heap, logger } = heapWith({
+    it('keeps a value holding CR or LF as one value: no second header; the writer refuses it', async () => {
+      const { heap } = heapWith({
         messageType: 'REQUEST',
         add: { 'X-Name': ['${attributes.name}'] },
       });
@@ -201,9 +201,8 @@ describe('HeaderFilter', () => {
       const next = recordingHandler();
       const context = testContext({ attributes: { name: 'eve\r\nX-Admin: true' } });
       await filter.filter(context, new Request({ uri: 'http://app/' }), next.handler);
-      expect(next.requests[0]?.headers.has('x-name')).toBe(false);
+      expect(next.requests[0]?.headers.getAll('x-name')).toEqual(['eve\r\nX-Admin: true']);
       expect(next.requests[0]?.headers.has('x-admin')).toBe(false);
-      expect(logger.records.some((r) => r.level === 'warn' && r.data?.header === 'X-Name')).toBe(true);
     });
 
     it('defaults to adding nothing', async () => {

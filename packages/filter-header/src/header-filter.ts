@@ -17,8 +17,6 @@ import {
 
 /** RFC 9110 field names: one or more token characters. */
 const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** What Node and undici refuse in a field value (CR and LF among them: no header injection). */
-const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
 export type MessageType = 'REQUEST' | 'RESPONSE';
 
@@ -42,9 +40,9 @@ export class HeaderFilter implements Filter {
   readonly #names: readonly string[];
   readonly #templates: readonly Expression<string>[];
   readonly #readsBody: boolean;
-  readonly #logger: Logger;
 
-  constructor(settings: HeaderFilterSettings, logger: Logger) {
+  // The logger stays in the signature that plugins and tests construct the filter with.
+  constructor(settings: HeaderFilterSettings, _logger?: Logger) {
     this.#messageType = settings.messageType;
     this.#remove = settings.remove;
     const added = Object.entries(settings.add).flatMap(([name, values]) =>
@@ -52,7 +50,6 @@ export class HeaderFilter implements Filter {
     );
     this.#names = added.map(([name]) => name);
     this.#templates = added.map(([, template]) => template);
-    this.#logger = logger;
     const side = settings.messageType === 'REQUEST' ? 'request' : 'response';
     this.#readsBody = this.#templates.some((v) => readsEntity(v.text, side));
   }
@@ -78,15 +75,9 @@ export class HeaderFilter implements Filter {
   }
 
   readonly #addValue = (value: string | null, index: number, headers: Headers): void => {
-    if (value === null) return;
-    if (INVALID_VALUE.test(value)) {
-      this.#logger.warn('header value left out: it holds characters a header cannot carry', {
-        header: this.#names[index],
-        template: this.#templates[index]!.text,
-      });
-      return;
-    }
-    headers.add(this.#names[index]!, value);
+    // A value that cannot be a header (a line break from a request parameter) is added as it is: the
+    // gateway checks every field where it writes it, and refuses the message (500, or 502 upstream).
+    if (value !== null) headers.add(this.#names[index]!, value);
   };
 }
 

@@ -32,6 +32,13 @@ export const ErrorCode = {
   UPSTREAM: 'PORTICO_E_UPSTREAM',
   /** A session cannot be saved (for example, too large for the cookie that carries it). */
   SESSION: 'PORTICO_E_SESSION',
+  /**
+   * A header field that cannot be written: a name that is not an HTTP token, or a value with a line
+   * break or another control character (from configuration or an expression). Never sent.
+   */
+  HEADER: 'PORTICO_E_HEADER',
+  /** A request the gateway refuses before any route sees it (400): a bad Host, an unusable target. */
+  BAD_REQUEST: 'PORTICO_E_BAD_REQUEST',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -1,21 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { TLSSocket } from 'node:tls';
 import {
-  type ClientInfo,
   Context,
   commitSession,
-  Entity,
+  type Entity,
   ErrorCode,
   type Handler,
   Headers,
+  headerFieldProblem,
+  invalidHeaderError,
   isPorticoError,
+  isReasonPhrase,
   type Logger,
-  Request,
+  type Request,
   Response,
   type SessionProducer,
-  Uri,
 } from '@portico/gateway-core';
+import { clientOf, toRequest } from './arrival.ts';
 
 /**
  * The one place where Node's HTTP objects meet the core model: an incoming message becomes a
@@ -72,9 +73,12 @@ export async function handleExchange(
   let request: Request;
   try {
     request = toRequest(req, { maxBytes: options.maxBufferedBodySize, arrival: true });
-  } catch {
-    // Node's parser accepts a few request targets a URI cannot hold.
+  } catch (error) {
+    // A bad Host, a target a URI cannot hold: refused before any route sees it, and the connection
+    // closed (what else it carries cannot be trusted to be framed as the client meant).
+    options.logger.debug('bad request', { error: String(error) });
     req.resume();
+    res.shouldKeepAlive = false;
     writeResponse(res, plain(400, 'Bad Request'), req.method ?? 'GET', options.logger);
     return;
   }
@@ -134,80 +138,6 @@ function disposeOf(message: Request | Response | undefined, logger: Logger): voi
   }
 }
 
-/**
- * Headers that describe the client's connection to the gateway, not the request: removed on arrival
- * (with every header `Connection` lists), so that no filter mistakes them for the request's own and
- * a client cannot name a header a filter adds (`Connection: Authorization`) to have it stripped later.
- */
-const ARRIVAL_HOP_BY_HOP = [
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-];
-
-/**
- * Builds a core Request; the URI is absolute, from the Host header and the connection's scheme.
- * `arrival` removes the connection's own headers (not for upgrades, which need them).
- */
-export function toRequest(
-  req: IncomingMessage,
-  options: { maxBytes?: number | undefined; arrival?: boolean } = {},
-): Request {
-  const secure = (req.socket as TLSSocket).encrypted === true;
-  const host = req.headers.host ?? `${req.socket.localAddress}:${req.socket.localPort}`;
-  const target = req.url ?? '/';
-  const uri = target.startsWith('/')
-    ? Uri.ofRequest(secure ? 'https' : 'http', host, target)
-    : Uri.parse(target);
-  const length = req.headers['content-length'];
-  const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
-  const headers = Headers.fromRaw(req.rawHeaders);
-  if (options.arrival) {
-    for (const listed of headers.getAll('connection').flatMap((v) => v.split(',')))
-      headers.delete(listed.trim());
-    for (const name of ARRIVAL_HOP_BY_HOP) headers.delete(name);
-  }
-  const declared = length === undefined ? undefined : Number(length);
-  return new Request({
-    method: req.method ?? 'GET',
-    uri,
-    version: `HTTP/${req.httpVersion}`,
-    headers,
-    entity: hasBody
-      ? new Entity(req, declared, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
-      : null,
-  });
-}
-
-/**
- * The caller, as `contexts.client` shows it. Kept on the socket and reused by the next request on a
- * keep-alive connection when its User-Agent is the same (addresses and certificate cannot change).
- */
-const CLIENT = Symbol('portico.client');
-
-function clientOf(req: IncomingMessage): ClientInfo {
-  const socket = req.socket as TLSSocket & { [CLIENT]?: ClientInfo };
-  const userAgent = req.headers['user-agent'] ?? null;
-  const known = socket[CLIENT];
-  if (known !== undefined && known.userAgent === userAgent) return known;
-  const certificate = socket.encrypted ? socket.getPeerCertificate?.(false) : undefined;
-  const client: ClientInfo = Object.freeze({
-    remoteAddress: socket.remoteAddress ?? '',
-    remotePort: socket.remotePort ?? 0,
-    localAddress: socket.localAddress ?? '',
-    localPort: socket.localPort ?? 0,
-    isSecure: socket.encrypted === true,
-    certificates: certificate?.raw ? [certificate.raw] : [],
-    userAgent,
-  });
-  socket[CLIENT] = client;
-  return client;
-}
-
 /** What a failure that escaped every filter looks like to the client. */
 function errorResponse(error: unknown, context: Context, logger: Logger): Response {
   if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) return plain(413, 'Payload Too Large');
@@ -246,20 +176,37 @@ export function writeResponse(res: ServerResponse, response: Response, method: s
     return;
   }
   const raw: string[] = [];
+  let problem: string | undefined;
   const add = (name: string, values: readonly string[]) => {
     if (HOP_BY_HOP.has(name.toLowerCase())) return;
-    for (const value of values) raw.push(name, value);
+    for (const value of values) {
+      problem ??= headerFieldProblem(name, value);
+      raw.push(name, value);
+    }
   };
   // Our Headers without an iterator per entry; a plugin's own response may hold any iterable of pairs.
   if (response.headers instanceof Headers) response.headers.forEach(add);
   else for (const [name, values] of response.headers as Iterable<[string, string[]]>) add(name, values);
+  if (response.reason !== undefined && !isReasonPhrase(response.reason))
+    problem ??= 'the reason phrase holds a control character';
+  if (problem !== undefined) {
+    // Never the bytes, never a dropped connection: the answer becomes a 500, and the fault is logged.
+    logger.error('a response header cannot be written', invalidHeaderError(problem, 'the response').toJSON());
+    response.entity.discard();
+    writeResponse(res, plain(500, 'Internal Server Error'), method, logger);
+    return;
+  }
   const noBody =
     method === 'HEAD' || response.status === 204 || response.status === 304 || response.status < 200;
   try {
     res.writeHead(response.status, response.reason, raw);
   } catch (error) {
-    logger.error('invalid response headers', { error: String(error) });
-    res.destroy();
+    // What the check above cannot see (a status Node refuses): a 500 still, while nothing is sent.
+    logger.error('a response head cannot be written', { error: String(error) });
+    response.entity.discard();
+    if (response.status !== 500 && !res.headersSent)
+      writeResponse(res, plain(500, 'Internal Server Error'), method, logger);
+    else res.destroy();
     return;
   }
   const body = noBody ? null : response.entity.stream();

@@ -4,7 +4,7 @@ import Koa from 'koa';
 import { type ExchangeOptions, handleExchange } from './adapter.ts';
 import { adminHandler } from './admin-api.ts';
 import type { Gateway } from './gateway.ts';
-import { isReserved } from './reserved-prefix.ts';
+import { isReserved, pathOf } from './reserved-prefix.ts';
 
 /**
  * The Koa application serving the administrative endpoints under the reserved prefix, through the
@@ -53,13 +53,4 @@ export function createRequestListener(
       res.destroy();
     });
   };
-}
-
-/** The path of a request target (origin form, or absolute form as proxies send it). */
-function pathOf(target: string | undefined): string {
-  const raw = target ?? '/';
-  const start = raw.startsWith('/') ? 0 : raw.indexOf('/', raw.indexOf('//') + 2);
-  if (start < 0) return '/';
-  const end = raw.search(/[?#]/);
-  return raw.slice(start, end < 0 ? undefined : end);
 }

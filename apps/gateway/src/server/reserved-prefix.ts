@@ -21,3 +21,12 @@ export function normalizedPath(rawPath: string): string {
   }
   return `/${segments.join('/')}${rawPath.endsWith('/') && segments.length > 0 ? '/' : ''}`;
 }
+
+/** The path of a request target (origin form, or absolute form as proxies send it). */
+export function pathOf(target: string | undefined): string {
+  const raw = target ?? '/';
+  const start = raw.startsWith('/') ? 0 : raw.indexOf('/', raw.indexOf('//') + 2);
+  if (start < 0) return '/';
+  const end = raw.search(/[?#]/);
+  return raw.slice(start, end < 0 ? undefined : end);
+}

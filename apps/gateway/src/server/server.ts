@@ -54,15 +54,27 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const servers: http.Server[] = [];
   const active = new Set<Socket>();
   const inFlight = new Set<http.ServerResponse>();
+  // The responses of each connection: a protocol error on a connection whose response has begun
+  // can only close it, since a 400 written now would land inside that response.
+  const answering = new WeakMap<Socket, Set<http.ServerResponse>>();
+  const responding = (socket: Socket) => {
+    for (const res of answering.get(socket) ?? []) if (res.headersSent) return true;
+    return false;
+  };
   let draining = false;
   let idle: (() => void) | undefined;
   // One listener function for every response (it reads `this`): no closure per request.
   function settled(this: http.ServerResponse): void {
     inFlight.delete(this);
+    // The request keeps its socket after the response has let go of it.
+    answering.get(this.req.socket)?.delete(this);
     if (inFlight.size === 0) idle?.();
   }
   const track: http.RequestListener = (req, res) => {
     inFlight.add(res);
+    let responses = answering.get(req.socket);
+    if (responses === undefined) answering.set(req.socket, (responses = new Set()));
+    responses.add(res);
     // Once stopping, an answer closes its connection, so the client's next request opens a new one
     // (refused) instead of arriving on a connection about to be destroyed.
     if (draining) res.shouldKeepAlive = false;
@@ -94,7 +106,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         (req, socket, head) => void handleUpgrade(req, socket as Socket, head, gateway, logger),
       );
       server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-        if (!socket.writable) return socket.destroy();
+        if (!socket.writable || responding(socket)) return socket.destroy();
         const status =
           error.code === 'HPE_HEADER_OVERFLOW'
             ? '431 Request Header Fields Too Large'

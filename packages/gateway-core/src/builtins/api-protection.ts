@@ -1,9 +1,10 @@
 import { s } from '../config/schema.ts';
+import { plainAddress } from '../context/client-address.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { Response } from '../http/message.ts';
 import type { Filter } from '../types.ts';
 
-const LOOPBACK = /^(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/;
+const LOOPBACK = /^(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1)$/;
 
 /**
  * Guards the administrative endpoints: only the listed client addresses (by default the loopback
@@ -11,13 +12,12 @@ const LOOPBACK = /^(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d
  * `ApiProtectionFilter`, or name another filter in admin.json's `apiProtectionFilter`.
  */
 export function apiProtectionFilter(allowed: readonly string[] | undefined): Filter {
-  const list = allowed ? new Set(allowed) : undefined;
+  // Both sides in one form: `::ffff:10.0.0.1` listed or seen is `10.0.0.1`.
+  const list = allowed ? new Set(allowed.map(plainAddress)) : undefined;
   return {
     filter(context, request, next) {
-      const address = context.client.remoteAddress;
-      const ok = list
-        ? list.has(address) || list.has(address.replace(/^::ffff:/, ''))
-        : LOOPBACK.test(address);
+      const address = plainAddress(context.client.remoteAddress);
+      const ok = list ? list.has(address) : LOOPBACK.test(address);
       if (ok) return next.handle(context, request);
       return Promise.resolve(Response.empty(403));
     },

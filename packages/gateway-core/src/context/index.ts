@@ -1,3 +1,4 @@
+export { plainAddress } from './client-address.ts';
 export {
   bindingsFor,
   type ClientInfo,

@@ -79,7 +79,7 @@ describe('Uri', () => {
     ],
     ['http://[::1]:8080/', { host: '[::1]', port: 8080, rawPath: '/' }],
     ['/only/path?q', { scheme: null, host: null, rawPath: '/only/path', rawQuery: 'q' }],
-    ['/a%2Fb/c%20d', { rawPath: '/a%2Fb/c%20d', path: '/a/b/c d' }],
+    ['/a%2Fb/c%20d', { rawPath: '/a%2Fb/c%20d', path: '/a%2Fb/c d' }],
     ['/bad%zz', { rawPath: '/bad%zz', path: '/bad%zz' }],
     ['http://h', { rawPath: '', pathAndQuery: '/' }],
     ['http://h:80/x', { hostAndPort: 'h', effectivePort: 80, origin: 'http://h' }],

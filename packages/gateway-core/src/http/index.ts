@@ -14,8 +14,17 @@ export {
   parseForm,
 } from './entity.ts';
 export { encodeForm, encodeQuery, type FormFields } from './form.ts';
+export {
+  checkHeaderFields,
+  headerFieldProblem,
+  invalidHeaderError,
+  isHeaderName,
+  isHeaderValue,
+  isReasonPhrase,
+  responseHead,
+} from './header-validation.ts';
 export { Headers } from './headers.ts';
 export { Request, Response } from './message.ts';
 export { Status } from './status.ts';
 export { StoredBody, TemporaryStorage, type TemporaryStorageSettings } from './temporary-storage.ts';
-export { Uri } from './uri.ts';
+export { normalizeRawPath, Uri } from './uri.ts';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Uri } from './uri.ts';
+import { normalizeRawPath, Uri } from './uri.ts';
 
 const parts = (uri: Uri) => ({
   scheme: uri.scheme,
@@ -55,5 +55,49 @@ describe('Uri.ofRequest, the per-request fast path', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('normalizeRawPath: the one form of a request path', () => {
+  it.each([
+    ['/a/b', '/a/b'],
+    ['/', '/'],
+    ['/a/./b', '/a/b'],
+    ['/a/../b', '/b'],
+    ['/../a', '/a'],
+    ['/a/b/..', '/a/'],
+    ['/a/b/.', '/a/b/'],
+    ['//a//b//', '/a/b/'],
+    ['/%2e%2e/a', '/a'],
+    ['/a/%2E/b', '/a/b'],
+    ['/a/.%2e/b', '/b'],
+    ['/a/..;jsessionid=1/b', '/b'],
+    ['/a/%2fb', '/a/%2fb'],
+    ['/a/%2F..', '/a/%2F..'],
+    ['/.well-known/x', '/.well-known/x'],
+    ['/a/...', '/a/...'],
+    ['*', '*'],
+    ['', ''],
+  ])('%s → %s', (raw, normal) => {
+    expect(normalizeRawPath(raw)).toBe(normal);
+  });
+
+  it('returns the very same string when there is nothing to do', () => {
+    const path = `/api/v1/items/${'x'.repeat(10)}`;
+    expect(normalizeRawPath(path)).toBe(path);
+  });
+
+  it('is idempotent', () => {
+    for (const raw of ['/a/./b/../../c//d/', '/%2e/%2E%2e/x/./', '//..//a/b/..;x/c']) {
+      const once = normalizeRawPath(raw);
+      expect(normalizeRawPath(once)).toBe(once);
+    }
+  });
+
+  it('the decoded path keeps %2F encoded: one segment, never a separator', () => {
+    expect(new Uri({ rawPath: '/%2Fprivate/a%20b' }).path).toBe('/%2Fprivate/a b');
+    const uri = new Uri({ rawPath: '/x' });
+    uri.path = '/a%2Fb c';
+    expect(uri.rawPath).toBe('/a%2Fb%20c');
   });
 });

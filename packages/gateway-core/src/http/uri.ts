@@ -28,6 +28,58 @@ function decode(raw: string): string {
   }
 }
 
+/** An encoded slash, in either case: data inside a segment, never a separator. */
+const ENCODED_SLASH = /%2f/i;
+
+/**
+ * The decoded view of a path, except for `%2F`, which stays encoded: `/a%2Fb` is one segment, and a
+ * condition matching `^/a/` must not see it as two (an upstream decides what it means). The setter's
+ * encoding leaves `%2F` as it is, so the view round-trips.
+ */
+function decodePath(raw: string): string {
+  if (!ENCODED_SLASH.test(raw)) return decode(raw);
+  return raw.split(/%2f/i).map(decode).join('%2F');
+}
+
+/**
+ * What a dot segment looks like once `%2E` is read as `.` (RFC 3986 §2.3) and a path parameter
+ * (`..;x`, which Java servlet containers read as `..`) is set aside: 1 for `.`, 2 for `..`, else 0.
+ */
+function dotSegment(segment: string): 0 | 1 | 2 {
+  const semicolon = segment.indexOf(';');
+  const name = (semicolon < 0 ? segment : segment.slice(0, semicolon)).replace(/%2e/gi, '.');
+  return name === '.' ? 1 : name === '..' ? 2 : 0;
+}
+
+/** Paths with something to normalise: an empty segment, a segment starting with a dot, `%2E`. */
+const NEEDS_NORMALISING = /\/\/|\/\.|%2e/i;
+
+/**
+ * A raw request path in its one normal form (RFC 3986 §5.2.4 and §6.2.2.3): dot segments resolved
+ * (also when written `%2E`, or followed by a path parameter), empty segments (`//`) removed, a
+ * trailing slash kept; every other escape, `%2F` included, left as it came. Routes and the upstream
+ * see this path. Returns the input itself when there is nothing to do (most requests).
+ */
+export function normalizeRawPath(rawPath: string): string {
+  if (rawPath.charCodeAt(0) !== 47 || !NEEDS_NORMALISING.test(rawPath)) return rawPath;
+  const segments = rawPath.split('/');
+  const kept: string[] = [];
+  let trailingSlash = false;
+  for (let i = 1; i < segments.length; i++) {
+    const segment = segments[i]!;
+    const last = i === segments.length - 1;
+    const dots = segment === '' ? 1 : dotSegment(segment);
+    if (dots === 2) kept.pop();
+    if (dots !== 0) {
+      trailingSlash = last;
+      continue;
+    }
+    kept.push(segment);
+    trailingSlash = false;
+  }
+  return kept.length === 0 ? '/' : `/${kept.join('/')}${trailingSlash ? '/' : ''}`;
+}
+
 /** Encodes a decoded path, keeping `/` and the characters a path may hold as they are. */
 function encodePath(path: string): string {
   return path
@@ -133,9 +185,9 @@ export class Uri implements ElObject {
     });
   }
 
-  /** The decoded path. */
+  /** The decoded path (`%2F` kept encoded: see decodePath). */
   get path(): string {
-    return decode(this.rawPath);
+    return decodePath(this.rawPath);
   }
   set path(value: string) {
     this.rawPath = encodePath(value);

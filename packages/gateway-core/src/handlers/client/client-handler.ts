@@ -176,14 +176,20 @@ export class ClientHandler implements Handler {
     const target = upstreamTarget(request.uri);
     const outgoing = outgoingBody(request);
     const { body, contentLength } = outgoing instanceof Promise ? await outgoing : outgoing;
-    const headers = upstreamRequestHeaders(request, {
-      host: upstreamHost(request, context, target),
-      contentLength,
-      forwarded: this.forwardedHeaders
-        ? forwardedFor(context.client, request, originalUri(context))
-        : undefined,
-      extra: this.additionalHeaders(context, request),
-    });
+    let headers: HeaderList;
+    try {
+      headers = upstreamRequestHeaders(request, {
+        host: upstreamHost(request, context, target),
+        contentLength,
+        forwarded: this.forwardedHeaders
+          ? forwardedFor(context.client, request, originalUri(context))
+          : undefined,
+        extra: this.additionalHeaders(context, request),
+      });
+    } catch (error) {
+      // A field that cannot be written: nothing is sent, and the answer is a 502 naming why.
+      throw this.failure(error, target.origin, context);
+    }
     return this.send(context, request.method, target, headers, body);
   }
 

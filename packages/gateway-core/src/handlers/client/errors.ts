@@ -11,7 +11,9 @@ export type UpstreamFailure =
   /** The connection broke, or the upstream answered with something that is not HTTP. */
   | 'protocol'
   /** The client went away, and the upstream request with it. */
-  | 'aborted';
+  | 'aborted'
+  /** The request could not be sent as it was: a header a filter or an expression set is not valid. */
+  | 'request';
 
 /**
  * The upstream could not be reached or did not answer in time (`PORTICO_E_UPSTREAM`).
@@ -71,6 +73,7 @@ const ABORTED = new Set(['UND_ERR_ABORTED', 'UND_ERR_ABORT', 'ABORT_ERR']);
 
 export function classify(error: unknown): UpstreamFailure {
   const code = errorCode(error) ?? '';
+  if (code === ErrorCode.HEADER) return 'request';
   if (TIMEOUTS.has(code)) return 'timeout';
   if (ABORTED.has(code) || (error as Error | null)?.name === 'AbortError') return 'aborted';
   if (CONNECT.has(code)) return 'connect';
@@ -135,6 +138,9 @@ export function upstreamError(error: unknown, where: FailureContext, aborted = f
       break;
     case 'aborted':
       message = `the request to ${origin} was aborted: ${reason}`;
+      break;
+    case 'request':
+      message = `the request to ${origin} was not sent: ${reason}`;
       break;
     default:
       message = `the request to ${origin} failed: ${reason}`;

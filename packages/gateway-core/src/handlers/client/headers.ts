@@ -1,3 +1,4 @@
+import { headerFieldProblem, invalidHeaderError } from '../../http/header-validation.ts';
 import { Headers } from '../../http/headers.ts';
 import type { Request } from '../../http/message.ts';
 import type { Uri } from '../../http/uri.ts';
@@ -99,7 +100,22 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
   if (options.contentLength !== undefined) out.set('Content-Length', String(options.contentLength));
   if (forwarded) addForwarded(out, headers, forwarded);
   for (const [name, value] of extra) out.set(name, value);
+  checkFields(out);
   return out;
+}
+
+/**
+ * Every field is checked before anything is sent: a value a filter or an expression made with a line
+ * break is a `PORTICO_E_HEADER` error (the handler answers 502), never a header injected upstream.
+ */
+function checkFields(fields: HeaderList): void {
+  for (const [name, value] of fields) {
+    const problem =
+      typeof value === 'string'
+        ? headerFieldProblem(name, value)
+        : value.reduce<string | undefined>((found, v) => found ?? headerFieldProblem(name, v), undefined);
+    if (problem !== undefined) throw invalidHeaderError(problem, 'the request to the upstream');
+  }
 }
 
 function addForwarded(out: HeaderList, headers: Headers, forwarded: Forwarded): void {

@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Context, UpgradeContext } from '../../context/context.ts';
+import { responseHead } from '../../http/header-validation.ts';
 import { type Request, Response } from '../../http/message.ts';
 import { ClientHandler, type ClientHandlerOptions, originalUri, upstreamTarget } from './client-handler.ts';
 import { isUpstreamError, type UpstreamError } from './errors.ts';
@@ -248,10 +249,9 @@ function rawStrings(raw: Dispatcher.DispatchController['rawHeaders']): string[] 
   return raw.map((v, i) => (typeof v === 'string' ? v : v.toString(i % 2 === 0 ? 'utf8' : 'latin1')));
 }
 
+/** Writes a checked head (an invalid field throws before a byte is written). */
 function writeHead(socket: Duplex, status: number, reason: string, raw: readonly string[]): void {
-  let head = `HTTP/1.1 ${status} ${reason}\r\n`;
-  for (let i = 0; i + 1 < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
-  socket.write(`${head}\r\n`, 'latin1');
+  socket.write(responseHead(status, reason, raw), 'latin1');
 }
 
 function answer(socket: Duplex, status: number, text: string): number {

@@ -1,0 +1,175 @@
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import {
+  type ClientInfo,
+  Entity,
+  ErrorCode,
+  Headers,
+  normalizeRawPath,
+  PorticoError,
+  plainAddress,
+  Request,
+  Uri,
+} from '@portico/gateway-core';
+
+/**
+ * What a request looks like when it arrives, for every path (plain requests and upgrades alike): the
+ * checks that refuse it with 400 before any route sees it, its URI in the one normal form routes and
+ * the upstream see, and who the client is.
+ */
+
+/**
+ * A Host field the gateway accepts (RFC 9110 §7.2, RFC 3986 §3.2.2): a registered name or an IP
+ * literal, and an optional port. Anything else (`/`, `?`, `#`, `@`, spaces, `%`) could change what
+ * the URI means once host and target are put together, so it is refused.
+ */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=]+)(?::(\d{0,5}))?$/;
+/** An absolute-form target (RFC 9112 §3.2.2): what a client talking to a proxy sends. */
+const ABSOLUTE_FORM = /^https?:\/\//i;
+
+export function badRequest(message: string): PorticoError {
+  return new PorticoError(ErrorCode.BAD_REQUEST, message, { expected: 'a well-formed HTTP/1.1 request' });
+}
+
+/**
+ * Headers that describe the client's connection to the gateway, not the request: removed on arrival
+ * (with every header `Connection` lists), so that no filter mistakes them for the request's own and
+ * a client cannot name a header a filter adds (`Connection: Authorization`) to have it stripped later.
+ */
+const ARRIVAL_HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
+
+/**
+ * Builds a core Request, or throws `PORTICO_E_BAD_REQUEST` (answered with 400). The URI's authority is
+ * the Host field's, or an absolute-form target's (which then overrides Host, as RFC 9112 requires);
+ * the scheme is the connection's; the path is normalised once, here. The Host field is rewritten to
+ * the authority in its normal form (`x:080` is `x:80`), so that a filter-set Host is the only Host that
+ * can differ from the URI's, and so the only one ever forwarded.
+ * `arrival` removes the connection's own headers (not for upgrades, which need them).
+ */
+export function toRequest(
+  req: IncomingMessage,
+  options: { maxBytes?: number | undefined; arrival?: boolean } = {},
+): Request {
+  const secure = (req.socket as TLSSocket).encrypted === true;
+  const scheme = secure ? 'https' : 'http';
+  const headers = Headers.fromRaw(req.rawHeaders);
+  const uri = requestUri(req, scheme, headers);
+  if (options.arrival) {
+    for (const listed of headers.getAll('connection').flatMap((v) => v.split(',')))
+      headers.delete(listed.trim());
+    for (const name of ARRIVAL_HOP_BY_HOP) headers.delete(name);
+  }
+  const length = req.headers['content-length'];
+  const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
+  const declared = length === undefined ? undefined : Number(length);
+  return new Request({
+    method: req.method ?? 'GET',
+    uri,
+    version: `HTTP/${req.httpVersion}`,
+    headers,
+    entity: hasBody
+      ? new Entity(req, declared, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
+      : null,
+  });
+}
+
+function requestUri(req: IncomingMessage, scheme: string, headers: Headers): Uri {
+  const target = req.url ?? '/';
+  const hosts = hostFields(req.rawHeaders);
+  if (hosts > 1) throw badRequest('more than one Host field');
+  let uri: Uri;
+  if (target.charCodeAt(0) === 47 /* / */) {
+    const host = req.headers.host;
+    if (host === undefined) {
+      if (req.httpVersion !== '1.0') throw badRequest('an HTTP/1.1 request without a Host field');
+      uri = Uri.ofRequest(scheme, localAuthority(req), target);
+    } else {
+      uri = Uri.ofRequest(scheme, checkedHost(host), target);
+    }
+  } else if (ABSOLUTE_FORM.test(target)) {
+    // The target's authority wins over Host; the connection, not the client, says the scheme.
+    if (req.headers.host !== undefined) checkedHost(req.headers.host);
+    const parsed = parseTarget(target);
+    if (parsed.userInfo !== null) throw badRequest('user information in the request target');
+    if (parsed.host === null || !HOST.test(parsed.authority ?? ''))
+      throw badRequest('an unusable authority in the request target');
+    uri = parsed.with({ scheme, rawPath: parsed.rawPath || '/', rawFragment: null });
+  } else if (target === '*' && req.method === 'OPTIONS') {
+    // The asterisk form asks about the server itself; it has no path to normalise.
+    const host = req.headers.host === undefined ? localAuthority(req) : checkedHost(req.headers.host);
+    return Uri.ofRequest(scheme, host, '/').with({ rawPath: '*' });
+  } else {
+    throw badRequest('a request target that is neither a path nor an absolute http(s) URI');
+  }
+  const rawPath = normalizeRawPath(uri.rawPath);
+  if (rawPath !== uri.rawPath) uri.rawPath = rawPath;
+  // Host always says what the URI's authority says, in its normal form.
+  const authority = uri.host === null ? null : `${uri.host}${uri.port === null ? '' : `:${uri.port}`}`;
+  if (authority !== null && headers.get('host') !== authority) headers.set('Host', authority);
+  return uri;
+}
+
+function parseTarget(target: string): Uri {
+  try {
+    return Uri.parse(target);
+  } catch {
+    throw badRequest('a malformed request target');
+  }
+}
+
+/** The number of Host fields (Node keeps only the first in `req.headers`). */
+function hostFields(raw: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+  }
+  return count;
+}
+
+function checkedHost(host: string): string {
+  const match = HOST.exec(host);
+  if (match === null) throw badRequest('a Host field that is not host[:port]');
+  if (match[1] !== undefined && match[1] !== '' && Number(match[1]) > 65535)
+    throw badRequest('a Host port out of range');
+  return host;
+}
+
+/** The listener's own address, for an HTTP/1.0 request without Host. */
+function localAuthority(req: IncomingMessage): string {
+  const address = plainAddress(req.socket.localAddress ?? '127.0.0.1');
+  return `${address.includes(':') ? `[${address}]` : address}:${req.socket.localPort ?? 80}`;
+}
+
+/**
+ * The caller, as `contexts.client` shows it. Kept on the socket and reused by the next request on a
+ * keep-alive connection when its User-Agent is the same (addresses and certificate cannot change).
+ */
+const CLIENT = Symbol('portico.client');
+
+export function clientOf(req: IncomingMessage): ClientInfo {
+  const socket = req.socket as TLSSocket & { [CLIENT]?: ClientInfo };
+  const userAgent = req.headers['user-agent'] ?? null;
+  const known = socket[CLIENT];
+  if (known !== undefined && known.userAgent === userAgent) return known;
+  const certificate = socket.encrypted ? socket.getPeerCertificate?.(false) : undefined;
+  const client: ClientInfo = Object.freeze({
+    remoteAddress: plainAddress(socket.remoteAddress ?? ''),
+    remotePort: socket.remotePort ?? 0,
+    localAddress: plainAddress(socket.localAddress ?? ''),
+    localPort: socket.localPort ?? 0,
+    isSecure: socket.encrypted === true,
+    certificates: certificate?.raw ? [certificate.raw] : [],
+    userAgent,
+  });
+  socket[CLIENT] = client;
+  return client;
+}

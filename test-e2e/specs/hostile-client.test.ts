@@ -1,0 +1,402 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
+import { raw, send } from '../support/http.ts';
+
+/**
+ * A client that means harm, on raw sockets: header injection through expressions on every path that
+ * writes headers, Host and request-target tricks, paths that dodge a route condition, upgrades aimed
+ * at the administrative prefix, protocol errors in the middle of a response. After each case, the
+ * next request through the same upstream pool must still be answered correctly.
+ */
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  rawHeaders: string[];
+}
+
+const INJECTED = 'a%0d%0aSet-Cookie:%20x=1';
+
+describe('a hostile client against portico start', () => {
+  let upstream: http.Server;
+  let upstreamUrl: string;
+  const seen: Seen[] = [];
+  let gw: RunningGateway;
+
+  beforeAll(async () => {
+    upstream = http.createServer((req, res) => {
+      seen.push({ method: req.method!, url: req.url!, headers: req.headers, rawHeaders: req.rawHeaders });
+      if (req.url === '/slow-stream') {
+        // A chunked answer in three parts, the last after a pause.
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('first part\n');
+        setTimeout(() => res.write('second part\n'), 150);
+        setTimeout(() => res.end('last part\n'), 600);
+        return;
+      }
+      req.resume();
+      req.on('end', () => {
+        const body = JSON.stringify({ url: req.url, host: req.headers.host });
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+
+    const base = instanceDirectory({
+      'config/admin.json': { prefix: 'openig' },
+      'config/routes/00-reflect.json': {
+        name: '00-reflect',
+        condition: "${request.uri.path == '/reflect'}",
+        handler: {
+          type: 'StaticResponseHandler',
+          config: {
+            status: 200,
+            headers: { 'X-Q': ["${request.queryParams['q'][0]}"] },
+            entity: 'reflected',
+          },
+        },
+      },
+      'config/routes/01-redirect.json': {
+        name: '01-redirect',
+        condition: "${request.uri.path == '/redirect'}",
+        handler: {
+          type: 'StaticResponseHandler',
+          config: { status: 302, headers: { Location: ["/landing?to=${request.queryParams['q'][0]}"] } },
+        },
+      },
+      'config/routes/02-bad-name.json': {
+        name: '02-bad-name',
+        condition: "${request.uri.path == '/bad-name'}",
+        handler: {
+          type: 'StaticResponseHandler',
+          config: { status: 200, headers: { 'X Bad: name': ['v'] }, entity: 'never sent' },
+        },
+      },
+      'config/routes/03-inject-upstream.json': {
+        name: '03-inject-upstream',
+        condition: "${request.uri.path == '/inject-upstream'}",
+        baseURI: upstreamUrl,
+        handler: {
+          type: 'Chain',
+          config: {
+            filters: [
+              {
+                type: 'HeaderFilter',
+                config: { messageType: 'REQUEST', add: { 'X-Q': ["${request.queryParams['q'][0]}"] } },
+              },
+            ],
+            handler: 'ReverseProxyHandler',
+          },
+        },
+      },
+      'config/routes/04-who.json': {
+        name: '04-who',
+        condition: "${request.uri.path == '/who'}",
+        handler: {
+          type: 'StaticResponseHandler',
+          config: {
+            status: 200,
+            entity: '${contexts.client.remoteAddress} ${request.uri.path} ${request.uri.host}',
+          },
+        },
+      },
+      // Everything else is proxied, except what lies under /private.
+      'config/routes/99-public.json': {
+        name: '99-public',
+        condition: "${not matches(request.uri.path, '^/private')}",
+        baseURI: upstreamUrl,
+        handler: 'ReverseProxyHandler',
+      },
+    });
+    gw = await startGateway({ base });
+  });
+
+  afterAll(async () => {
+    expect(await gw?.stop()).toBe(0);
+    upstream?.closeAllConnections();
+    await new Promise<void>((resolve) => upstream?.close(() => resolve()));
+  });
+
+  /** After every case: the upstream pool still answers a plain request, with the right Host and path. */
+  afterEach(async () => {
+    const before = seen.length;
+    const reply = await send(`${gw.url}/public/health?n=${before}`);
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.text)).toEqual({
+      url: `/public/health?n=${before}`,
+      host: new URL(upstreamUrl).host,
+    });
+    expect(seen.length).toBe(before + 1);
+  });
+
+  const get = (target: string, headers = 'Host: gw.example\r\n') =>
+    raw(gw.url, `GET ${target} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`, { waitMs: 5000 });
+  const upgrade = (target: string, host = 'gw.example') =>
+    raw(
+      gw.url,
+      `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+        'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+      { waitMs: 5000 },
+    );
+  /** The header lines of the first response in `text`. */
+  const headLines = (text: string) => text.split('\r\n\r\n')[0]!.split('\r\n');
+
+  describe('a line break from an expression never reaches the wire as a header', () => {
+    it('in a response header: 500, one response, no injected field', async () => {
+      const reply = await get(`/reflect?q=${INJECTED}`);
+      expect(reply.status).toBe(500);
+      expect(reply.text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+      expect(reply.text).not.toMatch(/set-cookie/i);
+    });
+
+    it('in the answer to an Upgrade request: 500, no injected field, no second response', async () => {
+      const reply = await upgrade(`/reflect?q=${INJECTED}`);
+      expect(reply.status).toBe(500);
+      expect(reply.text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+      expect(reply.text).not.toMatch(/set-cookie/i);
+      expect(reply.closedByServer).toBe(true);
+    });
+
+    it('a whole second response smuggled into a header is refused too', async () => {
+      const second = encodeURIComponent('\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nowned');
+      for (const reply of [await get(`/reflect?q=${second}`), await upgrade(`/reflect?q=${second}`)]) {
+        expect(reply.status).toBe(500);
+        expect(reply.text).not.toContain('owned');
+      }
+    });
+
+    it('in a redirect Location: 500', async () => {
+      const reply = await get(`/redirect?q=${INJECTED}`);
+      expect(reply.status).toBe(500);
+      expect(reply.text).not.toMatch(/set-cookie/i);
+      const safe = await get('/redirect?q=home');
+      expect(safe.status).toBe(302);
+      expect(headLines(safe.text)).toContain('Location: /landing?to=home');
+    });
+
+    it('a header name from configuration that is not a token: 500, answered, not dropped', async () => {
+      const reply = await get('/bad-name');
+      expect(reply.status).toBe(500);
+      expect(reply.text).not.toContain('never sent');
+    });
+
+    it('in a request header sent upstream: 502, and the upstream never sees it', async () => {
+      const before = seen.length;
+      const reply = await get(`/inject-upstream?q=${INJECTED}`);
+      expect(reply.status).toBe(502);
+      expect(seen.length).toBe(before);
+      const fine = await get('/inject-upstream?q=plain');
+      expect(fine.status).toBe(200);
+      expect(seen.at(-1)!.headers['x-q']).toBe('plain');
+    });
+
+    it('a NUL or another control character is refused like a line break', async () => {
+      for (const q of ['a%00b', 'a%07b', 'a%7fb']) {
+        expect((await get(`/reflect?q=${q}`)).status).toBe(500);
+        expect((await get(`/inject-upstream?q=${q}`)).status).toBe(502);
+      }
+    });
+  });
+
+  describe('the client never chooses the upstream Host or the path', () => {
+    it.each([
+      ['no Host on HTTP/1.1', ''],
+      ['two Host fields', 'Host: gw.example\r\nHost: other.example\r\n'],
+      ['a Host with a slash', 'Host: gw.example/openig\r\n'],
+      ['a Host with a question mark', 'Host: gw.example?x\r\n'],
+      ['a Host with user information', 'Host: user@gw.example\r\n'],
+      ['a Host with a space', 'Host: gw example\r\n'],
+      ['a Host with a fragment', 'Host: gw.example#x\r\n'],
+      ['an empty Host', 'Host: \r\n'],
+      ['a Host port out of range', 'Host: gw.example:99999\r\n'],
+    ])('%s: 400, and no route or upstream sees it', async (_name, headers) => {
+      const before = seen.length;
+      const reply = await get('/public/x', headers);
+      expect(reply.status).toBe(400);
+      expect(seen.length).toBe(before);
+    });
+
+    it('an HTTP/1.0 request may omit Host', async () => {
+      const reply = await raw(gw.url, 'GET /public/old HTTP/1.0\r\n\r\n', { waitMs: 5000 });
+      expect(reply.status).toBe(200);
+      expect(seen.at(-1)!.headers.host).toBe(new URL(upstreamUrl).host);
+    });
+
+    it.each([
+      ['Host: gw.example:080\r\n'],
+      ['Host: GW.EXAMPLE\r\n'],
+      ['Host: evil.example\r\n'],
+      ['Host: [::1]:8080\r\n'],
+    ])('%s goes upstream as the target’s Host', async (headers) => {
+      const reply = await get('/public/host', headers);
+      expect(reply.status).toBe(200);
+      expect(seen.at(-1)!.headers.host).toBe(new URL(upstreamUrl).host);
+      expect(seen.at(-1)!.rawHeaders.filter((h) => h.toLowerCase() === 'host')).toHaveLength(1);
+    });
+
+    it('an absolute-form target gives the authority; Host is ignored; the path is the target’s', async () => {
+      const reply = await get('http://other.example/public/absolute?x=1', 'Host: gw.example\r\n');
+      expect(reply.status).toBe(200);
+      const last = seen.at(-1)!;
+      expect(last.url).toBe('/public/absolute?x=1');
+      expect(last.headers.host).toBe(new URL(upstreamUrl).host);
+      expect(last.headers['x-forwarded-host']).toBe('other.example');
+      const who = await get('http://other.example:8080/who', 'Host: gw.example\r\n');
+      expect(who.text.split('\r\n\r\n')[1]).toBe('127.0.0.1 /who other.example');
+    });
+
+    it.each([['ftp://other.example/public/x'], ['http://user@other.example/public/x'], ['other.example:80']])(
+      'an unusable request target %s: 400',
+      async (target) => {
+        const before = seen.length;
+        expect((await get(target)).status).toBe(400);
+        expect(seen.length).toBe(before);
+      },
+    );
+
+    it('a Host holding a path cannot reach the administrative prefix through a route', async () => {
+      const reply = await get('/x', 'Host: gw.example/openig/api/system/objects?\r\n');
+      expect(reply.status).toBe(400);
+    });
+  });
+
+  describe('route conditions and the upstream see one normalised path', () => {
+    it.each([
+      ['/public/../private/secret'],
+      ['//private/secret'],
+      ['/%2e%2e/private/secret'],
+      ['/public/%2e%2e/private/secret'],
+      ['/public/%2E%2E/private/secret'],
+      ['/public/.%2e/private/secret'],
+      ['/public/./../private/secret'],
+      ['/./private/secret'],
+      ['/public/..;x/private/secret'],
+      ['///private//secret'],
+      ['/public/../../../private/secret'],
+    ])('%s is /private/secret: the route denying /private holds', async (target) => {
+      const before = seen.length;
+      const reply = await get(target);
+      expect(reply.status).toBe(404);
+      expect(seen.length).toBe(before);
+    });
+
+    it.each([
+      ['/public/./a/../b', '/public/b'],
+      ['/public//b/', '/public/b/'],
+      ['/public/b/.', '/public/b/'],
+      ['/public/%2e/b?q=/../x', '/public/b?q=/../x'],
+    ])('%s is forwarded as %s', async (target, forwarded) => {
+      const reply = await get(target);
+      expect(reply.status).toBe(200);
+      expect(seen.at(-1)!.url).toBe(forwarded);
+    });
+
+    it('an encoded slash stays encoded: one segment to the condition, forwarded as it came', async () => {
+      const reply = await get('/%2fprivate/secret');
+      expect(reply.status).toBe(200);
+      expect(seen.at(-1)!.url).toBe('/%2fprivate/secret');
+      const who = await get('/who/../who');
+      expect(who.text.split('\r\n\r\n')[1]).toBe('127.0.0.1 /who gw.example');
+    });
+
+    it('request.uri shows the normalised path', async () => {
+      const who = await get('/public/../who');
+      expect(who.status).toBe(200);
+      expect(who.text.split('\r\n\r\n')[1]).toBe('127.0.0.1 /who gw.example');
+    });
+  });
+
+  describe('upgrade requests get every check other requests get', () => {
+    it.each([
+      ['/openig/api/system/objects'],
+      ['/%6Fpenig/ping'],
+      ['/OPENIG/ping'],
+      ['//openig/ping'],
+      ['/x/../openig/ping'],
+    ])('%s under the administrative prefix never reaches a route', async (target) => {
+      const before = seen.length;
+      const reply = await upgrade(target);
+      expect(reply.status).toBe(404);
+      expect(seen.length).toBe(before);
+    });
+
+    it.each([['gw.example/openig'], ['a b'], ['x@y']])('Host %j: 400', async (host) => {
+      const before = seen.length;
+      expect((await upgrade('/public/ws', host)).status).toBe(400);
+      expect(seen.length).toBe(before);
+    });
+
+    it('a dot-segment path is normalised before the route condition', async () => {
+      const before = seen.length;
+      expect((await upgrade('/public/../private/ws')).status).toBe(404);
+      expect(seen.length).toBe(before);
+    });
+  });
+
+  it('a protocol error while a response streams closes the connection; no 400 inside the response', async () => {
+    const reply = await raw(
+      gw.url,
+      ['GET /slow-stream HTTP/1.1\r\nHost: gw.example\r\n\r\n', 'NOT HTTP AT ALL\r\n\r\n'],
+      { waitMs: 5000, gapMs: 50 },
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.text).not.toContain('400 Bad Request');
+    expect(reply.text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    expect(reply.closedByServer).toBe(true);
+  });
+});
+
+describe('client addresses on a dual-stack listener', () => {
+  let gw: RunningGateway;
+  let upstream: http.Server;
+  let forwardedFor: string | undefined;
+
+  beforeAll(async () => {
+    upstream = http.createServer((req, res) => {
+      forwardedFor = req.headers['x-forwarded-for'] as string | undefined;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const base = instanceDirectory({
+      'config/routes/who.json': {
+        name: 'who',
+        condition: "${request.uri.path == '/who'}",
+        handler: {
+          type: 'StaticResponseHandler',
+          config: {
+            status: 200,
+            entity: "${contexts.client.remoteAddress}|${contexts.client.remoteAddress == '127.0.0.1'}",
+          },
+        },
+      },
+      'config/routes/zz-proxy.json': {
+        name: 'zz-proxy',
+        baseURI: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+        handler: 'ReverseProxyHandler',
+      },
+    });
+    // `::` takes IPv4 clients too, as IPv4-mapped IPv6 addresses.
+    gw = await startGateway({ base, args: ['--host', '::'] });
+  });
+
+  afterAll(async () => {
+    expect(await gw?.stop()).toBe(0);
+    upstream?.closeAllConnections();
+    upstream?.close();
+  });
+
+  it('an IPv4 client is 127.0.0.1 in contexts.client and in X-Forwarded-For, not ::ffff:127.0.0.1', async () => {
+    const port = new URL(gw.url).port;
+    const who = await send(`http://127.0.0.1:${port}/who`);
+    expect(who.text).toBe('127.0.0.1|true');
+    expect((await send(`http://127.0.0.1:${port}/anything`)).status).toBe(200);
+    expect(forwardedFor).toBe('127.0.0.1');
+    // The administrative endpoints let loopback in by default, in the same form.
+    expect((await send(`http://127.0.0.1:${port}/openig/ping`)).status).toBe(200);
+  });
+});
