@@ -177,3 +177,46 @@ describe('portico start with route files that fail to load', () => {
     expect(result.stdout).not.toContain('listening');
   });
 });
+
+describe('one route file never takes the others down', () => {
+  it('serves the good routes beside a route nested thousands of levels deep and one larger than limits.maxRouteFileSize', async () => {
+    // 3,200 levels of objects (1,600 Chains), within the size limit.
+    const depth = 1600;
+    const base = instanceDirectory({
+      'config/admin.json': { limits: { maxRouteFileSize: 64 * 1024 } },
+      'config/config.json': { handler: { type: 'Router', config: { scanInterval: 'disabled' } } },
+      // Sorted before the good route: a failure must not stop the scan.
+      'config/routes/05-deep.json': `{"handler": ${'{"type":"Chain","config":{"handler":'.repeat(depth)}"ReverseProxyHandler"${'}}'.repeat(depth)}}`,
+      'config/routes/06-large.json': {
+        handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'x'.repeat(100 * 1024) } },
+      },
+      'config/routes/10-good.json': good,
+    });
+    const gw = await startGateway({ base });
+    try {
+      const reply = await send(`${gw.url}/good`);
+      expect(reply.status).toBe(200);
+      expect(reply.text).toBe('good');
+      const { body } = await json(`${gw.url}/openig/api/routes`);
+      const [router] = body.routers;
+      expect(router.routes.map((r: { name: string }) => r.name)).toEqual(['10-good']);
+      const problems = Object.fromEntries(
+        (
+          router.failures as { id: string; problems: { code: string; message: string; expected: string }[] }[]
+        ).map((f) => [f.id, f.problems]),
+      );
+      expect(problems['05-deep']).toMatchObject([
+        { code: 'PORTICO_E_CONFIG', expected: 'at most 512 levels of nesting' },
+      ]);
+      expect(problems['06-large']).toMatchObject([
+        {
+          code: 'PORTICO_E_ROUTE',
+          expected: 'a route file of at most 65536 bytes (admin.json limits.maxRouteFileSize)',
+        },
+      ]);
+      expect(gw.output()).not.toContain('RangeError');
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  });
+});

@@ -122,7 +122,7 @@ export class Gateway {
     const adminHeap = new Heap({
       registry,
       logger,
-      environment: instance.environment,
+      environment: { ...instance.environment, maxRouteFileSize: settings.limits.maxRouteFileSize },
       file: instance.adminFile,
       properties,
       defaults: DEFAULT_OBJECTS,

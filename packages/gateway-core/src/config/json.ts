@@ -11,10 +11,19 @@ export function parseConfigJson(text: string, file?: string): unknown {
   return new JsonReader(text, file).readDocument();
 }
 
+/**
+ * How deeply objects and arrays may nest. Real configurations stay far below (a route nests a few
+ * dozen levels); the bound keeps reading, and every later walk over the value (tokens, schemas,
+ * heap objects), well within the stack, so that a hostile file is refused with a clear message
+ * instead of a stack overflow.
+ */
+export const MAX_JSON_NESTING = 512;
+
 const BLANK = /[\s\u00a0\ufeff]/;
 
 class JsonReader {
   private i = 0;
+  private depth = 0;
   private readonly text: string;
   private readonly file: string | undefined;
 
@@ -68,9 +77,16 @@ class JsonReader {
     const c = this.text[this.i];
     switch (c) {
       case '{':
-        return this.readObject();
-      case '[':
-        return this.readArray();
+      case '[': {
+        if (++this.depth > MAX_JSON_NESTING)
+          throw this.error(
+            `objects and arrays nested more than ${MAX_JSON_NESTING} levels deep`,
+            `at most ${MAX_JSON_NESTING} levels of nesting`,
+          );
+        const value = c === '{' ? this.readObject() : this.readArray();
+        this.depth--;
+        return value;
+      }
       case '"':
         return this.readString();
       case 't':

@@ -221,11 +221,20 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
       heap,
       ...(file === undefined ? {} : { file }),
       ...(config.condition === undefined ? {} : { condition: config.condition }),
-      ...(config.baseURI === undefined ? {} : { baseURI: Uri.parse(config.baseURI) }),
+      ...(config.baseURI === undefined ? {} : { baseURI: parseBaseUri(config.baseURI, file) }),
     });
   } catch (error) {
     await heap.destroy();
     throw error;
+  }
+}
+
+/** The route's baseURI; a malformed one is reported at `$.baseURI` of the route file. */
+function parseBaseUri(text: string, file: string | undefined): Uri {
+  try {
+    return Uri.parse(text);
+  } catch (error) {
+    throw locate(error, { file, jsonPath: '$.baseURI' }, 'baseURI');
   }
 }
 

@@ -41,6 +41,15 @@ const testPlugin = definePlugin({
       }),
       destroy: (handler) => void destroyed.push(handler.label),
     }),
+    // A plugin with a bug: checking its configuration throws something that is not a coded error.
+    defineHeaplet({
+      type: 'FaultyHandler',
+      kind: 'handler',
+      config: s.object({}).refine(() => {
+        throw new TypeError('a fault in the plugin');
+      }, 'anything'),
+      create: (): Handler => ({ handle: async () => Response.empty(200) }),
+    }),
   ],
 });
 
@@ -52,7 +61,7 @@ afterEach(async () => {
 
 async function setup(
   files: Record<string, unknown> = {},
-  options: { scanInterval?: Duration; defaultHandler?: Handler } = {},
+  options: { scanInterval?: Duration; defaultHandler?: Handler; maxFileSize?: number } = {},
 ) {
   const base = mkdtempSync(path.join(os.tmpdir(), 'portico-router-'));
   const directory = path.join(base, 'config', 'routes');
@@ -83,6 +92,7 @@ async function setup(
     heap,
     logger,
     ...(options.defaultHandler ? { defaultHandler: options.defaultHandler } : {}),
+    ...(options.maxFileSize === undefined ? {} : { maxFileSize: options.maxFileSize }),
   });
   await router.start();
   cleanups.push(async () => {
@@ -249,6 +259,69 @@ describe('Router', () => {
       details: { jsonPath: '$.handler.config.colour' },
     });
     for (const failure of router.failures) expect(failure.file).toMatch(/\.json$/);
+  });
+
+  it('refuses a route nested thousands of levels deep on its own, and serves the others', async () => {
+    const depth = 5000;
+    const { router, label } = await setup({
+      'a-deep.json': `{"handler": {"type": "LabelHandler", "config": {"label": "deep"}}, "x": ${'['.repeat(depth)}${']'.repeat(depth)}}`,
+      'b-deep-objects.json': `{"handler": ${'{"type": "Chain", "config": {"filters": [], "handler": '.repeat(depth)}"X"${'}}'.repeat(depth)}}`,
+      'good.json': route('good'),
+    });
+    expect(await label('/')).toBe('good');
+    expect(router.routes.map((r) => r.id)).toEqual(['good']);
+    const failures = Object.fromEntries(router.failures.map((f) => [f.id, f.problems]));
+    for (const id of ['a-deep', 'b-deep-objects']) {
+      expect(failures[id]).toHaveLength(1);
+      expect(failures[id]![0]).toMatchObject({
+        code: 'PORTICO_E_CONFIG',
+        message: expect.stringContaining('nested more than 512 levels deep'),
+        details: { file: expect.stringContaining(`${id}.json`), expected: 'at most 512 levels of nesting' },
+      });
+    }
+  });
+
+  it('refuses a route file larger than the limit on its own, saying which limit', async () => {
+    const big = route('big', undefined, { comment: 'x'.repeat(5000) });
+    const { router, label } = await setup(
+      { 'a-big.json': big, 'good.json': route('good') },
+      { maxFileSize: 4096 },
+    );
+    expect(await label('/')).toBe('good');
+    expect(router.failures).toMatchObject([
+      {
+        id: 'a-big',
+        problems: [
+          {
+            code: 'PORTICO_E_ROUTE',
+            details: {
+              jsonPath: '$',
+              expected: 'a route file of at most 4096 bytes (admin.json limits.maxRouteFileSize)',
+            },
+          },
+        ],
+      },
+    ]);
+  });
+
+  it("reports a failure that is not a coded error as the route file's own problem", async () => {
+    const { router, label } = await setup({
+      'a-faulty.json': { handler: { type: 'FaultyHandler' } },
+      'good.json': route('good'),
+    });
+    expect(await label('/')).toBe('good');
+    expect(router.failures).toMatchObject([
+      {
+        id: 'a-faulty',
+        problems: [
+          {
+            code: 'PORTICO_E_ROUTE',
+            message: 'the route file could not be loaded: a fault in the plugin',
+            details: { file: expect.stringContaining('a-faulty.json'), jsonPath: '$' },
+          },
+        ],
+      },
+    ]);
   });
 
   it('refuses a second route with the same name', async () => {

@@ -1,5 +1,5 @@
 import { type FSWatcher, watch } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseConfigJson } from '../config/json.ts';
 import { s } from '../config/schema.ts';
@@ -34,7 +34,12 @@ export interface RouterOptions {
   /** The heap routes inherit from. */
   heap: Heap;
   logger: Logger;
+  /** Route files larger than this many bytes are refused (admin.json `limits.maxRouteFileSize`). */
+  maxFileSize?: number;
 }
+
+/** admin.json's `limits.maxRouteFileSize` when it says nothing: far above any real route file. */
+export const DEFAULT_MAX_ROUTE_FILE_SIZE = 4 * 1024 * 1024;
 
 /**
  * Loads the route files of a directory and sends each request to the first route that accepts it,
@@ -43,7 +48,9 @@ export interface RouterOptions {
  * Order: routes are sorted by name (the `name` field, else the file name without `.json`), as the
  * incumbents document. Files are scanned at start (before the first request is served), on
  * file-system events and every `scanInterval`. A file that fails to load is logged with its path and
- * the JSON path of each problem and skipped; the other routes keep serving. An edit that breaks a
+ * the JSON path of each problem and skipped; the other routes keep serving, whatever went wrong
+ * (a file too large or nested too deeply, one that cannot be read, a fault while building it). An
+ * edit that breaks a
  * route keeps the previous version serving (the incumbent unloads it) and says so. A removed or
  * replaced route finishes its in-flight requests before its heap is destroyed.
  */
@@ -198,7 +205,8 @@ export class Router implements Handler {
     const previous = this.#loaded.get(id);
     let route: Route;
     try {
-      const json = resolveTokens(parseConfigJson(await readFile(file, 'utf8'), file), { file });
+      const text = await readRouteFile(file, this.#options.maxFileSize ?? DEFAULT_MAX_ROUTE_FILE_SIZE);
+      const json = resolveTokens(parseConfigJson(text, file), { file });
       route = await loadRoute({ id, json, file, parentHeap: heap, logger });
       const clash = [...this.#loaded.values()].find((l) => l.route.id !== id && l.route.name === route.name);
       if (clash) {
@@ -214,8 +222,7 @@ export class Router implements Handler {
         );
       }
     } catch (error) {
-      const problems = problemsOf(error);
-      if (problems.length === 0) throw error;
+      const problems = fileProblems(error, file);
       this.#failures.set(id, { id, file, problems, previousVersionServing: previous !== undefined, mtimeMs });
       logger.error('route not loaded', {
         route: id,
@@ -271,6 +278,49 @@ export class Router implements Handler {
   }
 }
 
+/**
+ * A route file's text, refused when larger than `maxSize` bytes: its size is read from the open file,
+ * so a file that grows between listing and reading is still bounded.
+ */
+async function readRouteFile(file: string, maxSize: number): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size > maxSize) {
+      throw new PorticoError(
+        ErrorCode.ROUTE,
+        `the route file is ${size} bytes, more than the ${maxSize} bytes allowed`,
+        {
+          file,
+          jsonPath: '$',
+          expected: `a route file of at most ${maxSize} bytes (admin.json limits.maxRouteFileSize)`,
+        },
+      );
+    }
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The problems of a route file that failed to load. A failure that is not a coded error (a file that
+ * cannot be read, a fault in a plugin) is still this file's problem, so that it never stops the scan.
+ */
+function fileProblems(error: unknown, file: string): PorticoError[] {
+  const problems = problemsOf(error);
+  if (problems.length > 0) return problems;
+  const message = error instanceof Error ? error.message : String(error);
+  return [
+    new PorticoError(ErrorCode.ROUTE, `the route file could not be loaded: ${message}`, {
+      file,
+      jsonPath: '$',
+      expected: 'a readable route file that builds',
+      cause: error,
+    }),
+  ];
+}
+
 export const RouterHeaplet = defineHeaplet({
   type: 'Router',
   aliases: ['RouterHandler'],
@@ -290,6 +340,7 @@ export const RouterHeaplet = defineHeaplet({
       }),
       heap,
       logger,
+      ...(environment.maxRouteFileSize === undefined ? {} : { maxFileSize: environment.maxRouteFileSize }),
       ...(config.defaultHandler === undefined ? {} : { defaultHandler: config.defaultHandler }),
     });
     await router.start();
