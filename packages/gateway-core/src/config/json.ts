@@ -120,16 +120,17 @@ class JsonReader {
 
   private readString(): string {
     const t = this.text;
-    let out = '';
+    // Slices and escaped characters, joined once: a string of many escapes stays linear in memory.
+    const out: string[] = [];
     this.i++;
     for (;;) {
       const start = this.i;
       while (this.i < t.length && t[this.i] !== '"' && t[this.i] !== '\\') this.i++;
-      out += t.slice(start, this.i);
+      out.push(t.slice(start, this.i));
       if (this.i >= t.length) throw this.error('unterminated string', 'a closing quote');
       if (t[this.i] === '"') {
         this.i++;
-        return out;
+        return out.join('');
       }
       const e = t[this.i + 1];
       this.i += 2;
@@ -137,28 +138,28 @@ class JsonReader {
         case '"':
         case '\\':
         case '/':
-          out += e;
+          out.push(e);
           break;
         case 'b':
-          out += '\b';
+          out.push('\b');
           break;
         case 'f':
-          out += '\f';
+          out.push('\f');
           break;
         case 'n':
-          out += '\n';
+          out.push('\n');
           break;
         case 'r':
-          out += '\r';
+          out.push('\r');
           break;
         case 't':
-          out += '\t';
+          out.push('\t');
           break;
         case 'u': {
           const hex = t.slice(this.i, this.i + 4);
           if (!/^[0-9a-fA-F]{4}$/.test(hex))
             throw this.error('malformed \\u escape', 'four hexadecimal digits');
-          out += String.fromCharCode(Number.parseInt(hex, 16));
+          out.push(String.fromCharCode(Number.parseInt(hex, 16)));
           this.i += 4;
           break;
         }
@@ -166,7 +167,7 @@ class JsonReader {
           throw this.error('unterminated string', 'a closing quote');
         default:
           // Not a JSON escape: keep the backslash, as a regular expression would need it.
-          out += `\\${e}`;
+          out.push(`\\${e}`);
       }
     }
   }

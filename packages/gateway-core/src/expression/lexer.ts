@@ -116,23 +116,25 @@ export function tokenize(body: string, offset: number, text: string): Token[] {
 /** Reads a quoted string starting at `start`; returns its value and the index after the closing quote. */
 function readString(body: string, start: number, offset: number, text: string): [string, number] {
   const quote = body[start]!;
-  let value = '';
-  let i = start + 1;
-  while (i < body.length) {
-    const c = body[i]!;
-    if (c === quote) return [value, i + 1];
+  // The value is gathered as slices of the body between escapes, joined once (linear in its length).
+  const pieces: string[] = [];
+  let from = start + 1;
+  for (let i = from; i < body.length; i++) {
+    const c = body[i];
+    if (c === quote) {
+      pieces.push(body.slice(from, i));
+      return [pieces.join(''), i + 1];
+    }
+    // EL escapes only the quotes and the backslash; any other backslash stays, so regular
+    // expressions such as '\d+' written in configurations keep their meaning.
     if (c === '\\') {
       const n = body[i + 1];
-      // EL escapes only the quotes and the backslash; any other backslash stays, so regular
-      // expressions such as '\d+' written in configurations keep their meaning.
       if (n === "'" || n === '"' || n === '\\') {
-        value += n;
-        i += 2;
-        continue;
+        pieces.push(body.slice(from, i));
+        from = i + 1;
+        i++;
       }
     }
-    value += c;
-    i++;
   }
   throw expressionError('unterminated string literal', text, offset + start, `a closing ${quote}`);
 }
