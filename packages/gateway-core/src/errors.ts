@@ -32,6 +32,8 @@ export const ErrorCode = {
   UPSTREAM: 'PORTICO_E_UPSTREAM',
   /** A session cannot be saved (for example, too large for the cookie that carries it). */
   SESSION: 'PORTICO_E_SESSION',
+  /** A connector cannot listen: its port is in use or not allowed, or its host is not this machine's. */
+  LISTEN: 'PORTICO_E_LISTEN',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
