@@ -56,7 +56,13 @@ describe('portico validate (the real command)', () => {
     const result = await runPortico(['validate', '--base', base]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`${base}: configuration valid (2 routes)`);
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'config/admin.json: ok',
+      'config/config.json: ok',
+      'config/routes/10-good.json: ok',
+      'config/routes/20-proxy.json: ok',
+      `${base}: configuration valid (2 routes)`,
+    ]);
   });
 
   it('prints every problem of every route file with its file and JSON path, and exits 1', async () => {
@@ -74,6 +80,42 @@ describe('portico validate (the real command)', () => {
     expect(lines.some((line) => line.includes('NoSuchHandler'))).toBe(true);
     expect(lines.at(-1)).toBe(`${expectedProblems.length} problems found`);
     expect(result.stderr).not.toContain('10-good.json');
+    // One line per file, the good one included.
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'config/routes/10-good.json: ok',
+      'config/routes/20-unknown-type.json: 1 problem',
+      'config/routes/30-bad-config.json: 2 problems',
+      'config/routes/40-syntax.json: 1 problem',
+      'config/routes/50-bad-condition.json: 1 problem',
+      'config/routes/60-bad-heap.json: 1 problem',
+    ]);
+  });
+
+  it('reports a routes directory that does not exist and a heap object nothing uses of an unknown type', async () => {
+    const base = instanceDirectory({
+      'config/config.json': {
+        heap: [
+          { name: 'Other', type: 'Router', config: { directory: 'more-routes', scanInterval: 'disabled' } },
+        ],
+        handler: { type: 'Router', config: { scanInterval: 'disabled' } },
+      },
+      'config/routes/10-good.json': { ...good, heap: [{ name: 'spare', type: 'NoSuchFilter' }] },
+    });
+    const result = await runPortico(['validate', '--base', base]);
+    expect(result.code).toBe(1);
+    const config = path.join(base, 'config', 'config.json');
+    const route = path.join(base, 'config', 'routes', '10-good.json');
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(`^PORTICO_E_UNKNOWN_TYPE ${route} \\$\\.heap\\[0\\]\\.type: unknown type 'NoSuchFilter'`),
+      ),
+      `PORTICO_E_CONFIG ${config} $.heap[0].config.directory: the routes directory ${path.join(base, 'config', 'more-routes')} does not exist: no route is served until it can be read (expected an existing directory of route files (the Router config directory, default routes))`,
+      '2 problems found',
+    ]);
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'config/config.json: 1 problem',
+      'config/routes/10-good.json: 1 problem',
+    ]);
   });
 
   it('prints warnings with their file and JSON path without failing: a key ignored as the incumbents ignore it', async () => {

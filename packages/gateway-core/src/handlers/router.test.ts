@@ -105,6 +105,13 @@ async function setup(
   return { router, write, remove: (name: string) => rmSync(path.join(directory, name)), call, label, logger };
 }
 
+const routerEnvironment = () => ({
+  baseDirectory: os.tmpdir(),
+  configDirectory: os.tmpdir(),
+  scriptsDirectory: os.tmpdir(),
+  temporaryDirectory: os.tmpdir(),
+});
+
 const route = (label: string, condition?: string, extra: Record<string, unknown> = {}) => ({
   ...(condition ? { condition } : {}),
   handler: { type: 'LabelHandler', config: { label } },
@@ -404,6 +411,31 @@ describe('Router', () => {
       seen = await label('/');
     }
     expect(seen).toBe('fresh');
+  });
+
+  it('says, once, that its directory does not exist, and forgets it once the directory is there', async () => {
+    const { logger } = await setup({});
+    const directory = path.join(os.tmpdir(), `portico-missing-${process.pid}-${Date.now()}`);
+    const missing = new Router({
+      directory,
+      scanInterval: Duration.ZERO,
+      heap: new Heap({ registry: new TypeRegistry({ logger }), logger, environment: routerEnvironment() }),
+      logger,
+      declaredAt: { file: '/x/config.json', jsonPath: '$.handler' },
+    });
+    await missing.start();
+    await missing.scan();
+    expect(missing.directoryProblem).toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      message: `the routes directory ${directory} does not exist: no route is served until it can be read`,
+      details: { file: '/x/config.json', jsonPath: '$.handler.config.directory' },
+    });
+    expect(logger.records.filter((r) => r.level === 'warn' && r.message.includes(directory))).toHaveLength(1);
+    mkdirSync(directory);
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    await missing.scan();
+    expect(missing.directoryProblem).toBeUndefined();
+    await missing.destroy();
   });
 
   it('nests a router in a route, with its own directory', async () => {

@@ -36,6 +36,8 @@ export interface RouterOptions {
   logger: Logger;
   /** Route files larger than this many bytes are refused (admin.json `limits.maxRouteFileSize`). */
   maxFileSize?: number;
+  /** Where the router is declared, to say where to change a directory that cannot be read. */
+  declaredAt?: { file: string | undefined; jsonPath: string };
 }
 
 /** admin.json's `limits.maxRouteFileSize` when it says nothing: far above any real route file. */
@@ -60,6 +62,7 @@ export class Router implements Handler {
   #index: RouteIndex<Route> = new RouteIndex([], () => undefined);
   readonly #loaded = new Map<string, { route: Route; mtimeMs: number }>();
   readonly #failures = new Map<string, RouteFailure & { mtimeMs: number }>();
+  #directoryProblem: PorticoError | undefined;
   #timer: NodeJS.Timeout | undefined;
   #watcher: FSWatcher | undefined;
   #scanning: Promise<void> = Promise.resolve();
@@ -143,6 +146,14 @@ export class Router implements Handler {
     return [...this.#failures.values()].map(({ mtimeMs: _, ...f }) => f);
   }
 
+  /**
+   * Why the routes directory could not be read at the last scan (it does not exist, it is a file),
+   * else undefined. Every request then goes to the default handler, or gets 404.
+   */
+  get directoryProblem(): PorticoError | undefined {
+    return this.#directoryProblem;
+  }
+
   /** Scans the directory now; concurrent calls are serialised and coalesced. */
   scan(): Promise<void> {
     if (this.#rescan) return this.#scanning;
@@ -184,9 +195,11 @@ export class Router implements Handler {
     let names: string[];
     try {
       names = await readdir(this.#options.directory);
-    } catch {
+    } catch (error) {
+      this.directoryUnreadable(error);
       return out;
     }
+    this.#directoryProblem = undefined;
     for (const name of names.sort()) {
       if (!name.endsWith('.json') || name.startsWith('.')) continue;
       const file = path.join(this.#options.directory, name);
@@ -198,6 +211,29 @@ export class Router implements Handler {
       }
     }
     return out;
+  }
+
+  /** Records (and, when it is new, logs as a warning) why the directory could not be listed. */
+  private directoryUnreadable(error: unknown): void {
+    const { directory, declaredAt, logger } = this.#options;
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'does not exist'
+        : `cannot be read (${(error as Error).message})`;
+    const problem = new PorticoError(
+      ErrorCode.CONFIG,
+      `the routes directory ${directory} ${reason}: no route is served until it can be read`,
+      {
+        ...(declaredAt?.file === undefined ? {} : { file: declaredAt.file }),
+        ...(declaredAt === undefined ? {} : { jsonPath: `${declaredAt.jsonPath}.config.directory` }),
+        expected: 'an existing directory of route files (the Router config directory, default routes)',
+      },
+    );
+    if (this.#directoryProblem?.message !== problem.message) {
+      const { file, jsonPath } = problem.details;
+      logger.warn(problem.message, { ...(file === undefined ? {} : { file }), jsonPath });
+    }
+    this.#directoryProblem = problem;
   }
 
   private async load(id: string, file: string, mtimeMs: number): Promise<void> {
@@ -340,6 +376,7 @@ export const RouterHeaplet = defineHeaplet({
       }),
       heap,
       logger,
+      declaredAt: { file, jsonPath },
       ...(environment.maxRouteFileSize === undefined ? {} : { maxFileSize: environment.maxRouteFileSize }),
       ...(config.defaultHandler === undefined ? {} : { defaultHandler: config.defaultHandler }),
     });
