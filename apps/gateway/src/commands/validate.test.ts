@@ -114,6 +114,27 @@ describe('portico validate', () => {
     expect(stdout).toEqual(['config/config.json: 1 problem']);
   });
 
+  it('reports the route files of a router nested in a route', async () => {
+    const base = instance({
+      'config/config.json': router,
+      'config/routes/10-outer.json': {
+        handler: { type: 'Router', config: { directory: 'inner', scanInterval: 'disabled' } },
+      },
+      'config/inner/10-inner.json': { handler: { type: 'NoSuchHandler' } },
+    });
+    const { code, stdout, stderr } = await validate(base);
+    expect(code).toBe(1);
+    expect(stderr).toEqual([
+      expect.stringMatching(/^PORTICO_E_UNKNOWN_TYPE \S+inner\/10-inner\.json \$\.handler\.type: /),
+      '1 problem found',
+    ]);
+    expect(stdout).toEqual([
+      'config/config.json: ok',
+      'config/routes/10-outer.json: ok',
+      'config/inner/10-inner.json: 1 problem',
+    ]);
+  });
+
   it('passes with warnings, and fails on them with --strict', async () => {
     const base = instance({
       'config/config.json': router,

@@ -1,7 +1,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createMemoryLogger, isPorticoError, type PorticoError, problemsOf } from '@portico/gateway-core';
+import {
+  createMemoryLogger,
+  isPorticoError,
+  type PorticoError,
+  problemsOf,
+  type Router,
+} from '@portico/gateway-core';
 import { Gateway } from '../server/gateway.ts';
 import { type Instance, locateInstance } from '../server/instance.ts';
 import { type Output, UsageError } from './output.ts';
@@ -39,7 +45,7 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
     const gateway = await Gateway.load(instance, logger);
     // First, so that the routers declared but not used are created (and scanned) too.
     problems.push(...(await gateway.createAll()));
-    for (const router of gateway.routers()) {
+    for (const router of withNested(gateway.routers())) {
       routes += router.routes.length;
       const loaded = router.routes.flatMap((route) => route.file ?? []);
       files.push(...[...loaded, ...router.failures.map((failure) => failure.file)].sort());
@@ -61,6 +67,13 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
     // A warning the run-time logs about something validate counts as a problem is shown once.
     .filter((w) => !problems.some((p) => p.message === w.message && p.details.file === w.file));
   return report({ problems, warnings, files, base: instance.base, strict, out, routes });
+}
+
+/** The routers, and those their routes nest, at any depth. */
+function withNested(routers: Router[]): Router[] {
+  const all: Router[] = [];
+  for (const router of routers) all.push(router, ...withNested(router.nestedRouters()));
+  return all;
 }
 
 function parse(argv: string[]): { base: string | undefined; strict: boolean } {

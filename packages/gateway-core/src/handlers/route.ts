@@ -128,6 +128,11 @@ export class Route implements Handler {
     }
   }
 
+  /** The objects the route's heap has created (the routers it nests, for `portico validate`). */
+  created(): unknown[] {
+    return this.#heap.created();
+  }
+
   /** Waits for in-flight requests (at most `graceMs`), then destroys the route's heap. */
   async destroy(graceMs = 30_000): Promise<void> {
     if (this.#active > 0) {

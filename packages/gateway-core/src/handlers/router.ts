@@ -146,6 +146,13 @@ export class Router implements Handler {
     return [...this.#failures.values()].map(({ mtimeMs: _, ...f }) => f);
   }
 
+  /** The routers this router's routes have created (a Router as a route's handler). */
+  nestedRouters(): Router[] {
+    return [...this.#loaded.values()].flatMap(({ route }) =>
+      route.created().filter((object): object is Router => object instanceof Router),
+    );
+  }
+
   /**
    * Why the routes directory could not be read at the last scan (it does not exist, it is a file),
    * else undefined. Every request then goes to the default handler, or gets 404.
