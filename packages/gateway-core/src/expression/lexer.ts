@@ -116,24 +116,28 @@ export function tokenize(body: string, offset: number, text: string): Token[] {
 /** Reads a quoted string starting at `start`; returns its value and the index after the closing quote. */
 function readString(body: string, start: number, offset: number, text: string): [string, number] {
   const quote = body[start]!;
-  // The value is gathered as slices of the body between escapes, joined once (linear in its length).
+  // The value is gathered as slices of the body between escapes, joined once; only the quotes and
+  // backslashes are visited, so a long literal costs its own length.
   const pieces: string[] = [];
   let from = start + 1;
-  for (let i = from; i < body.length; i++) {
-    const c = body[i];
-    if (c === quote) {
-      pieces.push(body.slice(from, i));
-      return [pieces.join(''), i + 1];
+  let close = -1;
+  for (let i = from; ; ) {
+    if (close < i) close = body.indexOf(quote, i);
+    if (close < 0) break;
+    const backslash = body.indexOf('\\', i);
+    if (backslash < 0 || backslash > close) {
+      pieces.push(body.slice(from, close));
+      return [pieces.join(''), close + 1];
     }
     // EL escapes only the quotes and the backslash; any other backslash stays, so regular
     // expressions such as '\d+' written in configurations keep their meaning.
-    if (c === '\\') {
-      const n = body[i + 1];
-      if (n === "'" || n === '"' || n === '\\') {
-        pieces.push(body.slice(from, i));
-        from = i + 1;
-        i++;
-      }
+    const next = body[backslash + 1];
+    if (next === "'" || next === '"' || next === '\\') {
+      pieces.push(body.slice(from, backslash));
+      from = backslash + 1;
+      i = backslash + 2;
+    } else {
+      i = backslash + 1;
     }
   }
   throw expressionError('unterminated string literal', text, offset + start, `a closing ${quote}`);
