@@ -226,7 +226,14 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
         })) as Handler;
       } catch (error) {
         problems.push(
-          ...problemsOf(locate(error, where, `decorator '${decoratorName}' cannot decorate route '${name}'`)),
+          ...problemsOf(
+            locate(
+              error,
+              where,
+              `decorator '${decoratorName}' cannot decorate route '${name}'`,
+              'a decoration value the decorator accepts',
+            ),
+          ),
         );
       }
     }
