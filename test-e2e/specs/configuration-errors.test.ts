@@ -133,10 +133,11 @@ describe('portico validate (the real command)', () => {
     expect(strict.stderr.trim().split('\n')).toEqual([warning, '1 warning found (--strict)']);
   });
 
-  it('reports every problem of admin.json', async () => {
+  it('reports every problem of admin.json, and goes on to check the other files', async () => {
     const base = instanceDirectory({
       'config/admin.json': { limits: { maxHeaderSize: 10, bogus: 1 }, mode: 'TURBO' },
       'config/routes/10-good.json': good,
+      'config/routes/20-unknown-type.json': broken['config/routes/20-unknown-type.json'],
     });
     const result = await runPortico(['validate', '--base', base]);
     expect(result.code).toBe(1);
@@ -147,7 +148,15 @@ describe('portico validate (the real command)', () => {
         `${where} in:\n${result.stderr}`,
       ).toBe(true);
     }
-    expect(result.stderr).toContain('3 problems found');
+    expect(result.stderr).toContain(
+      `${path.join(base, 'config', 'routes', '20-unknown-type.json')} $.handler.type`,
+    );
+    expect(result.stderr).toContain('4 problems found');
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'config/admin.json: 3 problems',
+      'config/routes/10-good.json: ok',
+      'config/routes/20-unknown-type.json: 1 problem',
+    ]);
   });
 });
 

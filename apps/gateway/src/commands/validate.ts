@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  checkConfig,
   createMemoryLogger,
   isPorticoError,
   type PorticoError,
@@ -10,6 +11,7 @@ import {
 } from '@portico/gateway-core';
 import { Gateway } from '../server/gateway.ts';
 import { type Instance, locateInstance } from '../server/instance.ts';
+import { adminSchema } from '../server/settings.ts';
 import { type Output, UsageError } from './output.ts';
 
 /** A warning as validate prints it: where it is, and what it says. */
@@ -40,6 +42,11 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
   }
   instance.environment.validating = true;
   const files = [instance.adminFile, instance.configFile].filter((file) => existsSync(file));
+  const admin = adminProblems(instance);
+  if (admin.length > 0) {
+    problems.push(...admin);
+    instance = { ...instance, admin: withoutFieldsAt(instance.admin, admin) };
+  }
   let routes = 0;
   try {
     const gateway = await Gateway.load(instance, logger);
@@ -67,6 +74,28 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
     // A warning the run-time logs about something validate counts as a problem is shown once.
     .filter((w) => !problems.some((p) => p.message === w.message && p.details.file === w.file));
   return report({ problems, warnings, files, base: instance.base, strict, out, routes });
+}
+
+/** admin.json's problems, found without logging (loading it again logs its warnings once). */
+function adminProblems(instance: Instance): PorticoError[] {
+  const quiet = createMemoryLogger();
+  return checkConfig(adminSchema, instance.admin, { file: instance.adminFile, logger: quiet }).errors;
+}
+
+/**
+ * admin.json without the top-level fields its problems are in, so that the other files are still
+ * loaded (with those fields' defaults) and checked.
+ */
+function withoutFieldsAt(admin: unknown, problems: PorticoError[]): unknown {
+  if (admin === null || typeof admin !== 'object' || Array.isArray(admin)) return {};
+  const faulty = new Set<string>();
+  for (const problem of problems) {
+    // `$.limits.maxHeaderSize` or `$["odd key"]...` (the form childPath writes).
+    const match = /^\$(?:\.([A-Za-z_$][\w$]*)|\[("(?:[^"\\]|\\.)*")\])/.exec(problem.details.jsonPath ?? '');
+    if (match === null) return {};
+    faulty.add(match[1] ?? (JSON.parse(match[2]!) as string));
+  }
+  return Object.fromEntries(Object.entries(admin).filter(([key]) => !faulty.has(key)));
 }
 
 /** The routers, and those their routes nest, at any depth. */
