@@ -30,14 +30,17 @@ describe('portico <command> --help', () => {
     }
   });
 
-  it('lists every command with portico --help, and points to the usage of each', async () => {
-    const result = await runPortico(['--help']);
-    expect(result).toMatchObject({ code: 0, stderr: '' });
-    for (const command of ['start', 'validate', 'eval', 'help']) {
-      expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
-    }
-    expect(result.stdout).toContain("'portico <command> --help'");
-  });
+  it.each<[string[]]>([[['--help']], [['help']], [['help', '--help']], [[]]])(
+    'lists every command with portico %j',
+    async (args) => {
+      const result = await runPortico(args);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      for (const command of ['start', 'validate', 'eval', 'help']) {
+        expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+      }
+      expect(result.stdout).toContain("'portico <command> --help'");
+    },
+  );
 
   it('answers a wrong option with the usage of that command and exit status 2', async () => {
     const result = await runPortico(['validate', '--bogus']);

@@ -84,7 +84,7 @@ export async function main(argv: string[], out: Output = processOutput): Promise
     }
     if (name === 'help') {
       const [topic] = rest;
-      if (topic === undefined) {
+      if (topic === undefined || topic === '--help' || topic === '-h') {
         out.stdout(HELP);
         return 0;
       }

@@ -113,9 +113,9 @@ function tellPrimary(message: Record<string, unknown>): Promise<void> {
 }
 
 /**
- * The primary process: forks the workers, restarts one that dies after it listened, and stops them
- * all on a signal. A worker that exits before it listened (a configuration problem, a port in use)
- * would fail the same way again: the primary prints why, stops the others and exits 1.
+ * The primary process: forks the workers, replaces one that dies, and stops them all on a signal. A
+ * worker that fails before it listened (a configuration problem, a port in use) would fail the same
+ * way again: the primary prints why, stops the others and exits 1.
  */
 async function runPrimary(
   count: number,
@@ -128,10 +128,14 @@ async function runPrimary(
   let failure: string | undefined;
   let early: string | undefined;
   const listened = new Set<number>();
+  const failures = new Set<number>();
   const fork = () => {
     const worker = cluster.fork();
     worker.on('message', (message: Listening & { type?: string; message?: string }) => {
-      if (message?.type === 'portico:failed') failure ??= message.message;
+      if (message?.type === 'portico:failed') {
+        failures.add(worker.id);
+        failure ??= message.message;
+      }
       if (message?.type !== 'portico:listening') return;
       listened.add(worker.id);
       if (!announced) {
@@ -146,7 +150,9 @@ async function runPrimary(
     if (stopping) return;
     // The pid of the worker, under its own key: the log line's `pid` is the primary's.
     const details = { workerPid: worker.process.pid, code, signal };
-    if (!listened.has(worker.id)) {
+    // A worker that failed on its own before it listened (it reported why, or exited with an error
+    // status) would fail again; one killed by a signal is replaced, as it would be later.
+    if (!listened.has(worker.id) && signal === null && (failures.has(worker.id) || code !== 0)) {
       logger.error('worker exited before it listened; stopping', details);
       exitCode = 1;
       early ??= `a worker exited with code ${code ?? signal} before it listened`;
