@@ -52,9 +52,8 @@ export const DEFAULT_MAX_ROUTE_FILE_SIZE = 4 * 1024 * 1024;
  * file-system events and every `scanInterval`. A file that fails to load is logged with its path and
  * the JSON path of each problem and skipped; the other routes keep serving, whatever went wrong
  * (a file too large or nested too deeply, one that cannot be read, a fault while building it). An
- * edit that breaks a
- * route keeps the previous version serving (the incumbent unloads it) and says so. A removed or
- * replaced route finishes its in-flight requests before its heap is destroyed.
+ * edit that breaks a route keeps the previous version serving (the incumbent unloads it) and says
+ * so. A removed or replaced route finishes its in-flight requests before its heap is destroyed.
  */
 export class Router implements Handler {
   readonly #options: RouterOptions;
@@ -322,8 +321,8 @@ export class Router implements Handler {
 }
 
 /**
- * A route file's text, refused when larger than `maxSize` bytes: its size is read from the open file,
- * so a file that grows between listing and reading is still bounded.
+ * A route file's text, refused when larger than `maxSize` bytes (the size of the file opened, not
+ * the one listed, which may have been replaced since).
  */
 async function readRouteFile(file: string, maxSize: number): Promise<string> {
   const handle = await open(file, 'r');
