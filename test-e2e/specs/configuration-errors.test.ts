@@ -56,7 +56,13 @@ describe('portico validate (the real command)', () => {
     const result = await runPortico(['validate', '--base', base]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`${base}: configuration valid (2 routes)`);
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'config/admin.json: ok',
+      'config/config.json: ok',
+      'config/routes/10-good.json: ok',
+      'config/routes/20-proxy.json: ok',
+      `${base}: configuration valid (2 routes)`,
+    ]);
   });
 
   it('prints every problem of every route file with its file and JSON path, and exits 1', async () => {
@@ -74,6 +80,42 @@ describe('portico validate (the real command)', () => {
     expect(lines.some((line) => line.includes('NoSuchHandler'))).toBe(true);
     expect(lines.at(-1)).toBe(`${expectedProblems.length} problems found`);
     expect(result.stderr).not.toContain('10-good.json');
+    // One line per file, the good one included.
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'config/routes/10-good.json: ok',
+      'config/routes/20-unknown-type.json: 1 problem',
+      'config/routes/30-bad-config.json: 2 problems',
+      'config/routes/40-syntax.json: 1 problem',
+      'config/routes/50-bad-condition.json: 1 problem',
+      'config/routes/60-bad-heap.json: 1 problem',
+    ]);
+  });
+
+  it('reports a routes directory that does not exist and a heap object nothing uses of an unknown type', async () => {
+    const base = instanceDirectory({
+      'config/config.json': {
+        heap: [
+          { name: 'Other', type: 'Router', config: { directory: 'more-routes', scanInterval: 'disabled' } },
+        ],
+        handler: { type: 'Router', config: { scanInterval: 'disabled' } },
+      },
+      'config/routes/10-good.json': { ...good, heap: [{ name: 'spare', type: 'NoSuchFilter' }] },
+    });
+    const result = await runPortico(['validate', '--base', base]);
+    expect(result.code).toBe(1);
+    const config = path.join(base, 'config', 'config.json');
+    const route = path.join(base, 'config', 'routes', '10-good.json');
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(`^PORTICO_E_UNKNOWN_TYPE ${route} \\$\\.heap\\[0\\]\\.type: unknown type 'NoSuchFilter'`),
+      ),
+      `PORTICO_E_CONFIG ${config} $.heap[0].config.directory: the routes directory ${path.join(base, 'config', 'more-routes')} does not exist: no route is served until it can be read (expected an existing directory of route files (the Router config directory, default routes))`,
+      '2 problems found',
+    ]);
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'config/config.json: 1 problem',
+      'config/routes/10-good.json: 1 problem',
+    ]);
   });
 
   it('prints warnings with their file and JSON path without failing: a key ignored as the incumbents ignore it', async () => {
@@ -91,10 +133,11 @@ describe('portico validate (the real command)', () => {
     expect(strict.stderr.trim().split('\n')).toEqual([warning, '1 warning found (--strict)']);
   });
 
-  it('reports every problem of admin.json', async () => {
+  it('reports every problem of admin.json, and goes on to check the other files', async () => {
     const base = instanceDirectory({
       'config/admin.json': { limits: { maxHeaderSize: 10, bogus: 1 }, mode: 'TURBO' },
       'config/routes/10-good.json': good,
+      'config/routes/20-unknown-type.json': broken['config/routes/20-unknown-type.json'],
     });
     const result = await runPortico(['validate', '--base', base]);
     expect(result.code).toBe(1);
@@ -105,7 +148,15 @@ describe('portico validate (the real command)', () => {
         `${where} in:\n${result.stderr}`,
       ).toBe(true);
     }
-    expect(result.stderr).toContain('3 problems found');
+    expect(result.stderr).toContain(
+      `${path.join(base, 'config', 'routes', '20-unknown-type.json')} $.handler.type`,
+    );
+    expect(result.stderr).toContain('4 problems found');
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'config/admin.json: 3 problems',
+      'config/routes/10-good.json: ok',
+      'config/routes/20-unknown-type.json: 1 problem',
+    ]);
   });
 });
 
@@ -175,5 +226,48 @@ describe('portico start with route files that fail to load', () => {
     expect(result.code).toBe(1);
     expect(`${result.stdout}\n${result.stderr}`).toContain('$.limits.maxHeaderSize');
     expect(result.stdout).not.toContain('listening');
+  });
+});
+
+describe('one route file never takes the others down', () => {
+  it('serves the good routes beside a route nested thousands of levels deep and one larger than limits.maxRouteFileSize', async () => {
+    // 3,200 levels of objects (1,600 Chains), within the size limit.
+    const depth = 1600;
+    const base = instanceDirectory({
+      'config/admin.json': { limits: { maxRouteFileSize: 64 * 1024 } },
+      'config/config.json': { handler: { type: 'Router', config: { scanInterval: 'disabled' } } },
+      // Sorted before the good route: a failure must not stop the scan.
+      'config/routes/05-deep.json': `{"handler": ${'{"type":"Chain","config":{"handler":'.repeat(depth)}"ReverseProxyHandler"${'}}'.repeat(depth)}}`,
+      'config/routes/06-large.json': {
+        handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'x'.repeat(100 * 1024) } },
+      },
+      'config/routes/10-good.json': good,
+    });
+    const gw = await startGateway({ base });
+    try {
+      const reply = await send(`${gw.url}/good`);
+      expect(reply.status).toBe(200);
+      expect(reply.text).toBe('good');
+      const { body } = await json(`${gw.url}/openig/api/routes`);
+      const [router] = body.routers;
+      expect(router.routes.map((r: { name: string }) => r.name)).toEqual(['10-good']);
+      const problems = Object.fromEntries(
+        (
+          router.failures as { id: string; problems: { code: string; message: string; expected: string }[] }[]
+        ).map((f) => [f.id, f.problems]),
+      );
+      expect(problems['05-deep']).toMatchObject([
+        { code: 'PORTICO_E_CONFIG', expected: 'at most 512 levels of nesting' },
+      ]);
+      expect(problems['06-large']).toMatchObject([
+        {
+          code: 'PORTICO_E_ROUTE',
+          expected: 'a route file of at most 65536 bytes (admin.json limits.maxRouteFileSize)',
+        },
+      ]);
+      expect(gw.output()).not.toContain('RangeError');
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
   });
 });

@@ -3,48 +3,107 @@ import { type Output, processOutput, UsageError } from './commands/output.ts';
 import { startCommand } from './commands/start.ts';
 import { validateCommand } from './commands/validate.ts';
 
+interface Command {
+  /** One line for the list of commands. */
+  summary: string;
+  /** The command line and its options, as `portico <command> --help` prints them. */
+  usage: string;
+  run(argv: string[], out: Output): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  start: {
+    summary: 'Serve the configuration of the instance directory (or the embedded quickstart)',
+    usage: `Usage: portico start [options]
+
+Serves the configuration of the instance directory, or the embedded quickstart when there is none.
+SIGTERM or SIGINT stops accepting, lets in-flight requests finish and exits 0.
+
+Options:
+  --base DIR             instance directory (default: $PORTICO_BASE, else $HOME/.portico)
+  --port N, --host H     listen there instead of admin.json's connectors
+  --workers N            processes (default: one per core; 1 for a single process)
+  --log-format json|pretty
+  -Dname=value           set a system property (repeatable)
+  -h, --help             show this text`,
+    run: startCommand,
+  },
+  validate: {
+    summary: 'Load everything without serving; print every problem and warning',
+    usage: `Usage: portico validate [options]
+
+Loads admin.json, config.json and every route file, creating every declared object, without
+serving. Prints every problem (code, file, JSON path, what was expected) and warning, then one line
+per file. Exit status: 0 when there is no problem, 1 when there is one (or, with --strict, a warning).
+
+Options:
+  --base DIR             instance directory (default: $PORTICO_BASE, else $HOME/.portico)
+  --strict               warnings fail too (exit 1)
+  -h, --help             show this text`,
+    run: validateCommand,
+  },
+  eval: {
+    summary: 'Evaluate an expression or template and print the result as JSON',
+    usage: `Usage: portico eval [options] <text>
+
+Evaluates an expression or template the way a route would and prints the result as JSON.
+
+Options:
+  --bindings FILE.json   request, attributes, session, contexts ... as plain JSON
+  --type string|boolean|integer|number|object   the type the setting expects
+  -Dname=value           set a system property (repeatable)
+  -h, --help             show this text`,
+    run: evalCommand,
+  },
+};
+
 const HELP = `Usage: portico <command> [options]
 
 Commands:
-  start          Serve the configuration of the instance directory (or the embedded quickstart)
-                 --base DIR             instance directory (default: $PORTICO_BASE, $HOME/.portico)
-                 --port N, --host H     listen there instead of admin.json's connectors
-                 --workers N            processes (default: one per core; 1 for a single process)
-                 --log-format json|pretty
-                 -Dname=value           set a system property (repeatable)
-  validate       Load everything without serving; print every problem and warning; exit 1 on a problem
-                 --base DIR
-                 --strict               warnings fail too (exit 1)
-  eval <text>    Evaluate an expression or template and print the result as JSON
-                 --bindings FILE.json   request, attributes, session, contexts ... as plain JSON
-                 --type string|boolean|integer|number|object   the type the setting expects
-                 -Dname=value           set a system property (repeatable)
-  help           Show this text
+${Object.entries(COMMANDS)
+  .map(([name, command]) => `  ${name.padEnd(14)} ${command.summary}`)
+  .join('\n')}
+  help [command] Show this text, or the usage of a command
+
+Run 'portico <command> --help' for the options of a command.
 `;
+
+/** True when the arguments ask for help (`-h`, `--help`) before any `--` separator. */
+function asksForHelp(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
 
 /** Runs one command; returns the process exit code (0 ok, 1 problems found, 2 usage or parse error). */
 export async function main(argv: string[], out: Output = processOutput): Promise<number> {
-  const [command, ...rest] = argv;
+  const [name, ...rest] = argv;
   try {
-    switch (command) {
-      case 'eval':
-        return await evalCommand(rest, out);
-      case 'start':
-        return await startCommand(rest, out);
-      case 'validate':
-        return await validateCommand(rest, out);
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
+    if (name === undefined || name === '--help' || name === '-h') {
+      out.stdout(HELP);
+      return 0;
+    }
+    if (name === 'help') {
+      const [topic] = rest;
+      if (topic === undefined || topic === '--help' || topic === '-h') {
         out.stdout(HELP);
         return 0;
-      default:
-        throw new UsageError(`unknown command '${command}'`);
+      }
+      const command = Object.hasOwn(COMMANDS, topic) ? COMMANDS[topic] : undefined;
+      if (command === undefined) throw new UsageError(`unknown command '${topic}'`);
+      out.stdout(command.usage);
+      return 0;
     }
+    const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+    if (command === undefined) throw new UsageError(`unknown command '${name}'`);
+    if (asksForHelp(rest)) {
+      out.stdout(command.usage);
+      return 0;
+    }
+    return await command.run(rest, out);
   } catch (error) {
     if (error instanceof UsageError) {
-      out.stderr(`${error.code}: ${error.message}\n\n${HELP}`);
+      const command = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+      out.stderr(`${error.code}: ${error.message}\n\n${command?.usage ?? HELP}`);
       return 2;
     }
     throw error;

@@ -29,11 +29,25 @@ export function createLogger(
   return wrap(base);
 }
 
+/** The keys every line already has: a record's own key of the same name would repeat it. */
+const LINE_KEYS = new Set(['level', 'time', 'pid', 'hostname', 'msg']);
+
+/**
+ * A record's data as written on its line: a key the line already has (a worker's `pid` logged by the
+ * primary) becomes `data.<key>`, so that no line carries a key twice.
+ */
+export function lineData(data: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.keys(data).some((key) => LINE_KEYS.has(key))) return data;
+  return Object.fromEntries(
+    Object.entries(data).map(([key, value]) => [LINE_KEYS.has(key) ? `data.${key}` : key, value]),
+  );
+}
+
 function wrap(base: pino.Logger): Logger & { pino: pino.Logger } {
   const at =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
     (message: string, data?: Record<string, unknown>): void => {
-      if (data) base[level](data, message);
+      if (data) base[level](lineData(data), message);
       else base[level](message);
     };
   return { pino: base, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };

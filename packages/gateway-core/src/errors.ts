@@ -39,6 +39,8 @@ export const ErrorCode = {
   HEADER: 'PORTICO_E_HEADER',
   /** A request the gateway refuses before any route sees it (400): a bad Host, an unusable target. */
   BAD_REQUEST: 'PORTICO_E_BAD_REQUEST',
+  /** A connector cannot listen: its port is in use or not allowed, or its host is not this machine's. */
+  LISTEN: 'PORTICO_E_LISTEN',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -6,6 +6,7 @@ import { createLogger, type LogFormat } from '../logging.ts';
 import { startSampleApp } from '../quickstart/sample-app.ts';
 import { locateInstance } from '../server/instance.ts';
 import { type RunningServer, startServer } from '../server/server.ts';
+import { listenError } from './listen-error.ts';
 import { type Output, UsageError } from './output.ts';
 
 /**
@@ -45,9 +46,14 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
       ...(values.host ? { host: values.host } : {}),
     });
   } catch (error) {
-    if (!isPorticoError(error)) throw error;
-    for (const problem of problemsOf(error)) logger.error('configuration problem', problem.toJSON());
-    out.stderr(`${error.toString()}`);
+    const failure = isPorticoError(error)
+      ? error
+      : listenError(error, { instance, portOption: port !== undefined });
+    if (failure === undefined) throw error;
+    for (const problem of problemsOf(failure)) logger.error('cannot start', problem.toJSON());
+    // A worker tells the primary, which prints it once (not once per worker) and stops.
+    if (cluster.isPrimary) out.stderr(failure.toString());
+    else await tellPrimary({ type: 'portico:failed', message: failure.toString() });
     return 1;
   }
   const listening: Listening = {
@@ -56,7 +62,7 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
     quickstart: server.gateway.instance.quickstart,
   };
   if (cluster.isPrimary) out.stdout(announcement(listening));
-  else process.send?.({ type: 'portico:listening', ...listening });
+  else await tellPrimary({ type: 'portico:listening', ...listening });
   await new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
       logger.info('shutting down', { signal });
@@ -98,7 +104,19 @@ function announcement({ urls, prefix, quickstart }: Listening, workers = 1): str
   return lines.join('\n');
 }
 
-/** The primary process: forks the workers, restarts one that dies, and stops them all on a signal. */
+/** Sends a message to the primary process and waits until it is handed over (the worker may exit next). */
+function tellPrimary(message: Record<string, unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    if (process.send === undefined) resolve();
+    else process.send(message, undefined, {}, () => resolve());
+  });
+}
+
+/**
+ * The primary process: forks the workers, replaces one that dies, and stops them all on a signal. A
+ * worker that fails before it listened (a configuration problem, a port in use) would fail the same
+ * way again: the primary prints why, stops the others and exits 1.
+ */
 async function runPrimary(
   count: number,
   logger: ReturnType<typeof createLogger>,
@@ -106,23 +124,49 @@ async function runPrimary(
 ): Promise<number> {
   let stopping = false;
   let announced = false;
+  // Why a worker could not start, as it reported it; else how it exited.
+  let failure: string | undefined;
+  let early: string | undefined;
+  const listened = new Set<number>();
+  const failures = new Set<number>();
   const fork = () => {
     const worker = cluster.fork();
-    worker.on('message', (message: Listening & { type?: string }) => {
-      if (message?.type === 'portico:listening' && !announced) {
+    worker.on('message', (message: Listening & { type?: string; message?: string }) => {
+      if (message?.type === 'portico:failed') {
+        failures.add(worker.id);
+        failure ??= message.message;
+      }
+      if (message?.type !== 'portico:listening') return;
+      listened.add(worker.id);
+      if (!announced) {
         announced = true;
         out.stdout(announcement(message, count));
       }
     });
   };
+  let stopAll: (signal: string) => void = () => {};
+  let exitCode = 0;
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
-    logger.error('worker exited; starting another', { pid: worker.process.pid, code, signal });
-    setTimeout(fork, 500).unref();
+    // The pid of the worker, under its own key: the log line's `pid` is the primary's.
+    const details = { workerPid: worker.process.pid, code, signal };
+    // A worker that failed on its own before it listened (it reported why, or exited with an error
+    // status) would fail again; one killed by a signal is replaced, as it would be later.
+    if (!listened.has(worker.id) && signal === null && (failures.has(worker.id) || code !== 0)) {
+      logger.error('worker exited before it listened; stopping', details);
+      exitCode = 1;
+      early ??= `a worker exited with code ${code ?? signal} before it listened`;
+      stopAll('worker failure');
+      return;
+    }
+    logger.error('worker exited; starting another', details);
+    // Not once stopping: a worker forked then would never be asked to stop.
+    setTimeout(() => stopping || fork(), 500).unref();
   });
   for (let i = 0; i < count; i++) fork();
   await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
+    stopAll = (signal: string) => {
+      if (stopping) return;
       stopping = true;
       logger.info('stopping workers', { signal });
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
@@ -133,10 +177,12 @@ async function runPrimary(
         }
       }, 50);
     };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.once('SIGTERM', () => stopAll('SIGTERM'));
+    process.once('SIGINT', () => stopAll('SIGINT'));
   });
-  return 0;
+  // Printed once every worker is gone, so that the reason a worker sent has arrived.
+  if (exitCode !== 0) out.stderr(failure ?? early ?? 'a worker failed');
+  return exitCode;
 }
 
 function parse(argv: string[]) {

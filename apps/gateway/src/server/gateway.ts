@@ -11,6 +11,7 @@ import {
   type Handler,
   Heap,
   isCommentKey,
+  isPorticoError,
   isSessionProducer,
   type Logger,
   type PluginManifest,
@@ -122,7 +123,7 @@ export class Gateway {
     const adminHeap = new Heap({
       registry,
       logger,
-      environment: instance.environment,
+      environment: { ...instance.environment, maxRouteFileSize: settings.limits.maxRouteFileSize },
       file: instance.adminFile,
       properties,
       defaults: DEFAULT_OBJECTS,
@@ -202,8 +203,10 @@ export class Gateway {
         logger,
       });
     } catch (error) {
+      // `portico validate`: the objects the failure left uncreated are tried too, to report them all.
+      const failure = instance.environment.validating ? await withUncreated(error, heaps) : error;
       for (const heap of heaps) await heap.destroy();
-      throw error;
+      throw failure;
     }
   }
 
@@ -307,6 +310,15 @@ async function resolveConnectorTls(
     }
   }
   return out;
+}
+
+/** A failure's problems and those of every declared object not created yet, each once. */
+async function withUncreated(error: unknown, heaps: Heap[]): Promise<unknown> {
+  if (!isPorticoError(error)) return error;
+  const problems = problemsOf(error);
+  for (const heap of heaps) problems.push(...(await heap.createAll()));
+  const seen = new Set<string>();
+  return combine(problems.filter((p) => !seen.has(p.toString()) && seen.add(p.toString())));
 }
 
 function combine(errors: PorticoError[]): PorticoError {

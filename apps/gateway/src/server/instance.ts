@@ -2,7 +2,13 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type GatewayEnvironment, parseConfigJson, resolveTokens } from '@portico/gateway-core';
+import {
+  ErrorCode,
+  type GatewayEnvironment,
+  PorticoError,
+  parseConfigJson,
+  resolveTokens,
+} from '@portico/gateway-core';
 
 /** The embedded quickstart configuration, used when there is no instance directory. */
 export const QUICKSTART_BASE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../quickstart');
@@ -61,7 +67,18 @@ export function locateInstance(
 
 function readJson(file: string): unknown {
   if (!existsSync(file)) return undefined;
-  return resolveTokens(parseConfigJson(readFileSync(file, 'utf8'), file), { file });
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    // A directory in its place, a file without read permission: said with the file, not a stack trace.
+    throw new PorticoError(ErrorCode.CONFIG, `cannot read the file: ${(error as Error).message}`, {
+      file,
+      jsonPath: '$',
+      expected: 'a readable JSON file',
+    });
+  }
+  return resolveTokens(parseConfigJson(text, file), { file });
 }
 
 /** admin.json's temporaryDirectory, else `<base>/tmp` (the system's for the embedded quickstart). */

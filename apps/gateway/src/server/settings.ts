@@ -1,4 +1,4 @@
-import { Duration, type Infer, s } from '@portico/gateway-core';
+import { DEFAULT_MAX_ROUTE_FILE_SIZE, Duration, type Infer, s } from '@portico/gateway-core';
 
 /** Portico's inline TLS settings of a connector (PEM paths relative to the config directory). */
 export const serverTlsSchema = s.object({
@@ -19,7 +19,8 @@ const connector = s.object({
 
 /**
  * Safe defaults for what a client may send and how long it may take. Exceeding a size gets 431 or
- * 413; a slow client is cut off.
+ * 413; a slow client is cut off. `maxRouteFileSize` bounds each route file (a larger one is refused
+ * on its own; the other routes load).
  */
 const limits = s.object({
   maxHeaderSize: s.integer({ min: 1024 }).default(16 * 1024),
@@ -29,6 +30,7 @@ const limits = s.object({
   requestTimeout: s.duration().default(() => Duration.parse('5 minutes')),
   keepAliveTimeout: s.duration().default(() => Duration.parse('5 seconds')),
   shutdownGracePeriod: s.duration().default(() => Duration.parse('30 seconds')),
+  maxRouteFileSize: s.integer({ min: 1024 }).default(DEFAULT_MAX_ROUTE_FILE_SIZE),
 });
 
 /** admin.json: the server's own settings (the incumbents' fields, plus Portico's `limits`). */
@@ -53,6 +55,7 @@ export const adminSchema = s.object({
     requestTimeout: Duration.parse('5 minutes'),
     keepAliveTimeout: Duration.parse('5 seconds'),
     shutdownGracePeriod: Duration.parse('30 seconds'),
+    maxRouteFileSize: DEFAULT_MAX_ROUTE_FILE_SIZE,
   })),
 });
 

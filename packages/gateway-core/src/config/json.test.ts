@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseConfigJson } from './json.ts';
+import { MAX_JSON_NESTING, parseConfigJson } from './json.ts';
 
 describe('parseConfigJson', () => {
   it('reads strict JSON exactly as JSON.parse does', () => {
@@ -61,5 +61,23 @@ describe('parseConfigJson', () => {
     }
     expect(error).toMatchObject({ code: 'PORTICO_E_CONFIG', details: { file: 'r.json', expected } });
     expect((error as Error).message.startsWith(`${where}:`)).toBe(true);
+  });
+
+  it('reads objects and arrays nested up to the bound, and refuses deeper ones with a coded error', () => {
+    const nested = (depth: number) => `${'{"a": ['.repeat(depth / 2)}1${']}'.repeat(depth / 2)}`;
+    expect(() => parseConfigJson(nested(MAX_JSON_NESTING))).not.toThrow();
+    for (const depth of [MAX_JSON_NESTING + 2, 100_000]) {
+      expect(() => parseConfigJson(nested(depth), 'r.json')).toThrow(
+        expect.objectContaining({
+          code: 'PORTICO_E_CONFIG',
+          message: expect.stringContaining(`nested more than ${MAX_JSON_NESTING} levels deep`),
+          details: expect.objectContaining({
+            file: 'r.json',
+            jsonPath: `line 1, column ${(MAX_JSON_NESTING / 2) * 7 + 1}`,
+            expected: `at most ${MAX_JSON_NESTING} levels of nesting`,
+          }),
+        }),
+      );
+    }
   });
 });

@@ -11,10 +11,19 @@ export function parseConfigJson(text: string, file?: string): unknown {
   return new JsonReader(text, file).readDocument();
 }
 
+/**
+ * How deeply objects and arrays may nest. Real configurations stay far below (a route nests a few
+ * dozen levels); the bound keeps reading, and every later walk over the value (tokens, schemas,
+ * heap objects), well within the stack, so that a hostile file is refused with a clear message
+ * instead of a stack overflow.
+ */
+export const MAX_JSON_NESTING = 512;
+
 const BLANK = /[\s\u00a0\ufeff]/;
 
 class JsonReader {
   private i = 0;
+  private depth = 0;
   private readonly text: string;
   private readonly file: string | undefined;
 
@@ -68,9 +77,16 @@ class JsonReader {
     const c = this.text[this.i];
     switch (c) {
       case '{':
-        return this.readObject();
-      case '[':
-        return this.readArray();
+      case '[': {
+        if (++this.depth > MAX_JSON_NESTING)
+          throw this.error(
+            `objects and arrays nested more than ${MAX_JSON_NESTING} levels deep`,
+            `at most ${MAX_JSON_NESTING} levels of nesting`,
+          );
+        const value = c === '{' ? this.readObject() : this.readArray();
+        this.depth--;
+        return value;
+      }
       case '"':
         return this.readString();
       case 't':
@@ -104,16 +120,17 @@ class JsonReader {
 
   private readString(): string {
     const t = this.text;
-    let out = '';
+    // Slices and escaped characters, joined once: a string of many escapes stays linear in memory.
+    const out: string[] = [];
     this.i++;
     for (;;) {
       const start = this.i;
       while (this.i < t.length && t[this.i] !== '"' && t[this.i] !== '\\') this.i++;
-      out += t.slice(start, this.i);
+      out.push(t.slice(start, this.i));
       if (this.i >= t.length) throw this.error('unterminated string', 'a closing quote');
       if (t[this.i] === '"') {
         this.i++;
-        return out;
+        return out.join('');
       }
       const e = t[this.i + 1];
       this.i += 2;
@@ -121,28 +138,28 @@ class JsonReader {
         case '"':
         case '\\':
         case '/':
-          out += e;
+          out.push(e);
           break;
         case 'b':
-          out += '\b';
+          out.push('\b');
           break;
         case 'f':
-          out += '\f';
+          out.push('\f');
           break;
         case 'n':
-          out += '\n';
+          out.push('\n');
           break;
         case 'r':
-          out += '\r';
+          out.push('\r');
           break;
         case 't':
-          out += '\t';
+          out.push('\t');
           break;
         case 'u': {
           const hex = t.slice(this.i, this.i + 4);
           if (!/^[0-9a-fA-F]{4}$/.test(hex))
             throw this.error('malformed \\u escape', 'four hexadecimal digits');
-          out += String.fromCharCode(Number.parseInt(hex, 16));
+          out.push(String.fromCharCode(Number.parseInt(hex, 16)));
           this.i += 4;
           break;
         }
@@ -150,7 +167,7 @@ class JsonReader {
           throw this.error('unterminated string', 'a closing quote');
         default:
           // Not a JSON escape: keep the backslash, as a regular expression would need it.
-          out += `\\${e}`;
+          out.push(`\\${e}`);
       }
     }
   }

@@ -45,4 +45,26 @@ describe('configuration tokens', () => {
       }),
     );
   });
+
+  it('resolves tokens nested 32 deep, and refuses deeper ones with a coded error instead of a stack overflow', () => {
+    const nested = (depth: number) => `${'&{nowhere|'.repeat(depth)}x${'}'.repeat(depth)}`;
+    expect(resolveTokens({ v: nested(32) }, { env })).toEqual({ v: 'x' });
+    for (const depth of [33, 20_000]) {
+      expect(() => resolveTokens({ v: nested(depth) }, { env, file: 'r.json' })).toThrow(
+        expect.objectContaining({
+          code: 'PORTICO_E_CONFIG',
+          message: 'configuration tokens nested more than 32 levels deep',
+          details: expect.objectContaining({ file: 'r.json', jsonPath: '$.v' }),
+        }),
+      );
+    }
+  });
+
+  it('keeps the text around a token as it is, in a value of megabytes', () => {
+    const text = 'a\\&{b'.repeat(500_000);
+    const value = `${text}&{nowhere|!}${text}`;
+    expect(resolveTokens({ v: value }, { env })).toEqual({
+      v: `${text.replaceAll('\\&{', '&{')}!${text.replaceAll('\\&{', '&{')}`,
+    });
+  });
 });

@@ -39,24 +39,46 @@ export function tokenEnvironmentName(token: string): string {
   return token.toUpperCase().replace(/[.-]/g, '_');
 }
 
-function substitute(text: string, path: string, env: NodeJS.ProcessEnv, file: string | undefined): string {
-  let out = '';
-  let i = 0;
-  while (i < text.length) {
-    if (text.startsWith('\\&{', i)) {
-      out += '&{';
-      i += 3;
-    } else if (text.startsWith('&{', i)) {
-      const end = closing(text, i + 2);
-      if (end < 0) throw tokenError(`unclosed '&{' in ${JSON.stringify(text)}`, path, file);
-      out += resolve(text.slice(i + 2, end), path, env, file);
-      i = end + 1;
-    } else {
-      out += text[i];
-      i++;
+/**
+ * How deeply tokens may nest (`&{a|&{b|c}}` is two): far more than any configuration needs, and a
+ * bound that keeps a hostile file from exhausting the stack.
+ */
+const MAX_TOKEN_NESTING = 32;
+
+function substitute(
+  text: string,
+  path: string,
+  env: NodeJS.ProcessEnv,
+  file: string | undefined,
+  depth = 0,
+): string {
+  // Text between tokens is kept as slices joined once: a large value with a token stays linear.
+  const pieces: string[] = [];
+  let from = 0;
+  for (let i = text.indexOf('&{'); i >= 0; i = text.indexOf('&{', from)) {
+    if (i - 1 >= from && text[i - 1] === '\\') {
+      pieces.push(text.slice(from, i - 1), '&{');
+      from = i + 2;
+      continue;
     }
+    const end = closing(text, i + 2);
+    if (end < 0) throw tokenError(`unclosed '&{' in ${JSON.stringify(text)}`, path, file);
+    if (depth >= MAX_TOKEN_NESTING) {
+      throw new PorticoError(
+        ErrorCode.CONFIG,
+        `configuration tokens nested more than ${MAX_TOKEN_NESTING} levels deep`,
+        {
+          jsonPath: path,
+          expected: `at most ${MAX_TOKEN_NESTING} levels of &{...} inside one another`,
+          ...(file === undefined ? {} : { file }),
+        },
+      );
+    }
+    pieces.push(text.slice(from, i), resolve(text.slice(i + 2, end), path, env, file, depth + 1));
+    from = end + 1;
   }
-  return out;
+  pieces.push(text.slice(from));
+  return pieces.join('');
 }
 
 /** The index of the `}` closing a token whose body starts at `from`, counting nested tokens. */
@@ -74,14 +96,20 @@ function closing(text: string, from: number): number {
   return -1;
 }
 
-function resolve(body: string, path: string, env: NodeJS.ProcessEnv, file: string | undefined): string {
+function resolve(
+  body: string,
+  path: string,
+  env: NodeJS.ProcessEnv,
+  file: string | undefined,
+  depth: number,
+): string {
   const bar = topLevelBar(body);
-  const name = substitute(bar < 0 ? body : body.slice(0, bar), path, env, file).trim();
+  const name = substitute(bar < 0 ? body : body.slice(0, bar), path, env, file, depth).trim();
   const system = getSystemProperties()[name];
   if (system !== undefined) return system;
   const fromEnv = env[tokenEnvironmentName(name)];
   if (fromEnv !== undefined) return fromEnv;
-  if (bar >= 0) return substitute(body.slice(bar + 1), path, env, file);
+  if (bar >= 0) return substitute(body.slice(bar + 1), path, env, file, depth);
   throw tokenError(`the configuration token '${name}' has no value and no default`, path, file);
 }
 

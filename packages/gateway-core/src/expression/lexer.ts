@@ -116,23 +116,29 @@ export function tokenize(body: string, offset: number, text: string): Token[] {
 /** Reads a quoted string starting at `start`; returns its value and the index after the closing quote. */
 function readString(body: string, start: number, offset: number, text: string): [string, number] {
   const quote = body[start]!;
-  let value = '';
-  let i = start + 1;
-  while (i < body.length) {
-    const c = body[i]!;
-    if (c === quote) return [value, i + 1];
-    if (c === '\\') {
-      const n = body[i + 1];
-      // EL escapes only the quotes and the backslash; any other backslash stays, so regular
-      // expressions such as '\d+' written in configurations keep their meaning.
-      if (n === "'" || n === '"' || n === '\\') {
-        value += n;
-        i += 2;
-        continue;
-      }
+  // The value is gathered as slices of the body between escapes, joined once; only the quotes and
+  // backslashes are visited, so a long literal costs its own length.
+  const pieces: string[] = [];
+  let from = start + 1;
+  let close = -1;
+  for (let i = from; ; ) {
+    if (close < i) close = body.indexOf(quote, i);
+    if (close < 0) break;
+    const backslash = body.indexOf('\\', i);
+    if (backslash < 0 || backslash > close) {
+      pieces.push(body.slice(from, close));
+      return [pieces.join(''), close + 1];
     }
-    value += c;
-    i++;
+    // EL escapes only the quotes and the backslash; any other backslash stays, so regular
+    // expressions such as '\d+' written in configurations keep their meaning.
+    const next = body[backslash + 1];
+    if (next === "'" || next === '"' || next === '\\') {
+      pieces.push(body.slice(from, backslash));
+      from = backslash + 1;
+      i = backslash + 2;
+    } else {
+      i = backslash + 1;
+    }
   }
   throw expressionError('unterminated string literal', text, offset + start, `a closing ${quote}`);
 }

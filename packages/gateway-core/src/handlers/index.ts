@@ -10,6 +10,12 @@ export {
 export { type DispatchBinding, DispatchHandler, DispatchHandlerHeaplet } from './dispatch.ts';
 export { MessageRules, type RuleMessage } from './message-rules.ts';
 export { loadRoute, problemsOf, Route, type RouteInfo, secretsUnsupported } from './route.ts';
-export { type RouteFailure, Router, RouterHeaplet, type RouterOptions } from './router.ts';
+export {
+  DEFAULT_MAX_ROUTE_FILE_SIZE,
+  type RouteFailure,
+  Router,
+  RouterHeaplet,
+  type RouterOptions,
+} from './router.ts';
 export { type SequenceBinding, SequenceHandler, SequenceHandlerHeaplet } from './sequence.ts';
 export { StaticResponseHandler, StaticResponseHandlerHeaplet } from './static-response.ts';

@@ -128,6 +128,11 @@ export class Route implements Handler {
     }
   }
 
+  /** The objects the route's heap has created (the routers it nests, for `portico validate`). */
+  created(): unknown[] {
+    return this.#heap.created();
+  }
+
   /** Waits for in-flight requests (at most `graceMs`), then destroys the route's heap. */
   async destroy(graceMs = 30_000): Promise<void> {
     if (this.#active > 0) {
@@ -171,6 +176,8 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
   const decorations = Object.entries(json as Record<string, unknown>).filter(
     ([key]) => !ROUTE_FIELDS.has(key) && !isCommentKey(key),
   );
+  // `portico validate` creates every object the route declares, referenced or not, to report all.
+  const validating = parentHeap.environment.validating === true;
   const heap = parentHeap.child({
     jsonPath: '$.heap',
     ...(properties === undefined ? {} : { properties }),
@@ -181,25 +188,36 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     const declared = config.heap === undefined ? [] : heap.declare(config.heap, '$.heap');
     declared.push(...heap.globalDecorationProblems());
     if (declared.length > 0) throw combine(declared, file);
-    let handler = await heap.resolve<Handler>(
-      config.handler as string | Record<string, unknown>,
-      'handler',
-      '$.handler',
-    );
+    // Keys that name no decorator in scope: a misspelt route field or decorator is an error,
+    // anything else is ignored with a warning, as the incumbents ignore it. Checked before the
+    // handler is created, so that they are reported even when it fails.
+    const problems: PorticoError[] = [];
+    const decorators = decorations.filter(([decoratorName]) => {
+      if (heap.has(decoratorName)) return true;
+      const where = { file, jsonPath: childPath('$', decoratorName) };
+      const problem = heap.unknownDecoration(decoratorName, where, ROUTE_FIELDS);
+      if (problem !== undefined) problems.push(problem);
+      return false;
+    });
+    let handler: Handler;
+    try {
+      handler = await heap.resolve<Handler>(
+        config.handler as string | Record<string, unknown>,
+        'handler',
+        '$.handler',
+      );
+    } catch (error) {
+      const found = problemsOf(error);
+      throw found.length === 0 || problems.length === 0 ? error : combine([...found, ...problems], file);
+    }
     const name = config.name ?? id;
     // Route decoration: decorates this route's handler only, not other uses of the same object. It
-    // comes after the handler's local and global decorations, so it wraps them.
-    for (const [decoratorName, value] of decorations) {
+    // comes after the handler's local and global decorations, so it wraps them. Every decoration
+    // is tried, so that each one's problem is reported.
+    for (const [decoratorName, value] of decorators) {
       const where = { file, jsonPath: childPath('$', decoratorName) };
-      // Not in scope at all: a misspelt route field or decorator is an error, anything else is
-      // ignored with a warning, as the incumbents ignore it.
-      if (!heap.has(decoratorName)) {
-        const problem = heap.unknownDecoration(decoratorName, where, ROUTE_FIELDS);
-        if (problem !== undefined) throw problem;
-        continue;
-      }
-      const decorator = await heap.decorator(decoratorName, where);
       try {
+        const decorator = await heap.decorator(decoratorName, where);
         handler = (await decorator.decorate(handler, value, {
           name,
           kind: 'handler',
@@ -207,25 +225,63 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
           ...where,
         })) as Handler;
       } catch (error) {
-        throw locate(error, where, `decorator '${decoratorName}' cannot decorate route '${name}'`);
+        problems.push(
+          ...problemsOf(
+            locate(
+              error,
+              where,
+              `decorator '${decoratorName}' cannot decorate route '${name}'`,
+              'a decoration value the decorator accepts',
+            ),
+          ),
+        );
       }
     }
+    if (problems.length > 0) throw combine(problems, file);
     // A route's own session producer (`"session": "JwtSession"`) replaces the request's session for
     // everything the route does: it wraps the decorated handler, as the incumbent's session filter.
     if (config.session !== undefined)
       handler = await routeSession(heap, config.session, handler, logger, file);
-    return new Route({
+    const route = new Route({
       id,
       name,
       handler,
       heap,
       ...(file === undefined ? {} : { file }),
       ...(config.condition === undefined ? {} : { condition: config.condition }),
-      ...(config.baseURI === undefined ? {} : { baseURI: Uri.parse(config.baseURI) }),
+      ...(config.baseURI === undefined ? {} : { baseURI: parseBaseUri(config.baseURI, file) }),
     });
+    if (validating) {
+      const unused = await heap.createAll();
+      if (unused.length > 0) throw combine(unused, file);
+    }
+    return route;
   } catch (error) {
+    const failure = validating ? withUnusedProblems(error, await heap.createAll(), file) : error;
     await heap.destroy();
-    throw error;
+    throw failure;
+  }
+}
+
+/**
+ * For `portico validate`: the problems of a route that failed, and those of the objects its heap
+ * declares that the failure left uncreated (an object nothing references, of an unknown type), each
+ * once.
+ */
+function withUnusedProblems(error: unknown, unused: PorticoError[], file: string | undefined): unknown {
+  const found = problemsOf(error);
+  if (found.length === 0) return error;
+  const seen = new Set(found.map((p) => p.toString()));
+  const added = unused.filter((p) => !seen.has(p.toString()));
+  return added.length === 0 ? error : combine([...found, ...added], file);
+}
+
+/** The route's baseURI; a malformed one is reported at `$.baseURI` of the route file. */
+function parseBaseUri(text: string, file: string | undefined): Uri {
+  try {
+    return Uri.parse(text);
+  } catch (error) {
+    throw locate(error, { file, jsonPath: '$.baseURI' }, 'baseURI');
   }
 }
 

@@ -41,6 +41,15 @@ const testPlugin = definePlugin({
       }),
       destroy: (handler) => void destroyed.push(handler.label),
     }),
+    // A plugin with a bug: checking its configuration throws something that is not a coded error.
+    defineHeaplet({
+      type: 'FaultyHandler',
+      kind: 'handler',
+      config: s.object({}).refine(() => {
+        throw new TypeError('a fault in the plugin');
+      }, 'anything'),
+      create: (): Handler => ({ handle: async () => Response.empty(200) }),
+    }),
   ],
 });
 
@@ -52,7 +61,7 @@ afterEach(async () => {
 
 async function setup(
   files: Record<string, unknown> = {},
-  options: { scanInterval?: Duration; defaultHandler?: Handler } = {},
+  options: { scanInterval?: Duration; defaultHandler?: Handler; maxFileSize?: number } = {},
 ) {
   const base = mkdtempSync(path.join(os.tmpdir(), 'portico-router-'));
   const directory = path.join(base, 'config', 'routes');
@@ -83,6 +92,7 @@ async function setup(
     heap,
     logger,
     ...(options.defaultHandler ? { defaultHandler: options.defaultHandler } : {}),
+    ...(options.maxFileSize === undefined ? {} : { maxFileSize: options.maxFileSize }),
   });
   await router.start();
   cleanups.push(async () => {
@@ -94,6 +104,13 @@ async function setup(
   const label = async (uri: string) => (await call(uri)).headers.get('x-label') ?? (await call(uri)).status;
   return { router, write, remove: (name: string) => rmSync(path.join(directory, name)), call, label, logger };
 }
+
+const routerEnvironment = () => ({
+  baseDirectory: os.tmpdir(),
+  configDirectory: os.tmpdir(),
+  scriptsDirectory: os.tmpdir(),
+  temporaryDirectory: os.tmpdir(),
+});
 
 const route = (label: string, condition?: string, extra: Record<string, unknown> = {}) => ({
   ...(condition ? { condition } : {}),
@@ -251,6 +268,69 @@ describe('Router', () => {
     for (const failure of router.failures) expect(failure.file).toMatch(/\.json$/);
   });
 
+  it('refuses a route nested thousands of levels deep on its own, and serves the others', async () => {
+    const depth = 5000;
+    const { router, label } = await setup({
+      'a-deep.json': `{"handler": {"type": "LabelHandler", "config": {"label": "deep"}}, "x": ${'['.repeat(depth)}${']'.repeat(depth)}}`,
+      'b-deep-objects.json': `{"handler": ${'{"type": "Chain", "config": {"filters": [], "handler": '.repeat(depth)}"X"${'}}'.repeat(depth)}}`,
+      'good.json': route('good'),
+    });
+    expect(await label('/')).toBe('good');
+    expect(router.routes.map((r) => r.id)).toEqual(['good']);
+    const failures = Object.fromEntries(router.failures.map((f) => [f.id, f.problems]));
+    for (const id of ['a-deep', 'b-deep-objects']) {
+      expect(failures[id]).toHaveLength(1);
+      expect(failures[id]![0]).toMatchObject({
+        code: 'PORTICO_E_CONFIG',
+        message: expect.stringContaining('nested more than 512 levels deep'),
+        details: { file: expect.stringContaining(`${id}.json`), expected: 'at most 512 levels of nesting' },
+      });
+    }
+  });
+
+  it('refuses a route file larger than the limit on its own, saying which limit', async () => {
+    const big = route('big', undefined, { comment: 'x'.repeat(5000) });
+    const { router, label } = await setup(
+      { 'a-big.json': big, 'good.json': route('good') },
+      { maxFileSize: 4096 },
+    );
+    expect(await label('/')).toBe('good');
+    expect(router.failures).toMatchObject([
+      {
+        id: 'a-big',
+        problems: [
+          {
+            code: 'PORTICO_E_ROUTE',
+            details: {
+              jsonPath: '$',
+              expected: 'a route file of at most 4096 bytes (admin.json limits.maxRouteFileSize)',
+            },
+          },
+        ],
+      },
+    ]);
+  });
+
+  it("reports a failure that is not a coded error as the route file's own problem", async () => {
+    const { router, label } = await setup({
+      'a-faulty.json': { handler: { type: 'FaultyHandler' } },
+      'good.json': route('good'),
+    });
+    expect(await label('/')).toBe('good');
+    expect(router.failures).toMatchObject([
+      {
+        id: 'a-faulty',
+        problems: [
+          {
+            code: 'PORTICO_E_ROUTE',
+            message: 'the route file could not be loaded: a fault in the plugin',
+            details: { file: expect.stringContaining('a-faulty.json'), jsonPath: '$' },
+          },
+        ],
+      },
+    ]);
+  });
+
   it('refuses a second route with the same name', async () => {
     const { router, label } = await setup({
       'a.json': route('first', undefined, { name: 'same' }),
@@ -331,6 +411,31 @@ describe('Router', () => {
       seen = await label('/');
     }
     expect(seen).toBe('fresh');
+  });
+
+  it('says, once, that its directory does not exist, and forgets it once the directory is there', async () => {
+    const { logger } = await setup({});
+    const directory = path.join(os.tmpdir(), `portico-missing-${process.pid}-${Date.now()}`);
+    const missing = new Router({
+      directory,
+      scanInterval: Duration.ZERO,
+      heap: new Heap({ registry: new TypeRegistry({ logger }), logger, environment: routerEnvironment() }),
+      logger,
+      declaredAt: { file: '/x/config.json', jsonPath: '$.handler' },
+    });
+    await missing.start();
+    await missing.scan();
+    expect(missing.directoryProblem).toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      message: `the routes directory ${directory} does not exist: no route is served until it can be read`,
+      details: { file: '/x/config.json', jsonPath: '$.handler.config.directory' },
+    });
+    expect(logger.records.filter((r) => r.level === 'warn' && r.message.includes(directory))).toHaveLength(1);
+    mkdirSync(directory);
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    await missing.scan();
+    expect(missing.directoryProblem).toBeUndefined();
+    await missing.destroy();
   });
 
   it('nests a router in a route, with its own directory', async () => {

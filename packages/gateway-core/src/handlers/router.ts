@@ -1,5 +1,5 @@
 import { type FSWatcher, watch } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseConfigJson } from '../config/json.ts';
 import { s } from '../config/schema.ts';
@@ -34,7 +34,14 @@ export interface RouterOptions {
   /** The heap routes inherit from. */
   heap: Heap;
   logger: Logger;
+  /** Route files larger than this many bytes are refused (admin.json `limits.maxRouteFileSize`). */
+  maxFileSize?: number;
+  /** Where the router is declared, to say where to change a directory that cannot be read. */
+  declaredAt?: { file: string | undefined; jsonPath: string };
 }
+
+/** admin.json's `limits.maxRouteFileSize` when it says nothing: far above any real route file. */
+export const DEFAULT_MAX_ROUTE_FILE_SIZE = 4 * 1024 * 1024;
 
 /**
  * Loads the route files of a directory and sends each request to the first route that accepts it,
@@ -43,9 +50,10 @@ export interface RouterOptions {
  * Order: routes are sorted by name (the `name` field, else the file name without `.json`), as the
  * incumbents document. Files are scanned at start (before the first request is served), on
  * file-system events and every `scanInterval`. A file that fails to load is logged with its path and
- * the JSON path of each problem and skipped; the other routes keep serving. An edit that breaks a
- * route keeps the previous version serving (the incumbent unloads it) and says so. A removed or
- * replaced route finishes its in-flight requests before its heap is destroyed.
+ * the JSON path of each problem and skipped; the other routes keep serving, whatever went wrong
+ * (a file too large or nested too deeply, one that cannot be read, a fault while building it). An
+ * edit that breaks a route keeps the previous version serving (the incumbent unloads it) and says
+ * so. A removed or replaced route finishes its in-flight requests before its heap is destroyed.
  */
 export class Router implements Handler {
   readonly #options: RouterOptions;
@@ -53,6 +61,7 @@ export class Router implements Handler {
   #index: RouteIndex<Route> = new RouteIndex([], () => undefined);
   readonly #loaded = new Map<string, { route: Route; mtimeMs: number }>();
   readonly #failures = new Map<string, RouteFailure & { mtimeMs: number }>();
+  #directoryProblem: PorticoError | undefined;
   #timer: NodeJS.Timeout | undefined;
   #watcher: FSWatcher | undefined;
   #scanning: Promise<void> = Promise.resolve();
@@ -136,6 +145,21 @@ export class Router implements Handler {
     return [...this.#failures.values()].map(({ mtimeMs: _, ...f }) => f);
   }
 
+  /** The routers this router's routes have created (a Router as a route's handler). */
+  nestedRouters(): Router[] {
+    return [...this.#loaded.values()].flatMap(({ route }) =>
+      route.created().filter((object): object is Router => object instanceof Router),
+    );
+  }
+
+  /**
+   * Why the routes directory could not be read at the last scan (it does not exist, it is a file),
+   * else undefined. Every request then goes to the default handler, or gets 404.
+   */
+  get directoryProblem(): PorticoError | undefined {
+    return this.#directoryProblem;
+  }
+
   /** Scans the directory now; concurrent calls are serialised and coalesced. */
   scan(): Promise<void> {
     if (this.#rescan) return this.#scanning;
@@ -177,9 +201,11 @@ export class Router implements Handler {
     let names: string[];
     try {
       names = await readdir(this.#options.directory);
-    } catch {
+    } catch (error) {
+      this.directoryUnreadable(error);
       return out;
     }
+    this.#directoryProblem = undefined;
     for (const name of names.sort()) {
       if (!name.endsWith('.json') || name.startsWith('.')) continue;
       const file = path.join(this.#options.directory, name);
@@ -193,12 +219,36 @@ export class Router implements Handler {
     return out;
   }
 
+  /** Records (and, when it is new, logs as a warning) why the directory could not be listed. */
+  private directoryUnreadable(error: unknown): void {
+    const { directory, declaredAt, logger } = this.#options;
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'does not exist'
+        : `cannot be read (${(error as Error).message})`;
+    const problem = new PorticoError(
+      ErrorCode.CONFIG,
+      `the routes directory ${directory} ${reason}: no route is served until it can be read`,
+      {
+        ...(declaredAt?.file === undefined ? {} : { file: declaredAt.file }),
+        ...(declaredAt === undefined ? {} : { jsonPath: `${declaredAt.jsonPath}.config.directory` }),
+        expected: 'an existing directory of route files (the Router config directory, default routes)',
+      },
+    );
+    if (this.#directoryProblem?.message !== problem.message) {
+      const { file, jsonPath } = problem.details;
+      logger.warn(problem.message, { ...(file === undefined ? {} : { file }), jsonPath });
+    }
+    this.#directoryProblem = problem;
+  }
+
   private async load(id: string, file: string, mtimeMs: number): Promise<void> {
     const { logger, heap } = this.#options;
     const previous = this.#loaded.get(id);
     let route: Route;
     try {
-      const json = resolveTokens(parseConfigJson(await readFile(file, 'utf8'), file), { file });
+      const text = await readRouteFile(file, this.#options.maxFileSize ?? DEFAULT_MAX_ROUTE_FILE_SIZE);
+      const json = resolveTokens(parseConfigJson(text, file), { file });
       route = await loadRoute({ id, json, file, parentHeap: heap, logger });
       const clash = [...this.#loaded.values()].find((l) => l.route.id !== id && l.route.name === route.name);
       if (clash) {
@@ -214,8 +264,7 @@ export class Router implements Handler {
         );
       }
     } catch (error) {
-      const problems = problemsOf(error);
-      if (problems.length === 0) throw error;
+      const problems = fileProblems(error, file);
       this.#failures.set(id, { id, file, problems, previousVersionServing: previous !== undefined, mtimeMs });
       logger.error('route not loaded', {
         route: id,
@@ -271,6 +320,49 @@ export class Router implements Handler {
   }
 }
 
+/**
+ * A route file's text, refused when larger than `maxSize` bytes (the size of the file opened, not
+ * the one listed, which may have been replaced since).
+ */
+async function readRouteFile(file: string, maxSize: number): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size > maxSize) {
+      throw new PorticoError(
+        ErrorCode.ROUTE,
+        `the route file is ${size} bytes, more than the ${maxSize} bytes allowed`,
+        {
+          file,
+          jsonPath: '$',
+          expected: `a route file of at most ${maxSize} bytes (admin.json limits.maxRouteFileSize)`,
+        },
+      );
+    }
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The problems of a route file that failed to load. A failure that is not a coded error (a file that
+ * cannot be read, a fault in a plugin) is still this file's problem, so that it never stops the scan.
+ */
+function fileProblems(error: unknown, file: string): PorticoError[] {
+  const problems = problemsOf(error);
+  if (problems.length > 0) return problems;
+  const message = error instanceof Error ? error.message : String(error);
+  return [
+    new PorticoError(ErrorCode.ROUTE, `the route file could not be loaded: ${message}`, {
+      file,
+      jsonPath: '$',
+      expected: 'a readable route file that builds',
+      cause: error,
+    }),
+  ];
+}
+
 export const RouterHeaplet = defineHeaplet({
   type: 'Router',
   aliases: ['RouterHandler'],
@@ -290,6 +382,8 @@ export const RouterHeaplet = defineHeaplet({
       }),
       heap,
       logger,
+      declaredAt: { file, jsonPath },
+      ...(environment.maxRouteFileSize === undefined ? {} : { maxFileSize: environment.maxRouteFileSize }),
       ...(config.defaultHandler === undefined ? {} : { defaultHandler: config.defaultHandler }),
     });
     await router.start();

@@ -64,7 +64,12 @@ export async function decorate(
         jsonPath: step.jsonPath,
       });
     } catch (error) {
-      throw locate(error, step, `decorator '${step.name}' cannot decorate '${info.name}'`);
+      throw locate(
+        error,
+        step,
+        `decorator '${step.name}' cannot decorate '${info.name}'`,
+        'a decoration value the decorator accepts',
+      );
     }
   }
   return decorated;

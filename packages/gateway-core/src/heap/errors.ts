@@ -12,7 +12,12 @@ export interface Site {
  * does not say where it is takes the declaration's file and path; anything else becomes a CONFIG
  * error naming the object, with the original as its cause.
  */
-export function locate(error: unknown, where: Where, what: string): PorticoError {
+export function locate(
+  error: unknown,
+  where: Where,
+  what: string,
+  expected = 'a configuration this object can be created from',
+): PorticoError {
   if (isPorticoError(error)) {
     if (error.details.file !== undefined) return error;
     return error.at({
@@ -24,6 +29,8 @@ export function locate(error: unknown, where: Where, what: string): PorticoError
   return new PorticoError(ErrorCode.CONFIG, `${what}: ${message}`, {
     ...(where.file === undefined ? {} : { file: where.file }),
     jsonPath: where.jsonPath,
+    // What failed cannot say more; the operator is pointed at the declaration.
+    expected,
     cause: error,
   });
 }

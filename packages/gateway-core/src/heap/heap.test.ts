@@ -265,7 +265,11 @@ describe('Heap: errors', () => {
     const error = await failure(heap.get('pool'));
     expect(error.code).toBe(ErrorCode.CONFIG);
     expect(error.message).toBe("cannot create 'pool' (Failing): the upstream pool cannot start");
-    expect(error.details).toMatchObject({ file: 'routes/r.json', jsonPath: '$.heap[0]' });
+    expect(error.details).toMatchObject({
+      file: 'routes/r.json',
+      jsonPath: '$.heap[0]',
+      expected: 'a configuration this object can be created from',
+    });
   });
 });
 

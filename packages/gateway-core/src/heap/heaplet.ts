@@ -17,6 +17,8 @@ export interface GatewayEnvironment {
   temporaryDirectory: string;
   /** Set by `portico validate`: routers create every declared object of every route to report all problems. */
   validating?: boolean;
+  /** admin.json `limits.maxRouteFileSize`: routers refuse larger route files. */
+  maxRouteFileSize?: number;
 }
 
 export interface HeapletContext<C> {

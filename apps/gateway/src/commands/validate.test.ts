@@ -1,0 +1,154 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { validateCommand } from './validate.ts';
+
+/** An instance directory with these files (paths relative to it; values written as JSON). */
+function instance(files: Record<string, unknown>): string {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'portico-validate-'));
+  for (const [file, content] of Object.entries(files)) {
+    const full = path.join(base, file);
+    mkdirSync(path.dirname(full), { recursive: true });
+    writeFileSync(full, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  }
+  return base;
+}
+
+async function validate(base: string, ...args: string[]) {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await validateCommand(['--base', base, ...args], {
+    stdout: (text) => stdout.push(text),
+    stderr: (text) => stderr.push(text),
+  });
+  return { code, stdout, stderr };
+}
+
+const router = { handler: { type: 'Router', config: { scanInterval: 'disabled' } } };
+const ok = { handler: { type: 'StaticResponseHandler', config: { status: 200 } } };
+
+describe('portico validate', () => {
+  it('reports every problem of a route file, its warnings, and one line per file', async () => {
+    const base = instance({
+      'config/config.json': router,
+      'config/routes/10-ok.json': ok,
+      'config/routes/20-broken.json': {
+        heap: [
+          // Referenced by nothing: created only to be checked.
+          { name: 'unused', type: 'NoSuchType' },
+          { name: 'bad', type: 'StaticResponseHandler', config: { status: 'abc' } },
+        ],
+        handler: 'bad',
+        // Misspelt: an error, reported although the handler fails.
+        condtion: '${true}',
+        // Unknown: ignored with a warning, as the incumbents ignore it.
+        bindings: {},
+      },
+      'config/routes/30-unused-unknown-type.json': { ...ok, heap: [{ name: 'spare', type: 'NoSuchType' }] },
+    });
+    const { code, stdout, stderr } = await validate(base);
+    expect(code).toBe(1);
+    const broken = path.join(base, 'config/routes/20-broken.json');
+    const unused = path.join(base, 'config/routes/30-unused-unknown-type.json');
+    expect(stderr).toEqual(
+      expect.arrayContaining([
+        `warning ${broken} $.bindings: 'bindings' names no field and no decorator in scope: ignored, as the incumbents ignore it`,
+        expect.stringMatching(
+          /^PORTICO_E_CONFIG \S+20-broken\.json \$\.heap\[1\]\.config\.status: .*\(expected /,
+        ),
+        expect.stringMatching(
+          /^PORTICO_E_UNKNOWN_TYPE \S+20-broken\.json \$\.heap\[0\]\.type: unknown type 'NoSuchType'/,
+        ),
+        expect.stringMatching(
+          /^PORTICO_E_REFERENCE \S+20-broken\.json \$\.condtion: .*did you mean 'condition'/,
+        ),
+        expect.stringMatching(
+          /^PORTICO_E_UNKNOWN_TYPE \S+30-unused-unknown-type\.json \$\.heap\[0\]\.type: /,
+        ),
+      ]),
+    );
+    expect(stderr.filter((line) => line.includes(broken) && line.startsWith('PORTICO_E_'))).toHaveLength(3);
+    expect(stderr.filter((line) => line.includes(unused))).toHaveLength(1);
+    expect(stderr.at(-1)).toBe('4 problems found');
+    expect(stdout).toEqual([
+      'config/config.json: ok',
+      'config/routes/10-ok.json: ok',
+      'config/routes/20-broken.json: 3 problems, 1 warning',
+      'config/routes/30-unused-unknown-type.json: 1 problem',
+    ]);
+  });
+
+  it('reports every object of config.json that cannot be created, also when the handler cannot', async () => {
+    const base = instance({
+      'config/config.json': {
+        heap: [
+          { name: 'A', type: 'NoSuchThing' },
+          { name: 'B', type: 'ClientHandler', config: { connections: 'many' } },
+        ],
+        handler: 'B',
+      },
+    });
+    const { code, stdout, stderr } = await validate(base);
+    expect(code).toBe(1);
+    expect(stderr).toEqual([
+      expect.stringMatching(/^PORTICO_E_CONFIG \S+config\.json \$\.heap\[1\]\.config\.connections: /),
+      expect.stringMatching(/^PORTICO_E_UNKNOWN_TYPE \S+config\.json \$\.heap\[0\]\.type: /),
+      '2 problems found',
+    ]);
+    expect(stdout).toEqual(['config/config.json: 2 problems']);
+  });
+
+  it('reports a routes directory that does not exist where the router names it', async () => {
+    const base = instance({
+      'config/config.json': {
+        handler: { type: 'Router', config: { directory: 'rotues', scanInterval: 'disabled' } },
+      },
+    });
+    const { code, stdout, stderr } = await validate(base);
+    expect(code).toBe(1);
+    expect(stderr).toEqual([
+      `PORTICO_E_CONFIG ${path.join(base, 'config/config.json')} $.handler.config.directory: the routes directory ${path.join(base, 'config/rotues')} does not exist: no route is served until it can be read (expected an existing directory of route files (the Router config directory, default routes))`,
+      '1 problem found',
+    ]);
+    expect(stdout).toEqual(['config/config.json: 1 problem']);
+  });
+
+  it('reports the route files of a router nested in a route', async () => {
+    const base = instance({
+      'config/config.json': router,
+      'config/routes/10-outer.json': {
+        handler: { type: 'Router', config: { directory: 'inner', scanInterval: 'disabled' } },
+      },
+      'config/inner/10-inner.json': { handler: { type: 'NoSuchHandler' } },
+    });
+    const { code, stdout, stderr } = await validate(base);
+    expect(code).toBe(1);
+    expect(stderr).toEqual([
+      expect.stringMatching(/^PORTICO_E_UNKNOWN_TYPE \S+inner\/10-inner\.json \$\.handler\.type: /),
+      '1 problem found',
+    ]);
+    expect(stdout).toEqual([
+      'config/config.json: ok',
+      'config/routes/10-outer.json: ok',
+      'config/inner/10-inner.json: 1 problem',
+    ]);
+  });
+
+  it('passes with warnings, and fails on them with --strict', async () => {
+    const base = instance({
+      'config/config.json': router,
+      'config/routes/10-ok.json': { ...ok, bindings: {} },
+    });
+    const plain = await validate(base);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toEqual([
+      'config/config.json: ok',
+      'config/routes/10-ok.json: 1 warning',
+      `${base}: configuration valid (1 route)`,
+    ]);
+    const strict = await validate(base, '--strict');
+    expect(strict.code).toBe(1);
+    expect(strict.stderr.at(-1)).toBe('1 warning found (--strict)');
+  });
+});
