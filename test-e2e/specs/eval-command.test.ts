@@ -26,6 +26,51 @@ describe('portico eval (the real command)', () => {
     expect(JSON.parse(template.stdout)).toBe('Hello alice');
   });
 
+  it('builds a real request and response from the bindings: a parsed URI, headers without regard to case, entities', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-eval-'));
+    const file = path.join(dir, 'bindings.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        request: {
+          method: 'GET',
+          uri: 'http://x/a?b=1',
+          headers: { 'X-Token': 'abc', accept: ['text/html', 'application/json'] },
+          entity: { user: 'alice' },
+        },
+        response: { status: 404, headers: { 'Content-Type': 'text/plain' }, entity: 'gone' },
+      }),
+    );
+    const cases: [string, unknown][] = [
+      ['${request.uri.path}', '/a'],
+      ['${request.uri.host}', 'x'],
+      ["${request.queryParams['b'][0]}", '1'],
+      ["${request.headers['x-token'][0]}", 'abc'],
+      ["${request.headers['ACCEPT'][1]}", 'application/json'],
+      ['${request.entity.json.user}', 'alice'],
+      ['${response.status.code}', 404],
+      ["${response.headers['content-type'][0]}", 'text/plain'],
+      ['${response.entity.string}', 'gone'],
+    ];
+    for (const [expression, expected] of cases) {
+      const result = await runPortico(['eval', expression, '--bindings', file]);
+      expect({ expression, code: result.code, value: JSON.parse(result.stdout) }).toEqual({
+        expression,
+        code: 0,
+        value: expected,
+      });
+    }
+  });
+
+  it('says where a request in the bindings is malformed', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-eval-'));
+    const file = path.join(dir, 'bindings.json');
+    writeFileSync(file, JSON.stringify({ request: { uri: 'http://x/a b' } }));
+    const result = await runPortico(['eval', '${request.uri.path}', '--bindings', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${file} $.request.uri`);
+  });
+
   it('reads environment variables and -D system properties', async () => {
     const result = await runPortico(['eval', "${env['PORTICO_E2E']}-${system['my.prop']}", '-Dmy.prop=cli'], {
       env: { PORTICO_E2E: 'env' },

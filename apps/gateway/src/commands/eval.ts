@@ -8,6 +8,7 @@ import {
   type Logger,
   setSystemProperty,
 } from '@portico/gateway-core';
+import { modelBindings } from './eval-bindings.ts';
 import { type Output, UsageError } from './output.ts';
 
 const TYPES: Record<string, ExpectedType> = {
@@ -72,7 +73,7 @@ function readBindings(file: string): Bindings {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new UsageError(`${file} must hold a JSON object of bindings`);
   }
-  return parsed as Bindings;
+  return modelBindings(parsed as Record<string, unknown>, file);
 }
 
 function stderrLogger(out: Output): Logger {
