@@ -19,6 +19,7 @@
  * case-insensitive back references fold beyond ASCII.
  */
 import { ErrorCode, PorticoError } from '../../errors.ts';
+import { boundedRegex, isRe2RegExp } from './linear-regex.ts';
 
 type Range = readonly [number, number];
 
@@ -243,9 +244,15 @@ class Translator {
   lookbehinds = 0;
   jsFlags = '';
   jsMultiline = false;
+  /**
+   * Translate a non-multiline `$` as the end of the input: exact for every input that does not end
+   * with a line terminator, and free of the look-ahead that keeps V8's linear engine away.
+   */
+  readonly endOfInputDollar: boolean;
 
-  constructor(src: string) {
+  constructor(src: string, options: { endOfInputDollar?: boolean } = {}) {
     this.src = src;
+    this.endOfInputDollar = options.endOfInputDollar === true;
   }
 
   fail(message: string, expected: string, at: number = this.pos): PorticoError {
@@ -570,6 +577,7 @@ class Translator {
 
   dollar(multiline: boolean): string {
     const end = this.endAnchor();
+    if (this.endOfInputDollar && !multiline) return end;
     if (this.has(FLAG_D)) return multiline ? `(?=\\n|${end})` : `(?=\\n?${end})`;
     if (multiline) return `(?:${end}|(?=[\\r\\x85\\u2028\\u2029])|(?<!\\r)(?=\\n))`;
     return `(?=(?:\\r\\n|(?<!\\r)\\n|[\\r\\x85\\u2028\\u2029])?${end})`;
@@ -1061,6 +1069,20 @@ class Translator {
  * and for Java constructs that have no JavaScript equivalent.
  */
 export function compileJavaRegex(pattern: string): RegExp {
+  const native = translateJavaRegex(pattern);
+  // Linear time in the input, whatever the pattern and the input (see linear-regex.ts).
+  return boundedRegex(pattern, native, () => {
+    const plain = new Translator(pattern, { endOfInputDollar: true }).translate();
+    return plain.source === native.source ? undefined : new RegExp(plain.source, plain.flags);
+  });
+}
+
+/**
+ * The JavaScript translation of a Java pattern, with Java's meaning but no bound on its running
+ * time: what the translation tests compare with Java. Everything that runs on input uses
+ * `compileJavaRegex`.
+ */
+export function translateJavaRegex(pattern: string): RegExp {
   const { source, flags } = new Translator(pattern).translate();
   try {
     return new RegExp(source, flags);
@@ -1097,6 +1119,10 @@ function withoutStateFlags(re: RegExp): string {
 
 /** Java `Matcher.matches()`: true when the whole of `s` matches `re`. */
 export function fullMatch(re: RegExp, s: string): boolean {
+  if (isRe2RegExp(re)) {
+    const plain = re.nativeFor(s);
+    return plain ? fullMatch(plain, s) : re.matchesWhole(s);
+  }
   let anchored = anchoredVariants.get(re);
   if (anchored === undefined) {
     const flags = withoutStateFlags(re);
@@ -1109,6 +1135,10 @@ export function fullMatch(re: RegExp, s: string): boolean {
 
 /** Java `Matcher.find()` on a fresh matcher: the first match in `s`, whatever `re.lastIndex` says. */
 export function find(re: RegExp, s: string): RegExpExecArray | null {
+  if (isRe2RegExp(re)) {
+    const plain = re.nativeFor(s);
+    return plain ? find(plain, s) : re.matchFrom(s, 0);
+  }
   if (!re.global && !re.sticky) return re.exec(s);
   let plain = plainVariants.get(re);
   if (plain === undefined) {
@@ -1120,6 +1150,11 @@ export function find(re: RegExp, s: string): RegExpExecArray | null {
 
 /** Java `Matcher.find(from)`: the first match that starts at or after index `from` of `s`. */
 export function findFrom(re: RegExp, s: string, from: number): RegExpExecArray | null {
+  if (isRe2RegExp(re)) {
+    const plain = re.nativeFor(s);
+    if (plain) return findFrom(plain, s, from);
+    return from <= s.length ? re.matchFrom(s, from) : null;
+  }
   let scanner = globalVariants.get(re);
   if (scanner === undefined) {
     scanner = new RegExp(re.source, withoutStateFlags(re) + 'g');

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { ErrorCode, PorticoError } from '../../errors.ts';
+import { isRe2RegExp, runsOnLinearEngine } from './linear-regex.ts';
+import { cachedJavaRegex, compileJavaRegex, find, findFrom, fullMatch } from './regex.ts';
+
+/**
+ * Every pattern runs in time linear in its input. Each hostile case below would backtrack for hours
+ * (2^50 paths) without the rule; the test timeout is what fails them.
+ */
+const hostile = `${'a'.repeat(50)}!`;
+
+describe('regular expressions cannot freeze a worker', () => {
+  it.each([
+    ['^(a+)+$', 'V8 switches to its linear engine'],
+    ['(a|aa)+$', 'V8 switches to its linear engine'],
+    ['^(a*)*b', 'V8 switches to its linear engine'],
+    ['(?i)^(a+)+$', 'RE2 (case-insensitivity)'],
+    ['(?m)^(a+)+$', 'RE2 (multiline anchors)'],
+    ['^(\\w+\\s?)*$', 'V8 switches to its linear engine'],
+  ])('%s on 50 a and a ! (%s)', (pattern, _engine) => {
+    const re = compileJavaRegex(pattern);
+    expect(find(re, hostile)).toBeNull();
+    expect(fullMatch(re, hostile)).toBe(false);
+    expect(findFrom(re, hostile, 10)).toBeNull();
+    expect(re.test(hostile)).toBe(false);
+  });
+
+  it('an input ending with a line break takes the RE2 path, bounded too', () => {
+    const re = compileJavaRegex('^(a+)+$');
+    expect(find(re, `${'a'.repeat(50)}!\n`)).toBeNull();
+    expect(find(re, 'aaa\n')).toBeNull(); // departs from Java, which finds "aaa" before the final line break
+    expect(find(re, 'aaa')?.[0]).toBe('aaa');
+  });
+
+  it('a pattern supplied at run time follows the same rule', () => {
+    expect(find(cachedJavaRegex('^(a+)+$'), hostile)).toBeNull();
+    expect(() => cachedJavaRegex('(a)\\1')).toThrow(PorticoError);
+  });
+});
+
+describe('which engine runs a pattern', () => {
+  it('V8 runs what its linear engine can take over: plain irregexp speed', () => {
+    for (const pattern of ['^/api/', 'a.b', '(?s)a.b', '[a-z]+\\d*', '(?<=a)b', '\\bword\\b']) {
+      const re = compileJavaRegex(pattern);
+      expect(isRe2RegExp(re), pattern).toBe(false);
+      expect(runsOnLinearEngine(re.source, re.flags), pattern).toBe(true);
+    }
+  });
+
+  it('RE2 runs the rest, and they still behave as RegExps', () => {
+    const re = compileJavaRegex('(?i)(?<word>b\\w+)$');
+    expect(isRe2RegExp(re)).toBe(true);
+    const match = find(re, 'x BaR');
+    expect(match?.[0]).toBe('BaR');
+    expect(match?.index).toBe(2);
+    expect(match?.groups).toEqual({ word: 'BaR' });
+    expect('x bar'.replace(re, '[$<word>]')).toBe('x [bar]');
+    const global = compileJavaRegex('(?i)b(\\w)');
+    expect(isRe2RegExp(global)).toBe(true);
+    expect('Ba bE'.split(global)).toEqual(['', 'a', ' ', 'E', '']);
+  });
+
+  it('a `$` pattern keeps Java’s meaning, natively, for input without a final line break', () => {
+    const re = compileJavaRegex('^/api/(\\w+)$');
+    expect(isRe2RegExp(re)).toBe(true);
+    expect(find(re, '/api/items')?.[1]).toBe('items');
+    expect(fullMatch(re, '/api/items')).toBe(true);
+    expect(fullMatch(re, '/api/items/x')).toBe(false);
+  });
+});
+
+describe('patterns that cannot run in linear time are refused with a coded error', () => {
+  it.each([
+    ['(a)\\1', 'a back reference'],
+    ['(?<a>x)\\k<a>', 'a named back reference'],
+    ['a(?=b)', 'a look-ahead'],
+    ['a(?!b)', 'a negative look-ahead'],
+  ])('%s (%s)', (pattern) => {
+    let error: unknown;
+    try {
+      compileJavaRegex(pattern);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(PorticoError);
+    expect((error as PorticoError).code).toBe(ErrorCode.EXPRESSION);
+    expect((error as PorticoError).message).toContain('linear');
+    expect((error as PorticoError).details.text).toBe(pattern);
+  });
+});

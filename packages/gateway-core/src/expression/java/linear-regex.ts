@@ -1,0 +1,148 @@
+import v8 from 'node:v8';
+import { RE2JS } from 're2js';
+import { ErrorCode, PorticoError } from '../../errors.ts';
+
+/**
+ * Every regular expression a route file or a request supplies runs in time linear in its input, so
+ * that no pattern (`^(a+)+$`) and no input can hold a worker for seconds. The rule:
+ *
+ * 1. A pattern whose JavaScript translation V8's linear-time engine can run is compiled as usual, and
+ *    V8 switches it to that engine once it backtracks too much (the flag set below): plain irregexp
+ *    speed for ordinary input, linear time for hostile input.
+ * 2. Any other pattern (its translation needs a look-ahead, case-insensitivity, a back reference ...)
+ *    runs on RE2 (`re2js`, a pure JavaScript port of RE2/J), which is linear by construction, through
+ *    a RegExp whose `exec` calls RE2: every caller keeps using it as a RegExp.
+ * 3. A pattern RE2 cannot run either (a look-ahead, a back reference, an atomic group or possessive
+ *    quantifier that the translation would need) is refused with `PORTICO_E_EXPRESSION`.
+ *
+ * RE2 reads the Java pattern itself (RE2/J's syntax is Java's for everything both engines support);
+ * where its meaning differs, it is in rare input: `$` matches only at the very end (Java also before
+ * a final line break), `.` excludes only `\n`, and case-insensitivity folds beyond ASCII.
+ */
+v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+// Makes the `l` flag available: compiling with it is how we ask V8 whether its linear engine can run
+// a pattern (it refuses at compile time when it cannot).
+v8.setFlagsFromString('--enable-experimental-regexp-engine');
+
+/** True when V8's linear-time engine can run `source` with `flags`. */
+export function runsOnLinearEngine(source: string, flags: string): boolean {
+  try {
+    new RegExp(source, `${flags.replace(/[gyl]/g, '')}l`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const RE2_PATTERN = Symbol.for('portico.re2-pattern');
+
+/**
+ * A Java pattern that runs on RE2. It is a RegExp (its source is the JavaScript translation, never
+ * run), so code that takes a RegExp accepts it; `exec`, which `test`, `String.prototype.match`,
+ * `replace` and `split` all go through, asks RE2. Flags `g` and `y` follow `lastIndex` as usual.
+ */
+export class Re2RegExp extends RegExp {
+  readonly [RE2_PATTERN]: RE2JS;
+  /**
+   * The same pattern with `$` read as the end of the input, when only Java's `$` kept it off V8's
+   * linear engine: exactly Java's meaning for input that does not end with a line terminator.
+   */
+  readonly #endOfInputDollar: RegExp | undefined;
+
+  /** Also the species constructor (`split` makes a sticky copy): `new Re2RegExp(existing, flags)`. */
+  constructor(source: string | Re2RegExp, flags?: string, re2?: RE2JS, endOfInputDollar?: RegExp) {
+    super(source, flags);
+    const pattern = source instanceof Re2RegExp ? source[RE2_PATTERN] : re2;
+    if (pattern === undefined) throw new TypeError('a Re2RegExp needs its RE2 pattern');
+    this[RE2_PATTERN] = pattern;
+    this.#endOfInputDollar = source instanceof Re2RegExp ? source.#endOfInputDollar : endOfInputDollar;
+  }
+
+  /** The native RegExp that means the same as this pattern for `text`, when there is one. */
+  nativeFor(text: string): RegExp | undefined {
+    if (this.#endOfInputDollar === undefined || text.length === 0) return this.#endOfInputDollar;
+    return LINE_TERMINATOR.test(text[text.length - 1]!) ? undefined : this.#endOfInputDollar;
+  }
+
+  override exec(input: string): RegExpExecArray | null {
+    const text = String(input);
+    const stateful = this.global || this.sticky;
+    const from = stateful ? this.lastIndex : 0;
+    const found = from <= text.length ? this.matchFrom(text, from) : null;
+    if (found === null || (this.sticky && found.index !== from)) {
+      if (stateful) this.lastIndex = 0;
+      return null;
+    }
+    if (stateful) this.lastIndex = found.index + found[0].length;
+    return found;
+  }
+
+  /** The first match starting at or after `from`, as `exec` reports it, without touching lastIndex. */
+  matchFrom(text: string, from: number): RegExpExecArray | null {
+    const native = this.nativeFor(text);
+    if (native !== undefined) {
+      const scanner = new RegExp(native.source, `${native.flags.replace(/[gy]/g, '')}g`);
+      scanner.lastIndex = from;
+      return scanner.exec(text);
+    }
+    const matcher = this[RE2_PATTERN].matcher(text);
+    if (!matcher.find(from)) return null;
+    const result = [] as unknown as RegExpExecArray;
+    const count = matcher.groupCount();
+    for (let group = 0; group <= count; group++) result.push(matcher.group(group) ?? (undefined as never));
+    result.index = matcher.start();
+    result.input = text;
+    const names = Object.entries(this[RE2_PATTERN].namedGroups());
+    if (names.length > 0) {
+      const groups: Record<string, string> = Object.create(null);
+      for (const [name, index] of names) groups[name] = result[index] as string;
+      result.groups = groups;
+    }
+    return result;
+  }
+
+  /** Java's `Matcher.matches()`: the whole input (RE2's reading; see nativeFor for the usual case). */
+  matchesWhole(text: string): boolean {
+    return this[RE2_PATTERN].matcher(text).matches();
+  }
+}
+
+export function isRe2RegExp(re: RegExp): re is Re2RegExp {
+  return (re as Partial<Re2RegExp>)[RE2_PATTERN] !== undefined;
+}
+
+/**
+ * The bounded form of a translated Java pattern: the native RegExp when V8's linear engine can take
+ * over from it, else the pattern on RE2, else a coded error saying why it cannot run in linear time.
+ */
+export function boundedRegex(
+  pattern: string,
+  native: RegExp,
+  withEndOfInputDollar: () => RegExp | undefined,
+): RegExp {
+  if (runsOnLinearEngine(native.source, native.flags)) return native;
+  let re2: RE2JS;
+  try {
+    re2 = RE2JS.compile(pattern);
+  } catch (cause) {
+    const reason =
+      cause instanceof Error ? cause.message.replace(/^error parsing regexp: /, '') : String(cause);
+    throw new PorticoError(
+      ErrorCode.EXPRESSION,
+      `Java regular expression: it cannot run in time linear in its input (${reason})`,
+      {
+        text: pattern,
+        expected:
+          'a regular expression without look-ahead, back references, atomic groups or possessive quantifiers (every pattern must run in linear time)',
+        cause,
+      },
+    );
+  }
+  const plain = withEndOfInputDollar();
+  const linearPlain =
+    plain !== undefined && runsOnLinearEngine(plain.source, plain.flags) ? plain : undefined;
+  return new Re2RegExp(native.source, native.flags, re2, linearPlain);
+}
+
+/** Java's line terminators: what a non-multiline `$` may stand before at the end of the input. */
+const LINE_TERMINATOR = /[\n\r\x85\u2028\u2029]/;

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
+import { send } from '../support/http.ts';
+
+/**
+ * A pattern from a route file, or from the request itself, cannot hold the worker: every regular
+ * expression runs in time linear in its input. Without that rule each hostile request below would
+ * backtrack 2^50 times and the gateway would answer nothing, to anyone.
+ */
+describe('regular expressions against hostile input, through portico start', () => {
+  let gw: RunningGateway;
+  const hostile = `${'a'.repeat(50)}!`;
+
+  beforeAll(async () => {
+    const base = instanceDirectory({
+      'config/routes/10-configured.json': {
+        name: '10-configured',
+        condition: "${request.uri.path == '/configured' and matches(request.headers['X-Re'][0], '^(a+)+$')}",
+        handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'matched' } },
+      },
+      'config/routes/20-case.json': {
+        name: '20-case',
+        condition: "${request.uri.path == '/case' and matches(request.headers['X-Re'][0], '(?i)^(A+)+$')}",
+        handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'matched' } },
+      },
+      'config/routes/30-supplied.json': {
+        name: '30-supplied',
+        condition:
+          "${request.uri.path == '/supplied' and matches(request.headers['X-In'][0], request.headers['X-Pattern'][0])}",
+        handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'matched' } },
+      },
+      'config/routes/99-rest.json': {
+        name: '99-rest',
+        handler: { type: 'StaticResponseHandler', config: { status: 404, entity: 'no match' } },
+      },
+    });
+    gw = await startGateway({ base });
+  });
+
+  afterAll(async () => {
+    expect(await gw?.stop()).toBe(0);
+  });
+
+  it.each([
+    ['/configured', { 'X-Re': hostile }],
+    ['/case', { 'X-Re': hostile }],
+    ['/supplied', { 'X-In': hostile, 'X-Pattern': '^(a+)+$' }],
+    ['/supplied', { 'X-In': hostile, 'X-Pattern': '(?i)(a|aa)+$' }],
+  ])('%s with %j is answered, and so is the next request', async (path, headers) => {
+    const started = Date.now();
+    const reply = await send(`${gw.url}${path}`, { headers, timeoutMs: 10_000 });
+    expect(reply.status).toBe(404);
+    const next = await send(`${gw.url}${path}`, {
+      headers: Object.fromEntries(
+        Object.keys(headers).map((k) => [k, k === 'X-Pattern' ? headers[k as 'X-Pattern'] : 'aaaa']),
+      ),
+    });
+    expect(next.status).toBe(200);
+    // Generous: the point is an answer at all (2^50 steps would take days), not a timing.
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('a pattern the request supplies that cannot run in linear time is refused: the condition is false', async () => {
+    const reply = await send(`${gw.url}/supplied`, { headers: { 'X-In': 'aa', 'X-Pattern': '(a)\\1' } });
+    expect(reply.status).toBe(404);
+    expect(gw.output()).toContain('linear');
+  });
+});
