@@ -34,6 +34,11 @@ export interface ExchangeOptions {
   sessions?: SessionProducer;
   /** The bound on a body a filter reads whole (admin.json `limits.maxBufferedBodySize`). */
   maxBufferedBodySize?: number;
+  /**
+   * Milliseconds a request body may send nothing before its exchange fails with 408 (admin.json
+   * `limits.bodyIdleTimeout`); 0 or absent for none.
+   */
+  bodyIdleTimeout?: number;
 }
 
 /**
@@ -83,6 +88,8 @@ export async function handleExchange(
     return;
   }
   state.request = request;
+  if (options.bodyIdleTimeout && !request.entity.isEmpty && !req.readableEnded)
+    watchBodyIdle(req, res, options.bodyIdleTimeout);
   const opened = options.sessions?.open(request);
   const session = opened instanceof Promise ? await opened : opened;
   const context = new Context({
@@ -107,6 +114,48 @@ export async function handleExchange(
   }
   state.response = response;
   writeResponse(res, response, request.method, options.logger);
+}
+
+/**
+ * A request body that sends nothing for `ms` fails its exchange: what runs for it is aborted (the
+ * upstream request among it, which frees its pooled connection), and the client gets 408 and a closed
+ * connection. The socket's own inactivity timer serves, armed only until the body has arrived: no
+ * timer per chunk, and nothing at all for requests without a body.
+ */
+const RESPONSE = Symbol('portico.response');
+type WatchedRequest = IncomingMessage & { [RESPONSE]?: ExchangeResponse };
+
+function watchBodyIdle(req: IncomingMessage, res: ServerResponse, ms: number): void {
+  // Only a real connection has the timer (an injected request in a test has none).
+  if (typeof req.socket?.setTimeout !== 'function') return;
+  (req as WatchedRequest)[RESPONSE] = res as ExchangeResponse;
+  req.setTimeout(ms, onBodyIdle);
+  req.once('end', disarmBodyIdle);
+}
+
+function disarmBodyIdle(this: WatchedRequest): void {
+  this.setTimeout(0);
+  this.off('timeout', onBodyIdle);
+  this[RESPONSE] = undefined;
+}
+
+function onBodyIdle(this: WatchedRequest): void {
+  const res = this[RESPONSE];
+  const state = res?.[EXCHANGE];
+  state?.logger.info('a request body sent nothing for too long: 408', { path: this.url });
+  state?.abort.abort(new Error('the request body sent nothing for too long'));
+  if (res && !res.headersSent && !res.destroyed) {
+    res.shouldKeepAlive = false;
+    const text = 'Request Timeout\n';
+    res.writeHead(408, {
+      'Content-Type': 'text/plain; charset=UTF-8',
+      'Content-Length': text.length,
+      Connection: 'close',
+    });
+    res.end(text, () => this.destroy());
+  } else {
+    this.destroy();
+  }
 }
 
 /**

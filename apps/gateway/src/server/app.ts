@@ -44,6 +44,7 @@ export function createRequestListener(
     handler: gateway.handler,
     logger,
     maxBufferedBodySize: gateway.settings.limits.maxBufferedBodySize,
+    bodyIdleTimeout: gateway.settings.limits.bodyIdleTimeout.toMillis(),
     ...(sessions ? { sessions } : {}),
   };
   return (req, res) => {

@@ -19,7 +19,8 @@ const connector = s.object({
 
 /**
  * Safe defaults for what a client may send and how long it may take. Exceeding a size gets 431 or
- * 413; a slow client is cut off. `maxRouteFileSize` bounds each route file (a larger one is refused
+ * 413; a slow client is cut off (`bodyIdleTimeout`: a request body that sends nothing for that long
+ * fails its exchange with 408, freeing what it held upstream). `maxRouteFileSize` bounds each route file (a larger one is refused
  * on its own; the other routes load).
  */
 const limits = s.object({
@@ -29,6 +30,7 @@ const limits = s.object({
   headersTimeout: s.duration().default(() => Duration.parse('30 seconds')),
   requestTimeout: s.duration().default(() => Duration.parse('5 minutes')),
   keepAliveTimeout: s.duration().default(() => Duration.parse('5 seconds')),
+  bodyIdleTimeout: s.duration().default(() => Duration.parse('30 seconds')),
   shutdownGracePeriod: s.duration().default(() => Duration.parse('30 seconds')),
   maxRouteFileSize: s.integer({ min: 1024 }).default(DEFAULT_MAX_ROUTE_FILE_SIZE),
 });
@@ -54,6 +56,7 @@ export const adminSchema = s.object({
     headersTimeout: Duration.parse('30 seconds'),
     requestTimeout: Duration.parse('5 minutes'),
     keepAliveTimeout: Duration.parse('5 seconds'),
+    bodyIdleTimeout: Duration.parse('30 seconds'),
     shutdownGracePeriod: Duration.parse('30 seconds'),
     maxRouteFileSize: DEFAULT_MAX_ROUTE_FILE_SIZE,
   })),

@@ -4,7 +4,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { Agent, type Dispatcher, EnvHttpProxyAgent, ProxyAgent } from 'undici';
 import type { Context } from '../../context/context.ts';
 import { Duration } from '../../duration/index.ts';
-import { ErrorCode, PorticoError } from '../../errors.ts';
+import { ErrorCode, isPorticoError, PorticoError } from '../../errors.ts';
 import { Entity } from '../../http/entity.ts';
 import { type Request, Response } from '../../http/message.ts';
 import type { Uri } from '../../http/uri.ts';
@@ -175,7 +175,15 @@ export class ClientHandler implements Handler {
   async handle(context: Context, request: Request): Promise<Response> {
     const target = upstreamTarget(request.uri);
     const outgoing = outgoingBody(request);
-    const { body, contentLength } = outgoing instanceof Promise ? await outgoing : outgoing;
+    let prepared: OutgoingBody;
+    try {
+      prepared = outgoing instanceof Promise ? await outgoing : outgoing;
+    } catch (error) {
+      // A body over the gateway's limit keeps its own code (413); anything else is this upstream's 502.
+      if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) throw error;
+      throw this.failure(error, target.origin, context);
+    }
+    const { body, contentLength } = prepared;
     let headers: HeaderList;
     try {
       headers = upstreamRequestHeaders(request, {
@@ -265,6 +273,9 @@ interface OutgoingBody {
   contentLength: number | undefined;
 }
 
+/** Bodies declared at most this long are read before the upstream connection is taken. */
+export const READ_AHEAD_BYTES = 64 * 1024;
+
 const NO_BODY: OutgoingBody = Object.freeze({ body: null, contentLength: undefined });
 const EMPTY_PAYLOAD: OutgoingBody = Object.freeze({ body: null, contentLength: 0 });
 
@@ -275,8 +286,18 @@ const EMPTY_PAYLOAD: OutgoingBody = Object.freeze({ body: null, contentLength: 0
 function outgoingBody(request: Request): OutgoingBody | Promise<OutgoingBody> {
   const entity = request.entity;
   if (entity.isEmpty) return PAYLOAD.has(request.method) ? EMPTY_PAYLOAD : NO_BODY;
-  // Buffered by a filter: sent as bytes, and undici writes their length.
+  // Buffered by a filter: sent as bytes, and undici writes their length. A small body is read whole
+  // before a pooled connection is taken, so that a client that stalls mid-body holds none (64 clients
+  // stalling would otherwise hold every connection of the pool until they time out).
+  const declared = entity.declaredLength;
   if (entity.isBuffered) return entity.bytes().then((body) => ({ body, contentLength: undefined }));
+  if (declared !== undefined && declared <= Math.min(READ_AHEAD_BYTES, entity.maxBytes)) {
+    return entity.bytes().then((body) => {
+      if (body.length !== declared)
+        throw new Error(`the request body ended after ${body.length} of ${declared} bytes`);
+      return { body, contentLength: undefined };
+    });
+  }
   // Streamed without a copy. No declared length means chunked transfer coding.
   return { body: entity.stream(), contentLength: entity.declaredLength };
 }
