@@ -151,4 +151,33 @@ describe('portico validate', () => {
     expect(strict.code).toBe(1);
     expect(strict.stderr.at(-1)).toBe('1 warning found (--strict)');
   });
+
+  it('warns about a top-level name no expression knows, with file, JSON path and column; exchange is known', async () => {
+    const base = instance({
+      'config/config.json': router,
+      'config/routes/10-names.json': {
+        properties: { greeting: 'hi' },
+        condition: "${requst.method == 'GET'}",
+        handler: {
+          type: 'StaticResponseHandler',
+          config: {
+            status: 200,
+            headers: { 'X-Path': ['${exchange.request.uri.path}', '${greeting} ${atributes.user}'] },
+            entity: '${request.method}',
+          },
+        },
+      },
+    });
+    const result = await validate(base);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('config/routes/10-names.json: 2 warnings');
+    const warnings = result.stderr.join('\n');
+    expect(warnings).toContain("'requst' (column 3) is no name an expression knows here");
+    expect(warnings).toContain("did you mean 'request'?");
+    expect(warnings).toContain('$.condition');
+    expect(warnings).toContain("'atributes'");
+    expect(warnings).toContain('$.handler.config.headers["X-Path"][1]: \'atributes\' (column 15)');
+    expect(warnings).not.toContain("'exchange'");
+    expect(warnings).not.toContain("'greeting'");
+  });
 });

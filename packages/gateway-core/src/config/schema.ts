@@ -1,6 +1,7 @@
 import { Duration } from '../duration/index.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
-import type { Bindings } from '../expression/compiler.ts';
+import type { Bindings, NameCheck } from '../expression/compiler.ts';
+import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import {
   compile,
   compileLValue,
@@ -9,6 +10,7 @@ import {
   type LValueExpression,
 } from '../expression/expression.ts';
 import { containsExpression } from '../expression/template.ts';
+import { likelyMeant } from '../heap/near-names.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
 
 /**
@@ -172,7 +174,10 @@ export abstract class ScalarSchema<T> extends Schema<T> {
     if (typeof value === 'string' && containsExpression(value)) {
       try {
         // Evaluated untyped, so that a result of the wrong type is reported rather than taken as null.
-        resolved = compile(value, 'any', { logger: ctx.logger }).evaluate(ctx.bindings);
+        resolved = compile(value, 'any', {
+          logger: ctx.logger,
+          names: nameCheck(ctx, path, value, new Set(Object.keys(ctx.bindings))),
+        }).evaluate(ctx.bindings);
       } catch (error) {
         return record(ctx, error, path);
       }
@@ -292,6 +297,30 @@ export class EnumSchema<T extends string> extends ScalarSchema<T> {
   }
 }
 
+/**
+ * The load-time check of an expression's top-level names: one that is no binding, no property and
+ * no implicit object (`${requst.method}`) is a warning naming the file, the JSON path and the column,
+ * since it can only ever be null.
+ */
+export function nameCheck(
+  ctx: ParseContext,
+  path: string,
+  text: string,
+  bound: ReadonlySet<string>,
+): NameCheck {
+  return {
+    bound,
+    unknown(name, pos) {
+      const known = [...bound, 'system', 'env', 'now', ...Object.keys(ctx.bindings)];
+      const meant = likelyMeant(name, known);
+      ctx.logger.warn(
+        `'${name}' (column ${pos + 1}) is no name an expression knows here: it evaluates to null${meant ? `; did you mean '${meant}'?` : ''}`,
+        { ...(ctx.file === undefined ? {} : { file: ctx.file }), jsonPath: path, column: pos + 1, text },
+      );
+    },
+  };
+}
+
 /** A run-time expression: compiled while loading, evaluated per request. Plain values are constants. */
 export class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<unknown>> {
   readonly expected: string;
@@ -310,7 +339,11 @@ export class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<
     }
     try {
       // The heap's properties (in the configuration-time bindings) stay readable per request.
-      return compile(value as string, this.type, { logger: ctx.logger, constants: ctx.bindings });
+      return compile(value as string, this.type, {
+        logger: ctx.logger,
+        constants: ctx.bindings,
+        names: nameCheck(ctx, path, value as string, RUN_TIME_NAMES),
+      });
     } catch (error) {
       return record(ctx, error, path);
     }
@@ -326,7 +359,7 @@ export class LValueSchema extends Schema<LValueExpression> {
     if (typeof value !== 'string')
       return fail(ctx, path, `${JSON.stringify(value)} is not ${this.expected}`, this.expected);
     try {
-      return compileLValue(value, { logger: ctx.logger });
+      return compileLValue(value, { logger: ctx.logger, names: nameCheck(ctx, path, value, RUN_TIME_NAMES) });
     } catch (error) {
       return record(ctx, error, path);
     }

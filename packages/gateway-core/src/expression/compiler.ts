@@ -2,6 +2,7 @@ import { isPorticoError } from '../errors.ts';
 import { getProperty, NO_SUCH_METHOD } from './access.ts';
 import type { BinaryOp, Node } from './ast.ts';
 import { elCompare, elEquals, isEmpty, toBoolean, toNumber, typeName } from './coercion.ts';
+import { ExchangeView } from './exchange.ts';
 import { EvaluationError, evaluationError, expressionError } from './expression-error.ts';
 import { lookupFunction } from './functions.ts';
 import { implicitObject } from './implicit.ts';
@@ -19,6 +20,17 @@ export interface CompileContext {
   warn(message: string): void;
   /** Values of top-level names the bindings do not have (a heap's `properties`). */
   constants?: Readonly<Record<string, unknown>> | undefined;
+  /** The names the bindings will hold, and where to report a top-level name that is none of them. */
+  names?: NameCheck | undefined;
+}
+
+/**
+ * A check of top-level names at load time: a name that is no binding, no constant and no implicit
+ * object (`${requst.method}`) always evaluates to null, which is worth a word.
+ */
+export interface NameCheck {
+  bound: ReadonlySet<string>;
+  unknown(name: string, pos: number): void;
 }
 
 /** A compiled node: its closure, and its value when it is known at load time. */
@@ -81,6 +93,7 @@ function compileDynamic(node: Node, ctx: CompileContext): Compiled {
     case 'literal':
       return constant(node.value);
     case 'identifier':
+      checkName(node.name, node.pos, ctx);
       return { ev: identifier(node.name, ctx.constants), constant: false };
     case 'member':
       return { ev: member(node, ctx), constant: false };
@@ -109,6 +122,13 @@ function compileDynamic(node: Node, ctx: CompileContext): Compiled {
  * `properties` in run-time expressions as in configuration), else an implicit object (`system`,
  * `env`, `now`), else null.
  */
+function checkName(name: string, pos: number, ctx: CompileContext): void {
+  const names = ctx.names;
+  if (names === undefined || names.bound.has(name) || name === 'exchange') return;
+  if (implicitObject(name) || (ctx.constants !== undefined && Object.hasOwn(ctx.constants, name))) return;
+  names.unknown(name, pos);
+}
+
 function identifier(name: string, constants: Readonly<Record<string, unknown>> | undefined): Evaluator {
   if (constants !== undefined && Object.hasOwn(constants, name)) {
     const constant = constants[name] ?? null;
@@ -120,6 +140,10 @@ function identifier(name: string, constants: Readonly<Record<string, unknown>> |
       const value = Object.hasOwn(b, name) ? b[name] : undefined;
       return value === undefined ? implicit() : value;
     };
+  }
+  // OpenIG 3 and 4 wrote `${exchange.request...}`, `${exchange.token}`: a view of today's bindings.
+  if (name === 'exchange') {
+    return (b) => (Object.hasOwn(b, name) && b[name] !== undefined ? b[name] : new ExchangeView(b));
   }
   return (b) => (Object.hasOwn(b, name) ? (b[name] ?? null) : null);
 }

@@ -3,7 +3,13 @@ import { consoleLogger, type Logger } from '../logging.ts';
 import { getProperty, setProperty } from './access.ts';
 import type { Node } from './ast.ts';
 import { isMapLike, isNumericText, toText } from './coercion.ts';
-import { type Bindings, type CompileContext, compileNode, type Evaluator } from './compiler.ts';
+import {
+  type Bindings,
+  type CompileContext,
+  compileNode,
+  type Evaluator,
+  type NameCheck,
+} from './compiler.ts';
 import { EvaluationError, expressionError } from './expression-error.ts';
 import { parseTemplate } from './template.ts';
 
@@ -50,6 +56,8 @@ export interface CompileOptions {
   logger?: Logger;
   /** Values for top-level names the bindings lack at evaluation: the heap's `properties`. */
   constants?: Readonly<Record<string, unknown>>;
+  /** Reports, while compiling, each top-level name that is no binding, constant or implicit object. */
+  names?: NameCheck;
 }
 
 const EMPTY_BINDINGS: Bindings = Object.freeze(Object.create(null));
@@ -73,6 +81,7 @@ export function compile<T extends ExpectedType = 'any'>(
     expectedType,
     options.logger ?? consoleLogger,
     options.constants,
+    options.names,
   ) as Expression<Result<T>>;
 }
 
@@ -102,7 +111,7 @@ export function compileLValue(text: string, options: CompileOptions = {}): LValu
     );
   }
   const warnings = new WarningLimiter(text, logger);
-  const ctx: CompileContext = { text, warn: (m) => warnings.warn(m) };
+  const ctx: CompileContext = { text, warn: (m) => warnings.warn(m), names: options.names };
   const container = compileContainer(node.object, ctx);
   const key = compileNode(node.property, ctx).ev;
   const read = compileNode(node, ctx).ev;
@@ -164,11 +173,12 @@ class CompiledExpression<T> implements Expression<T> {
     expectedType: ExpectedType,
     logger: Logger,
     constants?: Readonly<Record<string, unknown>>,
+    names?: NameCheck,
   ) {
     this.text = text;
     this.expectedType = expectedType;
     this.warnings = new WarningLimiter(text, logger);
-    const ctx: CompileContext = { text, warn: (m) => this.warnings.warn(m), constants };
+    const ctx: CompileContext = { text, warn: (m) => this.warnings.warn(m), constants, names };
     const parts = parseTemplate(text);
     const compiled = parts.map((p) =>
       p.kind === 'text' ? { ev: () => p.text, constant: true } : compileNode(p.node, ctx),

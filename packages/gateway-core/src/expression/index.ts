@@ -11,8 +11,9 @@ export {
 } from './access.ts';
 export type { Node as ExpressionNode } from './ast.ts';
 export { elCompare, elEquals, isEmpty, toBoolean, toNumber, toText } from './coercion.ts';
-export type { Bindings } from './compiler.ts';
+export type { Bindings, NameCheck } from './compiler.ts';
 export { readsEntity } from './entity-access.ts';
+export { ExchangeView, RUN_TIME_NAMES } from './exchange.ts';
 export {
   type CompileOptions,
   compile,

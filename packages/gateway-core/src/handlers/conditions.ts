@@ -1,7 +1,8 @@
-import { fail, INVALID, type ParseContext, Schema } from '../config/schema.ts';
+import { fail, INVALID, nameCheck, type ParseContext, Schema } from '../config/schema.ts';
 import { isPorticoError } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { readsEntity } from '../expression/entity-access.ts';
+import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import { compile, type Expression } from '../expression/expression.ts';
 import { evaluateSettled } from '../expression/lazy-map.ts';
 
@@ -95,7 +96,11 @@ class ConditionSchema extends Schema<Condition> {
       return {
         label,
         // The heap's properties (configuration-time bindings) stay readable when the condition runs.
-        expression: compile(text, 'boolean', { logger: ctx.logger, constants: ctx.bindings }),
+        expression: compile(text, 'boolean', {
+          logger: ctx.logger,
+          constants: ctx.bindings,
+          names: nameCheck(ctx, path, text, RUN_TIME_NAMES),
+        }),
       };
     } catch (error) {
       if (!isPorticoError(error)) throw error;
