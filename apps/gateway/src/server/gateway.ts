@@ -3,6 +3,7 @@ import type https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  bufferingRequestBodyFor,
   Chain,
   checkConfig,
   coreManifest,
@@ -186,6 +187,8 @@ export class Gateway {
           entryPoint: true,
         })) as Handler;
       }
+      // An expression of config.json's objects may read the request body after it went upstream.
+      handler = bufferingRequestBodyFor(configHeap, handler);
       const apiProtection = await adminHeap.resolve<Filter>(
         (settings.apiProtectionFilter as string | undefined) ?? 'ApiProtectionFilter',
         'filter',

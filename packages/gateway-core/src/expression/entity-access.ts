@@ -10,14 +10,25 @@ const BODY_PROPERTIES = { request: ['entity', 'form'], response: ['entity'] } as
  * null), so a component that evaluates such text buffers the body first, and only then. Call it when
  * the configuration loads: it parses the text.
  */
+/** `request`, or `exchange.request` as OpenIG 3 and 4 route files write it. */
+function isMessage(node: Node, message: 'request' | 'response'): boolean {
+  if (node.kind === 'identifier') return node.name === message;
+  return (
+    node.kind === 'member' &&
+    node.object.kind === 'identifier' &&
+    node.object.name === 'exchange' &&
+    node.property.kind === 'literal' &&
+    node.property.value === message
+  );
+}
+
 export function readsEntity(text: string, message: 'request' | 'response'): boolean {
   const properties: readonly string[] = BODY_PROPERTIES[message];
   const reads = (node: Node): boolean => {
     switch (node.kind) {
       case 'member':
         if (
-          node.object.kind === 'identifier' &&
-          node.object.name === message &&
+          isMessage(node.object, message) &&
           node.property.kind === 'literal' &&
           properties.includes(String(node.property.value))
         ) {

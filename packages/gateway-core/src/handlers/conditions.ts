@@ -1,4 +1,4 @@
-import { fail, INVALID, nameCheck, type ParseContext, Schema } from '../config/schema.ts';
+import { fail, INVALID, nameCheck, noteBodyReads, type ParseContext, Schema } from '../config/schema.ts';
 import { isPorticoError } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { readsEntity } from '../expression/entity-access.ts';
@@ -93,6 +93,7 @@ class ConditionSchema extends Schema<Condition> {
 
   private compile(text: string, label: string | undefined, path: string, ctx: ParseContext) {
     try {
+      noteBodyReads(ctx, text);
       return {
         label,
         // The heap's properties (configuration-time bindings) stay readable when the condition runs.

@@ -9,6 +9,7 @@ export {
 } from './conditions.ts';
 export { type DispatchBinding, DispatchHandler, DispatchHandlerHeaplet } from './dispatch.ts';
 export { MessageRules, type RuleMessage } from './message-rules.ts';
+export { bufferingRequestBodyFor } from './request-body-buffer.ts';
 export { loadRoute, problemsOf, Route, type RouteInfo, secretsUnsupported } from './route.ts';
 export {
   DEFAULT_MAX_ROUTE_FILE_SIZE,

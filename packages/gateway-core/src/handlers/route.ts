@@ -110,6 +110,9 @@ export class Route implements Handler {
   async handle(context: Context, request: Request): Promise<Response> {
     this.#active++;
     try {
+      // An expression of the route reads the request body, perhaps after the body went upstream (a
+      // response-phase filter): buffered now, within the limit (413 past it), and sent on from there.
+      if (this.#heap.readsRequestBody && !request.entity.isBuffered) await request.entity.bytes();
       // A rebase replaces request.uri, so the object received stays as it was; without one, filters
       // may change request.uri in place, so the route keeps a copy.
       const original = request.uri;

@@ -94,6 +94,22 @@ export class Heap {
   private readonly inline = new Map<object, Slot>();
   private readonly objects = new CreatedObjects();
   private destruction: Promise<void> | undefined;
+  #readsRequestBody = false;
+
+  /**
+   * True once an object of this heap has a run-time expression that reads the request body (at any
+   * phase: a response-phase filter, a StaticResponseHandler entity): whoever hands this heap's
+   * objects a request buffers its body first, since a streamed body read after it went upstream is
+   * gone. Set while objects are created, which may be later than the first request.
+   */
+  get readsRequestBody(): boolean {
+    return this.#readsRequestBody;
+  }
+
+  /** Records that an expression of this heap's configuration reads the request body. */
+  noteRequestBodyRead(): void {
+    this.#readsRequestBody = true;
+  }
 
   constructor(options: HeapOptions) {
     this.registry = options.registry;
@@ -427,6 +443,7 @@ export class Heap {
       jsonPath: childPath(jsonPath, 'config'),
       properties: this.properties,
       logger: this.logger,
+      onRequestBodyRead: () => this.noteRequestBodyRead(),
     });
     const resolved = await resolveReferences(config, (ref) => this.resolve(ref, ref.kind));
     let object: unknown;
