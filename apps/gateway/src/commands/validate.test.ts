@@ -180,4 +180,24 @@ describe('portico validate', () => {
     expect(warnings).not.toContain("'exchange'");
     expect(warnings).not.toContain("'greeting'");
   });
+
+  it('warns where route names order the routes otherwise than their file names (as OpenIG 6.0.1 did)', async () => {
+    const base = instance({
+      'config/config.json': router,
+      'config/routes/10-first-file.json': { ...ok, name: 'zz-catch-all' },
+      'config/routes/20-second-file.json': { ...ok, name: 'aa-specific' },
+    });
+    const result = await validate(base);
+    expect(result.code).toBe(0);
+    const warnings = result.stderr.join('\n');
+    expect(warnings).toContain(
+      "route 'aa-specific' (20-second-file.json) is tried before 'zz-catch-all' (10-first-file.json)",
+    );
+    const same = instance({
+      'config/config.json': router,
+      'config/routes/10-a.json': { ...ok, name: '10-a' },
+      'config/routes/20-b.json': ok,
+    });
+    expect((await validate(same)).stderr.join('\n')).not.toContain('ordered by name');
+  });
 });

@@ -54,6 +54,8 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
     problems.push(...(await gateway.createAll()));
     for (const router of withNested(gateway.routers())) {
       routes += router.routes.length;
+      const reordered = orderDifference(router);
+      if (reordered) logger.warn(reordered.message, { file: reordered.file });
       const loaded = router.routes.flatMap((route) => route.file ?? []);
       files.push(...[...loaded, ...router.failures.map((failure) => failure.file)].sort());
       for (const failure of router.failures) problems.push(...failure.problems);
@@ -171,4 +173,24 @@ function display(file: string, base: string | undefined): string {
   if (base === undefined) return file;
   const relative = path.relative(base, file);
   return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+}
+
+/**
+ * Where routes are tried in another order than OpenIG 6.0.1 tried them: it sorted by file name,
+ * Portico (as the newer incumbent documents) by route name. One warning per router, naming the first
+ * pair that swapped, for configurations moving over from OpenIG 6.
+ */
+function orderDifference(router: Router): { message: string; file: string | undefined } | undefined {
+  const byName = router.routes;
+  const byFile = [...byName].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const index = byName.findIndex((route, i) => route !== byFile[i]);
+  if (index < 0) return undefined;
+  const first = byName[index]!;
+  const second = byFile[index]!;
+  return {
+    file: first.file,
+    message:
+      `route '${first.name}' (${first.id}.json) is tried before '${second.name}' (${second.id}.json): routes are ` +
+      'ordered by name; OpenIG 6.0.1 ordered them by file name, and tried them the other way round',
+  };
 }
