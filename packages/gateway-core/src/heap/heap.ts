@@ -1,6 +1,7 @@
 import { childPath, parseConfig, Reference } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { collectRequestBodyReads, markRequestBodyReader, usedObject } from '../expression/body-reads.ts';
+import { openigObject } from '../expression/environment.ts';
 import type { Logger } from '../logging.ts';
 import type { TypeRegistry } from '../registry/registry.ts';
 import { article } from '../registry/words.ts';
@@ -103,7 +104,12 @@ export class Heap {
     this.parent = options.parent;
     this.file = options.file;
     this.jsonPath = options.jsonPath ?? '$.heap';
-    this.properties = { ...options.parent?.properties, ...options.properties };
+    // The top-level heap binds `openig` (the instance's directories) as the incumbents do; a
+    // property of the same name overrides it.
+    this.properties = {
+      ...(options.parent?.properties ?? { openig: openigObject(options.environment) }),
+      ...options.properties,
+    };
     this.logSinkName = options.logSink ?? options.parent?.logSinkName ?? 'LogSink';
     this.temporaryStorageName =
       options.temporaryStorage ?? options.parent?.temporaryStorageName ?? 'TemporaryStorage';
