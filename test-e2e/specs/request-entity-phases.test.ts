@@ -41,6 +41,20 @@ describe('the request body read at any phase', () => {
     });
     const base = instanceDirectory({
       'config/admin.json': { limits: { maxBufferedBodySize: LIMIT } },
+      // A filter of config.json's heap that reads the body, used by one route only.
+      'config/config.json': {
+        heap: [
+          {
+            name: 'EchoQ',
+            type: 'HeaderFilter',
+            config: { messageType: 'RESPONSE', add: { 'X-Shared-Q': ["${request.form['q'][0]}"] } },
+          },
+        ],
+        handler: { type: 'Router', name: '_router' },
+      },
+      'config/routes/40-shared.json': chainRoute("${request.uri.path == '/shared'}", ['EchoQ'], {
+        baseURI: upstream.url,
+      }),
       'config/routes/10-static.json': {
         condition: "${request.uri.path == '/static'}",
         handler: {
@@ -127,6 +141,14 @@ describe('the request body read at any phase', () => {
     const next = await send(`${gw.url}/static`, { method: 'POST', headers: FORM, body: 'q=again' });
     expect(next.status).toBe(200);
     expect(next.headers['x-form-q']).toBe('again');
+  });
+
+  it("a route using a filter of config.json's heap that reads the body gets it", async () => {
+    const body = formBody(100 * 1024);
+    const reply = await send(`${gw.url}/shared`, { method: 'POST', headers: FORM, body: chunked(body) });
+    expect(reply.status).toBe(200);
+    expect(reply.headers['x-shared-q']).toBe('hello');
+    expect(JSON.parse(reply.text)).toEqual({ length: body.length, sha256: sha256(body) });
   });
 
   it('a route whose expressions read no body streams one larger than the limit', async () => {

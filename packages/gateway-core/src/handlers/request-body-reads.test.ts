@@ -10,6 +10,7 @@ import { Entity } from '../http/entity.ts';
 import { Request, Response } from '../http/message.ts';
 import { pluginHeap, testContext } from '../testing/heap.ts';
 import type { Filter, Handler } from '../types.ts';
+import { bufferingRequestBodyFor } from './request-body-buffer.ts';
 import { loadRoute } from './route.ts';
 
 /**
@@ -169,5 +170,25 @@ describe('expressions reading the request body at any phase', () => {
     const response = await chain.handle(testContext(), streamed('top level'));
     expect(response.headers.get('X-Read')).toBe('top level');
     expect(response.headers.get('X-Sent')).toBe('top level');
+  });
+
+  it("config.json's handler is buffered for when it reads the body, and left alone when it does not", async () => {
+    const { heap } = pluginHeap({
+      plugins: [plugin],
+      heap: [
+        { name: 'reading', ...chainJson([responseFilter('${request.entity.string}')]).handler },
+        { name: 'streaming', ...chainJson([responseFilter('${request.method}')]).handler },
+      ],
+    });
+    const streaming = await heap.get<Handler>('streaming');
+    expect(bufferingRequestBodyFor(heap, streaming)).toBe(streaming);
+    // A decoration of config.json (a wrapper the heap did not make) hides nothing: the chain inside buffers.
+    const reading = await heap.get<Handler>('reading');
+    const wrapped: Handler = { handle: (context, request) => reading.handle(context, request) };
+    for (const handler of [bufferingRequestBodyFor(heap, reading), bufferingRequestBodyFor(heap, wrapped)]) {
+      const response = await handler.handle(testContext(), streamed('entry point'));
+      expect(response.headers.get('X-Read')).toBe('entry point');
+      expect(response.headers.get('X-Sent')).toBe('entry point');
+    }
   });
 });
