@@ -71,6 +71,27 @@ describe('portico eval (the real command)', () => {
     expect(result.stderr).toContain(`${file} $.request.uri`);
   });
 
+  it('says which name no expression knows, and reads exchange as OpenIG 3 and 4 did', async () => {
+    const typo = await runPortico(['eval', '${requst.method}']);
+    expect(typo.code).toBe(0);
+    expect(JSON.parse(typo.stdout)).toBeNull();
+    expect(typo.stderr).toContain("'requst' (column 3) is no name an expression knows here");
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-eval-'));
+    const file = path.join(dir, 'bindings.json');
+    writeFileSync(file, JSON.stringify({ request: { uri: 'http://x/a?b=1', headers: { 'X-A': 'v' } } }));
+    const exchange = await runPortico([
+      'eval',
+      "${exchange.request.uri.path}|${exchange.request.headers['x-a'][0]}",
+      '--bindings',
+      file,
+    ]);
+    expect({ code: exchange.code, value: JSON.parse(exchange.stdout), stderr: exchange.stderr }).toEqual({
+      code: 0,
+      value: '/a|v',
+      stderr: '',
+    });
+  });
+
   it('reads environment variables and -D system properties', async () => {
     const result = await runPortico(['eval', "${env['PORTICO_E2E']}-${system['my.prop']}", '-Dmy.prop=cli'], {
       env: { PORTICO_E2E: 'env' },

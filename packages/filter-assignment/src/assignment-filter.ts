@@ -16,7 +16,6 @@ import {
   type Request,
   type Response,
   type RuleMessage,
-  readsEntity,
   s,
 } from '@portico/gateway-core';
 
@@ -98,7 +97,8 @@ function assignValue(
 
 function reads({ condition, value }: Assignment, message: RuleMessage): boolean {
   return (
-    conditionReadsEntity(condition, message) || (value !== undefined && readsEntity(value.text, message))
+    conditionReadsEntity(condition, message) ||
+    (message === 'request' ? value?.readsRequestBody : value?.readsResponseBody) === true
   );
 }
 

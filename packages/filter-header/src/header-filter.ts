@@ -11,7 +11,6 @@ import {
   type Logger,
   type Request,
   type Response,
-  readsEntity,
   s,
 } from '@portico/gateway-core';
 
@@ -51,7 +50,9 @@ export class HeaderFilter implements Filter {
     this.#names = added.map(([name]) => name);
     this.#templates = added.map(([, template]) => template);
     const side = settings.messageType === 'REQUEST' ? 'request' : 'response';
-    this.#readsBody = this.#templates.some((v) => readsEntity(v.text, side));
+    this.#readsBody = this.#templates.some((v) =>
+      side === 'request' ? v.readsRequestBody : v.readsResponseBody,
+    );
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {

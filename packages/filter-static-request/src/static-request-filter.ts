@@ -12,7 +12,6 @@ import {
   type Logger,
   Request,
   Response,
-  readsEntity,
   s,
   Uri,
 } from '@portico/gateway-core';
@@ -53,13 +52,13 @@ export class StaticRequestFilter implements Filter {
     this.#headers = Object.entries(settings.headers);
     this.#form = settings.form && Object.entries(settings.form);
     this.#logger = logger;
-    const texts = [
+    const expressions = [
       settings.uri,
       settings.entity,
       ...this.#headers.flatMap(([, values]) => values),
       ...(this.#form ?? []).flatMap(([, values]) => values),
-    ].flatMap((e) => (e ? [e.text] : []));
-    this.#readsBody = texts.some((text) => readsEntity(text, 'request'));
+    ];
+    this.#readsBody = expressions.some((e) => e?.readsRequestBody === true);
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {

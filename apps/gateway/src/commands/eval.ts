@@ -6,6 +6,8 @@ import {
   type ExpectedType,
   isPorticoError,
   type Logger,
+  type NameCheck,
+  RUN_TIME_NAMES,
   setSystemProperty,
 } from '@portico/gateway-core';
 import { modelBindings } from './eval-bindings.ts';
@@ -37,7 +39,8 @@ export async function evalCommand(argv: string[], out: Output): Promise<number> 
   const bindings = values.bindings ? readBindings(values.bindings) : {};
   const logger = stderrLogger(out);
   try {
-    const expression = compile(positionals[0]!, type, { logger });
+    const text = positionals[0]!;
+    const expression = compile(text, type, { logger, names: nameWarnings(text, bindings, logger) });
     out.stdout(JSON.stringify(expression.evaluate(bindings), jsonValue, 2) ?? 'null');
     return 0;
   } catch (error) {
@@ -74,6 +77,24 @@ function readBindings(file: string): Bindings {
     throw new UsageError(`${file} must hold a JSON object of bindings`);
   }
   return modelBindings(parsed as Record<string, unknown>, file);
+}
+
+/**
+ * A name that is no binding of the file, no run-time binding and no implicit object can only be
+ * null: said on standard error, as `portico validate` says it of a route, with the names known.
+ */
+function nameWarnings(text: string, bindings: Bindings, logger: Logger): NameCheck {
+  const bound = new Set([...RUN_TIME_NAMES, ...Object.keys(bindings)]);
+  return {
+    bound,
+    unknown(name, pos) {
+      const known = [...bound, 'env', 'system', 'now'].sort().join(', ');
+      logger.warn(
+        `'${name}' (column ${pos + 1}) is no name an expression knows here: it evaluates to null; names known: ${known}`,
+        { column: pos + 1, text },
+      );
+    },
+  };
 }
 
 function stderrLogger(out: Output): Logger {

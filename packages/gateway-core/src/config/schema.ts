@@ -1,7 +1,6 @@
 import { Duration } from '../duration/index.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import type { Bindings, NameCheck } from '../expression/compiler.ts';
-import { readsEntity } from '../expression/entity-access.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import {
   compile,
@@ -32,17 +31,6 @@ export interface ParseContext {
   logger: Logger;
   /** Every problem found; parsing goes on after an error so that all of them are reported. */
   errors: PorticoError[];
-  /** Told when a run-time expression reads the request body (see `noteBodyReads`). */
-  onRequestBodyRead?: (() => void) | undefined;
-}
-
-/**
- * Tells the parse context's owner (a heap) that an expression reads the request body, at whatever
- * phase it runs: the route then buffers the body before anything consumes it, so that a
- * response-phase filter or a StaticResponseHandler entity reading `${request.entity.string}` sees it.
- */
-export function noteBodyReads(ctx: ParseContext, text: string): void {
-  if (ctx.onRequestBodyRead !== undefined && readsEntity(text, 'request')) ctx.onRequestBodyRead();
 }
 
 /** Marks a value that failed to parse; the error is already in the context. */
@@ -351,13 +339,11 @@ export class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<
     }
     try {
       // The heap's properties (in the configuration-time bindings) stay readable per request.
-      const compiled = compile(value as string, this.type, {
+      return compile(value as string, this.type, {
         logger: ctx.logger,
         constants: ctx.bindings,
         names: nameCheck(ctx, path, value as string, RUN_TIME_NAMES),
       });
-      noteBodyReads(ctx, value as string);
-      return compiled;
     } catch (error) {
       return record(ctx, error, path);
     }
@@ -373,12 +359,7 @@ export class LValueSchema extends Schema<LValueExpression> {
     if (typeof value !== 'string')
       return fail(ctx, path, `${JSON.stringify(value)} is not ${this.expected}`, this.expected);
     try {
-      const compiled = compileLValue(value, {
-        logger: ctx.logger,
-        names: nameCheck(ctx, path, value, RUN_TIME_NAMES),
-      });
-      noteBodyReads(ctx, value);
-      return compiled;
+      return compileLValue(value, { logger: ctx.logger, names: nameCheck(ctx, path, value, RUN_TIME_NAMES) });
     } catch (error) {
       return record(ctx, error, path);
     }
@@ -586,8 +567,6 @@ export interface ParseOptions {
   /** Extra configuration-time bindings: the heap's `properties` (also reachable one by one). */
   properties?: Record<string, unknown>;
   logger?: Logger;
-  /** Told when a run-time expression of this configuration reads the request body. */
-  onRequestBodyRead?: () => void;
 }
 
 /**
@@ -622,7 +601,6 @@ export function checkConfig<T>(
     logger: options.logger ?? consoleLogger,
     errors: [],
     ...(options.file === undefined ? {} : { file: options.file }),
-    onRequestBodyRead: options.onRequestBodyRead,
   };
   const parsed = schema.parse(value, options.jsonPath ?? '$', ctx);
   return { value: parsed === INVALID ? undefined : parsed, errors: ctx.errors };

@@ -1,4 +1,4 @@
-import type { Node } from './ast.ts';
+import type { Node, TemplatePart } from './ast.ts';
 import { parseTemplate } from './template.ts';
 
 /** Properties that read a message's body: `request.entity...`, and `request.form` (query plus body). */
@@ -8,21 +8,24 @@ const BODY_PROPERTIES = { request: ['entity', 'form'], response: ['entity'] } as
  * True when configuration text reads the body of the request or the response (`${response.entity.json}`,
  * `${request.form['user'][0]}`). Expressions never wait for a streamed body (an unread one reads as
  * null), so a component that evaluates such text buffers the body first, and only then. Call it when
- * the configuration loads: it parses the text.
+ * the configuration loads: it parses the text. A compiled expression answers the same question
+ * without parsing again (`Expression.readsRequestBody`, `readsResponseBody`).
  */
-/** `request`, or `exchange.request` as OpenIG 3 and 4 route files write it. */
-function isMessage(node: Node, message: 'request' | 'response'): boolean {
-  if (node.kind === 'identifier') return node.name === message;
-  return (
-    node.kind === 'member' &&
-    node.object.kind === 'identifier' &&
-    node.object.name === 'exchange' &&
-    node.property.kind === 'literal' &&
-    node.property.value === message
-  );
+export function readsEntity(text: string, message: 'request' | 'response'): boolean {
+  try {
+    return partsReadEntity(parseTemplate(text), message);
+  } catch {
+    // Text that does not parse is reported where it is compiled.
+    return false;
+  }
 }
 
-export function readsEntity(text: string, message: 'request' | 'response'): boolean {
+/** `readsEntity` for text already parsed. */
+export function partsReadEntity(parts: readonly TemplatePart[], message: 'request' | 'response'): boolean {
+  return parts.some((part) => part.kind === 'expr' && nodeReadsEntity(part.node, message));
+}
+
+function nodeReadsEntity(root: Node, message: 'request' | 'response'): boolean {
   const properties: readonly string[] = BODY_PROPERTIES[message];
   const reads = (node: Node): boolean => {
     switch (node.kind) {
@@ -49,10 +52,17 @@ export function readsEntity(text: string, message: 'request' | 'response'): bool
         return false;
     }
   };
-  try {
-    return parseTemplate(text).some((part) => part.kind === 'expr' && reads(part.node));
-  } catch {
-    // Text that does not parse is reported where it is compiled.
-    return false;
-  }
+  return reads(root);
+}
+
+/** `request`, or `exchange.request` as OpenIG 3 and 4 route files write it (likewise `response`). */
+function isMessage(node: Node, message: 'request' | 'response'): boolean {
+  if (node.kind === 'identifier') return node.name === message;
+  return (
+    node.kind === 'member' &&
+    node.object.kind === 'identifier' &&
+    node.object.name === 'exchange' &&
+    node.property.kind === 'literal' &&
+    node.property.value === message
+  );
 }

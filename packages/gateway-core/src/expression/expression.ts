@@ -2,6 +2,7 @@ import { isPorticoError } from '../errors.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
 import { getProperty, setProperty } from './access.ts';
 import type { Node } from './ast.ts';
+import { noteRequestBodyRead } from './body-reads.ts';
 import { isMapLike, isNumericText, toText } from './coercion.ts';
 import {
   type Bindings,
@@ -10,6 +11,7 @@ import {
   type Evaluator,
   type NameCheck,
 } from './compiler.ts';
+import { partsReadEntity } from './entity-access.ts';
 import { EvaluationError, expressionError } from './expression-error.ts';
 import { parseTemplate } from './template.ts';
 
@@ -41,6 +43,14 @@ export interface Expression<T = unknown> {
    * the router's index of path conditions.
    */
   readonly ast: Node | undefined;
+  /**
+   * True when it reads the request body (`request.entity...`, `request.form`): whatever evaluates it
+   * must see the body buffered first, since an expression never waits for a stream. Found once, as
+   * it compiles (which also tells the load in progress, see `body-reads.ts`).
+   */
+  readonly readsRequestBody: boolean;
+  /** Likewise for the response body (`response.entity...`). */
+  readonly readsResponseBody: boolean;
 }
 
 export interface LValueExpression {
@@ -167,6 +177,8 @@ class CompiledExpression<T> implements Expression<T> {
   readonly text: string;
   readonly expectedType: ExpectedType;
   readonly ast: Node | undefined;
+  readonly readsRequestBody: boolean;
+  readonly readsResponseBody: boolean;
 
   constructor(
     text: string,
@@ -184,6 +196,9 @@ class CompiledExpression<T> implements Expression<T> {
       p.kind === 'text' ? { ev: () => p.text, constant: true } : compileNode(p.node, ctx),
     );
     this.isConstant = compiled.every((c) => c.constant);
+    this.readsRequestBody = partsReadEntity(parts, 'request');
+    this.readsResponseBody = partsReadEntity(parts, 'response');
+    if (this.readsRequestBody) noteRequestBodyRead();
     const single = parts.length === 1 && parts[0]!.kind === 'expr' ? parts[0] : undefined;
     this.ast = single?.kind === 'expr' ? single.node : undefined;
     if (single) {

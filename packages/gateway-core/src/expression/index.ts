@@ -10,6 +10,13 @@ export {
   setProperty,
 } from './access.ts';
 export type { Node as ExpressionNode } from './ast.ts';
+export {
+  collectRequestBodyReads,
+  markRequestBodyReader,
+  noteRequestBodyRead,
+  readsRequestBody,
+  usedObject,
+} from './body-reads.ts';
 export { elCompare, elEquals, isEmpty, toBoolean, toNumber, toText } from './coercion.ts';
 export type { Bindings, NameCheck } from './compiler.ts';
 export { readsEntity } from './entity-access.ts';

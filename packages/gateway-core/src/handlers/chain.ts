@@ -1,5 +1,6 @@
 import { s } from '../config/schema.ts';
 import type { Context } from '../context/context.ts';
+import { readsRequestBody } from '../expression/body-reads.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import type { Request, Response } from '../http/message.ts';
 import type { Filter, Handler } from '../types.ts';
@@ -10,14 +11,23 @@ import type { Filter, Handler } from '../types.ts';
  */
 export class Chain implements Handler {
   readonly #head: Handler;
+  /**
+   * A filter or the handler reads the request body through an expression, perhaps once the body has
+   * gone upstream (a response-phase filter): the chain buffers it first. A route does so already;
+   * this is for a chain that is config.json's handler, or is built outside a heap.
+   */
+  readonly #readsRequestBody: boolean;
 
   constructor(filters: readonly Filter[], handler: Handler) {
     let next: Handler = handler;
     for (let i = filters.length - 1; i >= 0; i--) next = link(filters[i]!, next);
     this.#head = next;
+    this.#readsRequestBody = readsRequestBody(handler) || filters.some(readsRequestBody);
   }
 
   handle(context: Context, request: Request): Promise<Response> {
+    if (this.#readsRequestBody && !request.entity.isBuffered)
+      return request.entity.bytes().then(() => this.#head.handle(context, request));
     return this.#head.handle(context, request);
   }
 }

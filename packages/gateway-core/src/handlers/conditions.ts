@@ -1,7 +1,6 @@
-import { fail, INVALID, nameCheck, noteBodyReads, type ParseContext, Schema } from '../config/schema.ts';
+import { fail, INVALID, nameCheck, type ParseContext, Schema } from '../config/schema.ts';
 import { isPorticoError } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
-import { readsEntity } from '../expression/entity-access.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import { compile, type Expression } from '../expression/expression.ts';
 import { evaluateSettled } from '../expression/lazy-map.ts';
@@ -68,7 +67,8 @@ export function conditionReadsEntity(
   message: 'request' | 'response',
 ): boolean {
   const expression = condition?.expression;
-  return typeof expression === 'object' && readsEntity(expression.text, message);
+  if (typeof expression !== 'object') return false;
+  return message === 'request' ? expression.readsRequestBody : expression.readsResponseBody;
 }
 
 class ConditionSchema extends Schema<Condition> {
@@ -93,7 +93,6 @@ class ConditionSchema extends Schema<Condition> {
 
   private compile(text: string, label: string | undefined, path: string, ctx: ParseContext) {
     try {
-      noteBodyReads(ctx, text);
       return {
         label,
         // The heap's properties (configuration-time bindings) stay readable when the condition runs.

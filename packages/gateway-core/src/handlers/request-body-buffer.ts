@@ -1,17 +1,23 @@
 import type { Context } from '../context/context.ts';
+import { readsRequestBody } from '../expression/body-reads.ts';
 import type { Heap } from '../heap/heap.ts';
 import type { Request, Response } from '../http/message.ts';
 import type { Handler } from '../types.ts';
 
 /**
- * A handler that buffers the request body before `next` when an object of `heap` has an expression
- * reading it (see `Heap.readsRequestBody`): the entry point of config.json, whose filters may read the
- * body after it went upstream. Routes do the same for their own heap.
+ * config.json's handler, buffering the request body first when that handler reads it through an
+ * expression at some phase (it is marked so while it loads, see `body-reads.ts`): a SequenceHandler
+ * whose second handler reads the body the first one sent upstream. A Router is not marked by its
+ * routes (each route buffers for itself), nor is a handler whose expressions read no body: those
+ * stream. Chains and StaticResponseHandlers buffer for themselves too.
+ *
+ * `heap` (config.json's) is not consulted: the decision is the handler's own, made per object.
  */
-export function bufferingRequestBodyFor(heap: Heap, next: Handler): Handler {
+export function bufferingRequestBodyFor(_heap: Heap, next: Handler): Handler {
+  if (!readsRequestBody(next)) return next;
   return {
     handle(context: Context, request: Request): Promise<Response> {
-      if (!heap.readsRequestBody || request.entity.isBuffered) return next.handle(context, request);
+      if (request.entity.isBuffered) return next.handle(context, request);
       return request.entity.bytes().then(() => next.handle(context, request));
     },
   };

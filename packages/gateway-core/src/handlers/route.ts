@@ -1,7 +1,8 @@
-import { checkConfig, childPath, s } from '../config/schema.ts';
+import { checkConfig, childPath, type Infer, s } from '../config/schema.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
 import { isSessionProducer, SessionScopeHandler } from '../context/session-producer.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
+import { collectRequestBodyReads } from '../expression/body-reads.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { isCommentKey } from '../heap/declaration.ts';
 import { locate } from '../heap/errors.ts';
@@ -60,6 +61,8 @@ export class Route implements Handler {
   readonly #heap: Heap;
   /** The condition reads the request body (`request.entity`, `request.form`), buffered before it runs. */
   readonly #readsBody: boolean;
+  /** Something the route runs reads the request body, at any phase: buffered before the handler runs. */
+  readonly #handlerReadsBody: boolean;
   #active = 0;
   #drained: (() => void) | undefined;
 
@@ -71,6 +74,8 @@ export class Route implements Handler {
     handler: Handler;
     baseURI?: Uri;
     heap: Heap;
+    /** The handler (its filters, decorations, session) reads the request body, at any phase. */
+    readsRequestBody?: boolean;
   }) {
     this.id = init.id;
     this.name = init.name;
@@ -78,6 +83,7 @@ export class Route implements Handler {
     this.#condition = init.condition;
     this.pathPrefix = pathPrefixOf(init.condition);
     this.#readsBody = conditionReadsEntity(init.condition, 'request');
+    this.#handlerReadsBody = init.readsRequestBody === true;
     this.#handler = init.handler;
     this.#baseURI = init.baseURI;
     this.#heap = init.heap;
@@ -110,9 +116,9 @@ export class Route implements Handler {
   async handle(context: Context, request: Request): Promise<Response> {
     this.#active++;
     try {
-      // An expression of the route reads the request body, perhaps after the body went upstream (a
-      // response-phase filter): buffered now, within the limit (413 past it), and sent on from there.
-      if (this.#heap.readsRequestBody && !request.entity.isBuffered) await request.entity.bytes();
+      // Read after the body went upstream (a response-phase filter), it would be gone: buffered now,
+      // within the entity limit (413 past it), and sent on from memory.
+      if (this.#handlerReadsBody && !request.entity.isBuffered) await request.entity.bytes();
       // A rebase replaces request.uri, so the object received stays as it was; without one, filters
       // may change request.uri in place, so the route keeps a copy.
       const original = request.uri;
@@ -202,54 +208,18 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
       if (problem !== undefined) problems.push(problem);
       return false;
     });
-    let handler: Handler;
-    try {
-      handler = await heap.resolve<Handler>(
-        config.handler as string | Record<string, unknown>,
-        'handler',
-        '$.handler',
-      );
-    } catch (error) {
-      const found = problemsOf(error);
-      throw found.length === 0 || problems.length === 0 ? error : combine([...found, ...problems], file);
-    }
     const name = config.name ?? id;
-    // Route decoration: decorates this route's handler only, not other uses of the same object. It
-    // comes after the handler's local and global decorations, so it wraps them. Every decoration
-    // is tried, so that each one's problem is reported.
-    for (const [decoratorName, value] of decorators) {
-      const where = { file, jsonPath: childPath('$', decoratorName) };
-      try {
-        const decorator = await heap.decorator(decoratorName, where);
-        handler = (await decorator.decorate(handler, value, {
-          name,
-          kind: 'handler',
-          heap,
-          ...where,
-        })) as Handler;
-      } catch (error) {
-        problems.push(
-          ...problemsOf(
-            locate(
-              error,
-              where,
-              `decorator '${decoratorName}' cannot decorate route '${name}'`,
-              'a decoration value the decorator accepts',
-            ),
-          ),
-        );
-      }
-    }
-    if (problems.length > 0) throw combine(problems, file);
-    // A route's own session producer (`"session": "JwtSession"`) replaces the request's session for
-    // everything the route does: it wraps the decorated handler, as the incumbent's session filter.
-    if (config.session !== undefined)
-      handler = await routeSession(heap, config.session, handler, logger, file);
+    // Anything the route's handler, its decorations or its session read of the request body, at any
+    // phase, makes the route buffer the body before its handler runs.
+    const { value: handler, reads } = await collectRequestBodyReads(() =>
+      routeHandler(heap, config, decorators, problems, { name, file, logger }),
+    );
     const route = new Route({
       id,
       name,
       handler,
       heap,
+      readsRequestBody: reads,
       ...(file === undefined ? {} : { file }),
       ...(config.condition === undefined ? {} : { condition: config.condition }),
       ...(config.baseURI === undefined ? {} : { baseURI: parseBaseUri(config.baseURI, file) }),
@@ -264,6 +234,60 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     await heap.destroy();
     throw failure;
   }
+}
+
+type RouteConfig = Infer<typeof routeSchema>;
+
+/** The route's handler: resolved, decorated by the route's decorations, in the route's session. */
+async function routeHandler(
+  heap: Heap,
+  config: RouteConfig,
+  decorators: [string, unknown][],
+  problems: PorticoError[],
+  { name, file, logger }: { name: string; file: string | undefined; logger: Logger },
+): Promise<Handler> {
+  let handler: Handler;
+  try {
+    handler = await heap.resolve<Handler>(
+      config.handler as string | Record<string, unknown>,
+      'handler',
+      '$.handler',
+    );
+  } catch (error) {
+    const found = problemsOf(error);
+    throw found.length === 0 || problems.length === 0 ? error : combine([...found, ...problems], file);
+  }
+  // Route decoration: decorates this route's handler only, not other uses of the same object. It
+  // comes after the handler's local and global decorations, so it wraps them. Every decoration
+  // is tried, so that each one's problem is reported.
+  for (const [decoratorName, value] of decorators) {
+    const where = { file, jsonPath: childPath('$', decoratorName) };
+    try {
+      const decorator = await heap.decorator(decoratorName, where);
+      handler = (await decorator.decorate(handler, value, {
+        name,
+        kind: 'handler',
+        heap,
+        ...where,
+      })) as Handler;
+    } catch (error) {
+      problems.push(
+        ...problemsOf(
+          locate(
+            error,
+            where,
+            `decorator '${decoratorName}' cannot decorate route '${name}'`,
+            'a decoration value the decorator accepts',
+          ),
+        ),
+      );
+    }
+  }
+  if (problems.length > 0) throw combine(problems, file);
+  // A route's own session producer (`"session": "JwtSession"`) replaces the request's session for
+  // everything the route does: it wraps the decorated handler, as the incumbent's session filter.
+  if (config.session !== undefined) handler = await routeSession(heap, config.session, handler, logger, file);
+  return handler;
 }
 
 /**

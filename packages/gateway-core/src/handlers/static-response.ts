@@ -19,14 +19,20 @@ export interface StaticResponseSettings {
 export class StaticResponseHandler implements Handler {
   readonly #settings: StaticResponseSettings;
   readonly #headerList: [string, Expression<string>[]][];
+  /** A header or the entity reads the request body, which an expression never waits for: read first. */
+  readonly #readsRequestBody: boolean;
 
   constructor(settings: StaticResponseSettings) {
     this.#settings = settings;
     this.#headerList = Object.entries(settings.headers);
+    this.#readsRequestBody =
+      settings.entity?.readsRequestBody === true ||
+      this.#headerList.some(([, values]) => values.some((value) => value.readsRequestBody));
   }
 
   async handle(context: Context, request: Request): Promise<Response> {
     const { status, reason, version, entity } = this.#settings;
+    if (this.#readsRequestBody && !request.entity.isBuffered) await request.entity.bytes();
     const bindings = bindingsFor(context, request);
     const response = new Response({ status, version, ...(reason === undefined ? {} : { reason }) });
     for (const [name, values] of this.#headerList) {

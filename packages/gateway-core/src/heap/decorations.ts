@@ -112,6 +112,5 @@ export function parseDecoration<T>(schema: Schema<T>, value: unknown, info: Deco
     jsonPath: info.jsonPath ?? '$',
     properties: { ...info.heap.properties },
     logger: info.heap.logger,
-    onRequestBodyRead: () => info.heap.noteRequestBodyRead(),
   });
 }

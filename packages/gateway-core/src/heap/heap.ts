@@ -1,5 +1,7 @@
 import { childPath, parseConfig, Reference } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
+import { collectRequestBodyReads, markRequestBodyReader, usedObject } from '../expression/body-reads.ts';
+import { openigObject } from '../expression/environment.ts';
 import type { Logger } from '../logging.ts';
 import type { TypeRegistry } from '../registry/registry.ts';
 import { article } from '../registry/words.ts';
@@ -94,22 +96,6 @@ export class Heap {
   private readonly inline = new Map<object, Slot>();
   private readonly objects = new CreatedObjects();
   private destruction: Promise<void> | undefined;
-  #readsRequestBody = false;
-
-  /**
-   * True once an object of this heap has a run-time expression that reads the request body (at any
-   * phase: a response-phase filter, a StaticResponseHandler entity): whoever hands this heap's
-   * objects a request buffers its body first, since a streamed body read after it went upstream is
-   * gone. Set while objects are created, which may be later than the first request.
-   */
-  get readsRequestBody(): boolean {
-    return this.#readsRequestBody;
-  }
-
-  /** Records that an expression of this heap's configuration reads the request body. */
-  noteRequestBodyRead(): void {
-    this.#readsRequestBody = true;
-  }
 
   constructor(options: HeapOptions) {
     this.registry = options.registry;
@@ -118,7 +104,12 @@ export class Heap {
     this.parent = options.parent;
     this.file = options.file;
     this.jsonPath = options.jsonPath ?? '$.heap';
-    this.properties = { ...options.parent?.properties, ...options.properties };
+    // The top-level heap binds `openig` (the instance's directories) as the incumbents do; a
+    // property of the same name overrides it.
+    this.properties = {
+      ...(options.parent?.properties ?? { openig: openigObject(options.environment) }),
+      ...options.properties,
+    };
     this.logSinkName = options.logSink ?? options.parent?.logSinkName ?? 'LogSink';
     this.temporaryStorageName =
       options.temporaryStorage ?? options.parent?.temporaryStorageName ?? 'TemporaryStorage';
@@ -318,8 +309,10 @@ export class Heap {
   }
 
   private resolveValue(value: unknown, kind: Kind, types: readonly string[] | undefined, site: Site) {
-    if (typeof value === 'string' && value !== '') return this.lookup(value, kind, types, site);
-    if (isRecord(value)) return this.createInline(value, kind, types, site);
+    // An object reading the request body makes whatever is being loaded with it read it too.
+    if (typeof value === 'string' && value !== '')
+      return this.lookup(value, kind, types, site).then(usedObject);
+    if (isRecord(value)) return this.createInline(value, kind, types, site).then(usedObject);
     return Promise.reject(
       problem(
         site.file,
@@ -436,14 +429,23 @@ export class Heap {
     return heaplet;
   }
 
+  /**
+   * Creates and decorates an object; it is marked as reading the request body when an expression of
+   * its configuration or decorations, or an object it uses, does (see `body-reads.ts`).
+   */
   private async create(declaration: Declaration, heaplet: Heaplet): Promise<unknown> {
+    const { value, reads } = await collectRequestBodyReads(() => this.createDecorated(declaration, heaplet));
+    if (reads) markRequestBodyReader(value);
+    return value;
+  }
+
+  private async createDecorated(declaration: Declaration, heaplet: Heaplet): Promise<unknown> {
     const { name, file, jsonPath } = declaration;
     const config = parseConfig(heaplet.config, declaration.config, {
       file,
       jsonPath: childPath(jsonPath, 'config'),
       properties: this.properties,
       logger: this.logger,
-      onRequestBodyRead: () => this.noteRequestBodyRead(),
     });
     const resolved = await resolveReferences(config, (ref) => this.resolve(ref, ref.kind));
     let object: unknown;
