@@ -188,7 +188,7 @@ export class Gateway {
         })) as Handler;
       }
       // An expression of config.json's objects may read the request body after it went upstream.
-      handler = bufferingRequestBodyFor(configHeap, handler);
+      handler = bufferingRequestBodyFor(handler);
       const apiProtection = await adminHeap.resolve<Filter>(
         (settings.apiProtectionFilter as string | undefined) ?? 'ApiProtectionFilter',
         'filter',

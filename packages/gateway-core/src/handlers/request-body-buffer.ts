@@ -1,6 +1,5 @@
 import type { Context } from '../context/context.ts';
 import { readsRequestBody } from '../expression/body-reads.ts';
-import type { Heap } from '../heap/heap.ts';
 import type { Request, Response } from '../http/message.ts';
 import type { Handler } from '../types.ts';
 
@@ -10,10 +9,8 @@ import type { Handler } from '../types.ts';
  * whose second handler reads the body the first one sent upstream. A Router is not marked by its
  * routes (each route buffers for itself), nor is a handler whose expressions read no body: those
  * stream. Chains and StaticResponseHandlers buffer for themselves too.
- *
- * `heap` (config.json's) is not consulted: the decision is the handler's own, made per object.
  */
-export function bufferingRequestBodyFor(_heap: Heap, next: Handler): Handler {
+export function bufferingRequestBodyFor(next: Handler): Handler {
   if (!readsRequestBody(next)) return next;
   return {
     handle(context: Context, request: Request): Promise<Response> {

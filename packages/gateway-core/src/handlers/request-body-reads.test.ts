@@ -181,11 +181,11 @@ describe('expressions reading the request body at any phase', () => {
       ],
     });
     const streaming = await heap.get<Handler>('streaming');
-    expect(bufferingRequestBodyFor(heap, streaming)).toBe(streaming);
+    expect(bufferingRequestBodyFor(streaming)).toBe(streaming);
     // A decoration of config.json (a wrapper the heap did not make) hides nothing: the chain inside buffers.
     const reading = await heap.get<Handler>('reading');
     const wrapped: Handler = { handle: (context, request) => reading.handle(context, request) };
-    for (const handler of [bufferingRequestBodyFor(heap, reading), bufferingRequestBodyFor(heap, wrapped)]) {
+    for (const handler of [bufferingRequestBodyFor(reading), bufferingRequestBodyFor(wrapped)]) {
       const response = await handler.handle(testContext(), streamed('entry point'));
       expect(response.headers.get('X-Read')).toBe('entry point');
       expect(response.headers.get('X-Sent')).toBe('entry point');
