@@ -16,6 +16,9 @@ describe('exchange, as older route files write it', () => {
     ['${exchange.request.method}', 'POST'],
     ['${exchange.session.username}', 'alice'],
     ['${exchange.token.info.mail}', 'a@b.c'],
+    ['${exchange.attributes.token.info.mail}', 'a@b.c'],
+    ["${exchange.attributes['token'] == exchange.token}", true],
+    ['${exchange.principal}', null],
     ['${exchange.missing}', null],
     ['${exchange.response}', null],
   ])('%s is %j', (text, expected) => {
@@ -30,6 +33,12 @@ describe('exchange, as older route files write it', () => {
     expect(compile('${exchange.credentials.USERNAME}').evaluate({ ...bindings, attributes: attrs })).toBe(
       'bob',
     );
+  });
+
+  it('an assignment to exchange.attributes.<name> writes the attribute', () => {
+    const attrs: Record<string, unknown> = {};
+    compileLValue('${exchange.attributes.user}').assign({ ...bindings, attributes: attrs }, 'carol');
+    expect(attrs).toEqual({ user: 'carol' });
   });
 
   it('a binding named exchange wins', () => {

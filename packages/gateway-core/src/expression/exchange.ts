@@ -5,8 +5,18 @@ import { EL_GET, EL_KEYS, EL_SET, type ElObject, getProperty, keysOf, setPropert
  * `${exchange.token}`): the exchange held the request, the response, the session and the principal,
  * and every other key was an attribute of the exchange. Here those keys read the same bindings, and
  * any other key reads and writes `attributes`, where today's configurations keep such values.
+ * `exchange.attributes` is that map itself (OpenIG 4's name for it), not an attribute named
+ * `attributes`.
  */
-const MESSAGE_KEYS = new Set(['request', 'response', 'session', 'principal', 'context', 'contexts']);
+const MESSAGE_KEYS = new Set([
+  'request',
+  'response',
+  'attributes',
+  'session',
+  'principal',
+  'context',
+  'contexts',
+]);
 
 export class ExchangeView implements ElObject {
   readonly #bindings: Readonly<Record<string, unknown>>;
