@@ -40,6 +40,9 @@ describe('Expression.readsRequestBody and readsResponseBody', () => {
     ["${request.form['q'][0]}", true, false],
     ['${response.entity.json.ok}', false, true],
     ['${request.method} ${response.status}', false, false],
+    ["${request['enti'.concat('ty')].string}", true, false],
+    ['${exchange.request[attributes.part]}', true, false],
+    ['${request.headers[attributes.name][0]}', false, false],
     ['plain text', false, false],
   ])('%s: request %s, response %s', (text, request, response) => {
     const expression = compile(text);

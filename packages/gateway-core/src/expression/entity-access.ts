@@ -30,12 +30,10 @@ function nodeReadsEntity(root: Node, message: 'request' | 'response'): boolean {
   const reads = (node: Node): boolean => {
     switch (node.kind) {
       case 'member':
-        if (
-          isMessage(node.object, message) &&
-          node.property.kind === 'literal' &&
-          properties.includes(String(node.property.value))
-        ) {
-          return true;
+        if (isMessage(node.object, message)) {
+          // A key computed at run time (`request['enti'.concat('ty')]`) may be the body: assume it is.
+          if (node.property.kind !== 'literal') return true;
+          if (properties.includes(String(node.property.value))) return true;
         }
         return reads(node.object) || reads(node.property);
       case 'call':
