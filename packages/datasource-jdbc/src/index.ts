@@ -20,6 +20,5 @@ export { countPlaceholders, numberPlaceholders } from './placeholders.ts';
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [JdbcDataSourceHeaplet],
 });

@@ -15,6 +15,5 @@ export {
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [AuditDecoratorHeaplet, MonitorEndpointHandlerHeaplet],
 });

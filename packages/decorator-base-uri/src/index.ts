@@ -8,6 +8,5 @@ export { BaseUriDecorator, BaseUriDecoratorHeaplet, parseBase } from './base-uri
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [BaseUriDecoratorHeaplet],
 });

@@ -16,6 +16,5 @@ export { BINARY_ENTITY } from './message-text.ts';
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [CaptureDecoratorHeaplet],
 });

@@ -8,6 +8,5 @@ export { TimerDecorator, TimerDecoratorHeaplet, type TimeUnit, timeUnitOf } from
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [TimerDecoratorHeaplet],
 });

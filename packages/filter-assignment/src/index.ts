@@ -8,6 +8,5 @@ export { type Assignment, AssignmentFilter, AssignmentFilterHeaplet } from './as
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [AssignmentFilterHeaplet],
 });

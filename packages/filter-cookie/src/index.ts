@@ -16,6 +16,5 @@ export { CookieJar, type CookieTarget, type StoredCookie } from './cookie-jar.ts
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [CookieFilterHeaplet],
 });

@@ -14,6 +14,5 @@ export { SUPPORTED_TRANSFORMATIONS, type Transformation, transformationOf } from
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [CryptoHeaderFilterHeaplet],
 });

@@ -13,6 +13,5 @@ export { parseRecords, SEPARATORS, type SeparatorName, type SeparatorSpec } from
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [FileAttributesFilterHeaplet],
 });

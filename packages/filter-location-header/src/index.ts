@@ -8,6 +8,5 @@ export { LocationHeaderFilter, LocationHeaderFilterHeaplet } from './location-he
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [LocationHeaderFilterHeaplet],
 });

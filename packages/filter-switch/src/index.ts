@@ -8,6 +8,5 @@ export { type SwitchCase, SwitchFilter, SwitchFilterHeaplet } from './switch-fil
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [SwitchFilterHeaplet],
 });

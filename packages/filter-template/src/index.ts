@@ -8,6 +8,5 @@ export { TemplateFilter, TemplateFilterHeaplet } from './template-filter.ts';
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [TemplateFilterHeaplet],
 });

@@ -24,7 +24,6 @@ export {
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [
     ThrottlingFilterHeaplet,
     MappedThrottlingPolicyHeaplet,

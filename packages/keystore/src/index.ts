@@ -17,6 +17,5 @@ export { WrongPasswordError } from './pbe.ts';
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [KeyStoreHeaplet],
 });

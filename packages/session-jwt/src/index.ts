@@ -9,6 +9,5 @@ export { isKeySource, type KeySource } from './session-keys.ts';
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  core: '^0.1.0',
   heaplets: [JwtSessionHeaplet],
 });

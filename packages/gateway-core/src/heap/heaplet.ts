@@ -67,8 +67,14 @@ export interface PluginManifest {
   /** The npm package name; must equal the package.json `name`. */
   readonly name: string;
   readonly version: string;
-  /** The range of @portico/gateway-core versions the plugin works with (semver). */
-  readonly core: string;
+  /**
+   * The range of @portico/gateway-core versions the plugin works with (semver), for a manifest
+   * registered in hand. A plugin package leaves it out: its range is its package.json's
+   * `peerDependencies["@portico/gateway-core"]`, the one place a release bumps it (a literal here
+   * would stay behind and make the plugin refuse the new core); when both are given, package.json
+   * wins.
+   */
+  readonly core?: string;
   readonly heaplets: readonly Heaplet[];
 }
 

@@ -8,7 +8,13 @@ import { article } from './words.ts';
  * Checks that a value is a plugin manifest this core can use: branded by definePlugin, made for a
  * compatible core, and listing well-formed heaplets. Throws a MANIFEST error naming `source`.
  */
-export function checkManifest(value: unknown, source: string, coreVersion: string): PluginManifest {
+export function checkManifest(
+  value: unknown,
+  source: string,
+  coreVersion: string,
+  /** The package's `peerDependencies["@portico/gateway-core"]`, when the manifest came from a package. */
+  packageRange?: string,
+): PluginManifest {
   const fail = (problem: string, expected?: string) =>
     new PorticoError(ErrorCode.MANIFEST, `plugin '${source}': ${problem}`, expected ? { expected } : {});
   const manifest = value as PluginManifest | null | undefined;
@@ -16,15 +22,21 @@ export function checkManifest(value: unknown, source: string, coreVersion: strin
     throw fail('is not a Portico plugin manifest', 'a default export made with definePlugin({...})');
   }
   if (typeof manifest.name !== 'string' || manifest.name === '') throw fail('the manifest has no name');
-  if (typeof manifest.core !== 'string' || validRange(manifest.core) === null) {
-    throw fail(`"core" is not a semver range: ${JSON.stringify(manifest.core)}`, 'a range such as "^0.1.0"');
-  }
-  // A pre-release core (0.2.0-next.1) still satisfies the ranges written for its release line.
-  if (!satisfies(coreVersion, manifest.core, { includePrerelease: true })) {
-    throw fail(
-      `needs @portico/gateway-core ${manifest.core}, but ${coreVersion} is running`,
-      `a plugin version made for @portico/gateway-core ${coreVersion}`,
-    );
+  const range = packageRange ?? manifest.core;
+  if (range !== undefined) {
+    if (typeof range !== 'string' || validRange(range) === null) {
+      throw fail(
+        `the @portico/gateway-core range is not a semver range: ${JSON.stringify(range)}`,
+        'a peerDependencies entry such as "^0.1.0"',
+      );
+    }
+    // A pre-release core (0.2.0-next.1) still satisfies the ranges written for its release line.
+    if (!satisfies(coreVersion, range, { includePrerelease: true })) {
+      throw fail(
+        `needs @portico/gateway-core ${range}, but ${coreVersion} is running`,
+        `a plugin version made for @portico/gateway-core ${coreVersion}`,
+      );
+    }
   }
   if (!Array.isArray(manifest.heaplets)) throw fail('"heaplets" is not an array');
   manifest.heaplets.forEach((heaplet, i) => {

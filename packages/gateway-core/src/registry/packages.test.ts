@@ -252,3 +252,58 @@ describe('package entry points', () => {
     expect(activeConditions([], '')).toEqual(['node', 'import']);
   });
 });
+
+describe("a plugin package's core range", () => {
+  /** A plugin package in a temporary folder: package.json with `peer` as its core range, a manifest with `literal`. */
+  async function rangedPackage(name: string, peer: string | undefined, literal: string | undefined) {
+    const dir = path.join(temporary, name);
+    await mkdir(dir, { recursive: true });
+    const json = {
+      name,
+      version: '1.0.0',
+      type: 'module',
+      exports: { '.': './index.js', './package.json': './package.json' },
+      portico: { kind: 'object', types: [`${name}-Type`] },
+      ...(peer === undefined ? {} : { peerDependencies: { '@portico/gateway-core': peer } }),
+    };
+    await writeFile(path.join(dir, 'package.json'), JSON.stringify(json));
+    const core = literal === undefined ? '' : `core: ${JSON.stringify(literal)},`;
+    await writeFile(
+      path.join(dir, 'index.js'),
+      `export default {
+        $$type: 'portico.plugin', name: ${JSON.stringify(name)}, version: '1.0.0', ${core}
+        heaplets: [{
+          type: ${JSON.stringify(`${name}-Type`)}, kind: 'object',
+          config: { expected: 'an object', parse: () => ({}), jsonSchema: () => ({}) },
+          create: () => ({ made: ${JSON.stringify(name)} }),
+        }],
+      };`,
+    );
+    return (await readPluginPackage(dir))!;
+  }
+
+  const registryFor = (coreVersion: string) =>
+    new TypeRegistry({ logger: createMemoryLogger(), coreVersion });
+
+  it('is package.json peerDependencies: a stale literal in the manifest does not keep a bumped plugin from loading', async () => {
+    const registry = registryFor('0.2.0');
+    registry.registerPackage(await rangedPackage('ranged-bumped', '^0.2.0', '^0.1.0'));
+    await expect(registry.resolve('ranged-bumped-Type', 'object')).resolves.toBeDefined();
+  });
+
+  it('a core outside the peer range is a coded error naming the range and the running core', async () => {
+    const registry = registryFor('0.2.0');
+    registry.registerPackage(await rangedPackage('ranged-old', '^0.1.0', undefined));
+    const error = await failure(registry.resolve('ranged-old-Type', 'object'));
+    expect(error.code).toBe(ErrorCode.MANIFEST);
+    expect(error.message).toContain('needs @portico/gateway-core ^0.1.0, but 0.2.0 is running');
+  });
+
+  it('a package with neither a peer range nor a manifest range is refused', async () => {
+    const registry = registryFor('0.1.0');
+    registry.registerPackage(await rangedPackage('ranged-none', undefined, undefined));
+    const error = await failure(registry.resolve('ranged-none-Type', 'object'));
+    expect(error.code).toBe(ErrorCode.MANIFEST);
+    expect(error.message).toContain('declares no range of @portico/gateway-core');
+  });
+});

@@ -173,8 +173,17 @@ export class TypeRegistry {
   private async importPackage(pkg: PluginPackage): Promise<ReadonlyMap<string, Heaplet>> {
     const file = path.join(pkg.packageDir, 'package.json');
     let module: { default?: unknown };
+    let packageRange: string | undefined;
     try {
-      const entry = resolveEntry(pkg.packageDir, JSON.parse(await readFile(file, 'utf8')), this.conditions);
+      const json = JSON.parse(await readFile(file, 'utf8')) as {
+        name?: unknown;
+        exports?: unknown;
+        main?: unknown;
+        peerDependencies?: Record<string, unknown>;
+      };
+      const peer = json.peerDependencies?.['@portico/gateway-core'];
+      packageRange = typeof peer === 'string' ? peer : undefined;
+      const entry = resolveEntry(pkg.packageDir, json, this.conditions);
       this.logger.debug(`importing plugin ${pkg.packageName} from ${entry}`);
       module = await import(pathToFileURL(entry).href);
     } catch (error) {
@@ -186,7 +195,14 @@ export class TypeRegistry {
       );
     }
     try {
-      const manifest = checkManifest(module.default, pkg.packageName, this.coreVersion);
+      const manifest = checkManifest(module.default, pkg.packageName, this.coreVersion, packageRange);
+      if (packageRange === undefined && manifest.core === undefined) {
+        throw new PorticoError(
+          ErrorCode.MANIFEST,
+          `plugin package '${pkg.packageName}' declares no range of @portico/gateway-core`,
+          { expected: 'peerDependencies: { "@portico/gateway-core": "^0.1.0" } in its package.json' },
+        );
+      }
       compareWithPackage(manifest, pkg);
       return new Map(manifest.heaplets.map((heaplet) => [heaplet.type, heaplet]));
     } catch (error) {
