@@ -1,8 +1,12 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { instanceDirectory } from '../support/gateway.ts';
+import { send } from '../support/http.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const run = promisify(execFile);
@@ -24,5 +28,92 @@ describe('the release pipeline', () => {
     );
     expect(result.output).not.toContain('Mixed changesets');
     expect(result.code).toBe(0);
+  });
+});
+
+/**
+ * `changeset version` bumps the core and, with it, every plugin's peer range: on a scratch copy of
+ * the repository (its node_modules hard-linked, so the workspace links point into the copy), the
+ * versioned gateway must still load its plugins and answer through them.
+ */
+describe('after changeset version', () => {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'portico-release-'));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('the gateway boots with its plugins and answers through them', { timeout: 120_000 }, async () => {
+    const copy = path.join(scratch, 'repo');
+    await run('git', ['clone', '--quiet', root, copy]);
+    await run('cp', ['-al', path.join(root, 'node_modules'), path.join(copy, 'node_modules')]);
+    await run(process.execPath, [path.join(copy, 'node_modules/@changesets/cli/bin.js'), 'version'], {
+      cwd: copy,
+    });
+    const core = JSON.parse(readFileSync(path.join(copy, 'packages/gateway-core/package.json'), 'utf8'));
+    const header = JSON.parse(readFileSync(path.join(copy, 'packages/filter-header/package.json'), 'utf8'));
+    expect(header.peerDependencies['@portico/gateway-core']).toBe(`^${core.version}`);
+
+    const base = instanceDirectory({
+      'config/routes/plugins.json': {
+        name: 'plugins',
+        handler: {
+          type: 'Chain',
+          config: {
+            filters: [
+              {
+                type: 'AssignmentFilter',
+                config: { onRequest: [{ target: '${attributes.who}', value: 'plugins' }] },
+              },
+              {
+                type: 'HeaderFilter',
+                config: { messageType: 'RESPONSE', add: { 'X-Who': ['${attributes.who}'] } },
+              },
+              {
+                type: 'ThrottlingFilter',
+                config: { rate: { numberOfRequests: 100, duration: '1 second' } },
+              },
+            ],
+            handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'versioned' } },
+          },
+        },
+      },
+    });
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(copy, 'apps/gateway/bin/portico.js'),
+        'start',
+        '--base',
+        base,
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--workers',
+        '1',
+      ],
+      { env: { ...process.env, PORTICO_BASE: undefined }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no start:\n${output}`)), 30_000);
+        child.stdout.on('data', () => {
+          const found = /listening on (http:\/\/[^\s]+)/.exec(output);
+          if (found) {
+            clearTimeout(timer);
+            resolve(found[1]!);
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+      });
+      const reply = await send(`${url}/anything`);
+      expect(reply.status).toBe(200);
+      expect(reply.text).toBe('versioned');
+      expect(reply.headers['x-who']).toBe('plugins');
+      expect(output).not.toContain('PORTICO_E_MANIFEST');
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 });
