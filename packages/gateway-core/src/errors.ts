@@ -1,3 +1,5 @@
+import { brand, hasBrand } from './brand.ts';
+
 /**
  * Every error Portico reports carries a stable code (`PORTICO_E_*`). Tests and tools compare codes,
  * never messages. Where the fault comes from configuration, the error names the file, the JSON path
@@ -59,9 +61,18 @@ export interface PorticoErrorDetails {
   cause?: unknown;
 }
 
+const PORTICO_ERROR = brand('PorticoError');
+
 export class PorticoError extends Error {
   readonly code: ErrorCodeValue;
   readonly details: PorticoErrorDetails;
+  /** Its brand: `instanceof PorticoError` holds for one made by another copy of the core too. */
+  readonly [PORTICO_ERROR] = true;
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: the class `instanceof` asks, which may be a subclass
+    return hasBrand(this, PorticoError, PORTICO_ERROR, value);
+  }
 
   constructor(code: ErrorCodeValue, message: string, details: PorticoErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });

@@ -1,3 +1,4 @@
+import { brand, hasBrand } from '../brand.ts';
 import { Duration } from '../duration/index.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import type { Bindings, NameCheck } from '../expression/compiler.ts';
@@ -471,8 +472,18 @@ export type ReferenceKind = 'filter' | 'handler' | 'decorator' | 'audit-handler'
  * (`{"type": "...", "config": {...}}`). The heap resolves it to the object before the referring
  * object is created, so heaplets receive the object itself.
  */
+const REFERENCE = brand('Reference');
+
 export class Reference {
+  /** Its brand: a plugin with its own copy of the core makes References this heap still resolves. */
+  readonly [REFERENCE] = true;
   readonly kind: ReferenceKind;
+
+  static [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: the class `instanceof` asks, which may be a subclass
+    return hasBrand(this, Reference, REFERENCE, value);
+  }
+
   /** Accepted type names when the reference must be of particular types (e.g. a ClientRegistration). */
   readonly types: readonly string[] | undefined;
   readonly value: string | Record<string, unknown>;
