@@ -10,6 +10,14 @@
 //   peer dependency; when they cannot find one themselves, they get the gateway's own, so that every
 //   plugin shares the one core (and its classes) the gateway runs on.
 import module from 'node:module';
+import v8 from 'node:v8';
+
+// Before any regular expression is compiled: a pattern that backtracks too much (`^(a+)+$` on a
+// hostile header) switches to V8's linear-time engine instead of holding the worker for seconds.
+// The core sets the same flags when it loads (expression/java/linear-regex.ts); setting them here
+// too covers every process this entry starts, cluster workers included, whatever loads first.
+v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+v8.setFlagsFromString('--regexp-backtracks-before-fallback=50000');
 
 if (typeof module.registerHooks !== 'function') {
   console.error(

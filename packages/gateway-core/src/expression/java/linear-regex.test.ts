@@ -1,3 +1,4 @@
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import { isRe2RegExp, runsOnLinearEngine } from './linear-regex.ts';
@@ -86,5 +87,32 @@ describe('patterns that cannot run in linear time are refused with a coded error
     expect((error as PorticoError).code).toBe(ErrorCode.EXPRESSION);
     expect((error as PorticoError).message).toContain('linear');
     expect((error as PorticoError).details.text).toBe(pattern);
+  });
+});
+
+describe('a catastrophic pattern fails this test instead of hanging it', () => {
+  // The match runs in a worker thread (V8 flags are per process, so the worker has the core's), which
+  // the deadline can terminate: without the rule the worker backtracks for days and the test fails
+  // after two seconds rather than blocking the test runner.
+  it('^(a+)+$ on 50 a and a ! finishes within the deadline', async () => {
+    const regexModule = new URL('./regex.ts', import.meta.url).href;
+    const worker = new Worker(
+      `import { compileJavaRegex, find } from ${JSON.stringify(regexModule)};
+       import { parentPort } from 'node:worker_threads';
+       parentPort.postMessage(find(compileJavaRegex('^(a+)+$'), ${JSON.stringify(hostile)}) === null);`,
+      { eval: true },
+    );
+    try {
+      const outcome = await Promise.race([
+        new Promise((resolve, reject) => {
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        }),
+        new Promise((resolve) => setTimeout(resolve, 2_000, 'still running after 2 s')),
+      ]);
+      expect(outcome).toBe(true);
+    } finally {
+      await worker.terminate();
+    }
   });
 });
