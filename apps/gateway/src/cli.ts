@@ -1,5 +1,6 @@
 import { evalCommand } from './commands/eval.ts';
 import { type Output, processOutput, UsageError } from './commands/output.ts';
+import { pluginCommand } from './commands/plugin.ts';
 import { startCommand } from './commands/start.ts';
 import { validateCommand } from './commands/validate.ts';
 
@@ -41,6 +42,20 @@ Options:
   --strict               warnings fail too (exit 1)
   -h, --help             show this text`,
     run: validateCommand,
+  },
+  plugin: {
+    summary: 'List the plugin packages the gateway discovers, with their types and core range',
+    usage: `Usage: portico plugin list [options]
+
+Lists every plugin package the gateway would discover: its own dependencies, then
+<instance>/plugins and admin.json's pluginDirectories. For each: name, version, types, and the
+@portico/gateway-core range its package.json declares, checked against the running core. Nothing is
+loaded. Exit status 1 when a package's range excludes the running core.
+
+Options:
+  --base DIR             instance directory (default: $PORTICO_BASE, else $HOME/.portico)
+  -h, --help             show this text`,
+    run: pluginCommand,
   },
   eval: {
     summary: 'Evaluate an expression or template and print the result as JSON',

@@ -27,7 +27,11 @@ import {
 import type { Instance } from './instance.ts';
 import { type AdminSettings, adminSchema, configFields, serverTlsSchema } from './settings.ts';
 
-const APP_PACKAGE_JSON = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json');
+/** The app's package.json: its dependencies are the plugins it may use. */
+export const APP_PACKAGE_JSON = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../package.json',
+);
 
 /**
  * The objects every configuration can use without declaring them (spec: "Objects created by
@@ -108,10 +112,7 @@ export class Gateway {
     for (const manifest of options.plugins ?? []) registry.register(manifest);
     await registry.discover({
       appPackageJson: APP_PACKAGE_JSON,
-      pluginDirectories: [
-        path.join(instance.base, 'plugins'),
-        ...settings.pluginDirectories.map((d) => path.resolve(instance.base, d)),
-      ],
+      pluginDirectories: pluginDirectoriesOf(instance, settings.pluginDirectories),
     });
     const config = (instance.config ?? { handler: { type: 'Router', name: '_router' } }) as Record<
       string,
@@ -345,4 +346,9 @@ function topLevelReference(
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return [undefined, undefined];
   const declaration = { name: inlineName, ...(value as Record<string, unknown>) };
   return [declaration.name as string, declaration];
+}
+
+/** Where an instance's plugins are installed: `<instance>/plugins`, then admin.json's `pluginDirectories`. */
+export function pluginDirectoriesOf(instance: Instance, configured: readonly string[]): string[] {
+  return [path.join(instance.base, 'plugins'), ...configured.map((d) => path.resolve(instance.base, d))];
 }

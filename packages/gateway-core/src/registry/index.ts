@@ -1,6 +1,12 @@
 export { CORE_VERSION } from './core-version.ts';
-export type { DiscoveryOptions } from './discovery.ts';
+export { type DiscoveryOptions, discoverPluginPackages } from './discovery.ts';
 export { checkManifest, compareWithPackage } from './manifest.ts';
-export { checkPluginPackage, type PluginPackage, readPluginPackage } from './plugin-package.ts';
+export {
+  checkPluginPackage,
+  type PluginPackage,
+  type PluginPackageSummary,
+  readPluginPackage,
+  summarizePluginPackage,
+} from './plugin-package.ts';
 export { TypeRegistry, type TypeRegistryOptions } from './registry.ts';
 export { simpleClassName } from './type-name.ts';

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { satisfies, validRange } from 'semver';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { KINDS, type Kind } from '../heap/heaplet.ts';
 
@@ -109,4 +110,39 @@ function isName(value: unknown): value is string {
 
 function isRecord(value: unknown): value is Record<string, any> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** What `portico plugin list` shows of a discovered package, read from its package.json. */
+export interface PluginPackageSummary {
+  packageName: string;
+  packageDir: string;
+  version: string;
+  types: readonly string[];
+  /** `peerDependencies["@portico/gateway-core"]`, when declared. */
+  coreRange: string | undefined;
+  /** True when `coreVersion` satisfies the range (pre-releases included), as loading requires. */
+  compatible: boolean;
+}
+
+export async function summarizePluginPackage(
+  pkg: PluginPackage,
+  coreVersion: string,
+): Promise<PluginPackageSummary> {
+  const json = JSON.parse(await readFile(path.join(pkg.packageDir, 'package.json'), 'utf8')) as {
+    version?: unknown;
+    peerDependencies?: Record<string, unknown>;
+  };
+  const peer = json.peerDependencies?.['@portico/gateway-core'];
+  const coreRange = typeof peer === 'string' ? peer : undefined;
+  return {
+    packageName: pkg.packageName,
+    packageDir: pkg.packageDir,
+    version: typeof json.version === 'string' ? json.version : '?',
+    types: pkg.types,
+    coreRange,
+    compatible:
+      coreRange !== undefined &&
+      validRange(coreRange) !== null &&
+      satisfies(coreVersion, coreRange, { includePrerelease: true }),
+  };
 }
