@@ -2,19 +2,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import {
   Context,
-  coreManifest,
-  createMemoryLogger,
   type DecorationInfo,
   defineHeaplet,
   definePlugin,
   type Filter,
   type Handler,
-  Heap,
   Request,
   Response,
   s,
-  TypeRegistry,
 } from '@portico/gateway-core';
+import { coreManifest, createMemoryLogger, Heap, TypeRegistry } from '@portico/gateway-core/runtime';
 
 /**
  * What decoration costs objects that are not decorated. The same route (a Chain of 10 filters and

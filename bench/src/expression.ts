@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { compile, type Expression, evaluateSettled, templatesParsed } from '@portico/gateway-core';
+import { compile, type Expression, evaluateSettled } from '@portico/gateway-core';
+import { templatesParsed } from '@portico/gateway-core/runtime';
 
 /**
  * Compiles typical route conditions and templates once, then measures evaluation. Target: at most

@@ -1,5 +1,5 @@
 import { JdbcDataSource, jdbcDataSourceConfig } from '@portico/datasource-jdbc';
-import { checkConfig, createMemoryLogger } from '@portico/gateway-core';
+import { checkConfig, createMemoryLogger } from '@portico/gateway-core/runtime';
 import { serviceUrl } from '@portico/gateway-core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';

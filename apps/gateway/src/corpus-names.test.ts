@@ -9,7 +9,7 @@ import {
   parseConfigJson,
   resolveTokens,
   TypeRegistry,
-} from '@portico/gateway-core';
+} from '@portico/gateway-core/runtime';
 import { corpusFiles, loadCorpusRoute, requireCorpusUnderCi } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 

@@ -1,4 +1,4 @@
-import { createMemoryLogger } from '@portico/gateway-core';
+import { createMemoryLogger } from '@portico/gateway-core/runtime';
 import { pluginHeap, serviceUrl } from '@portico/gateway-core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import plugin, { JdbcDataSource } from './index.ts';

@@ -4,12 +4,12 @@ import {
   definePlugin,
   type Filter,
   type Handler,
-  loadRoute,
   PorticoError,
   Request,
   Response,
   s,
 } from '@portico/gateway-core';
+import { loadRoute } from '@portico/gateway-core/runtime';
 import { pluginHeap, recordingHandler } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type AuditEvent, auditSystemOf, type MonitorEndpointHandler } from './index.ts';

@@ -7,11 +7,11 @@ import {
   definePlugin,
   type Filter,
   type Handler,
-  loadRoute,
   Request,
   Response,
   s,
 } from '@portico/gateway-core';
+import { loadRoute } from '@portico/gateway-core/runtime';
 import { pluginHeap } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin from './index.ts';

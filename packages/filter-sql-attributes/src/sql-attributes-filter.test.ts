@@ -9,10 +9,10 @@ import {
   type Filter,
   type Handler,
   LazyMap,
-  parseConfigJson,
   Request,
   Response,
 } from '@portico/gateway-core';
+import { parseConfigJson } from '@portico/gateway-core/runtime';
 import {
   corpusRoot,
   pluginHeap,

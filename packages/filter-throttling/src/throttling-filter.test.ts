@@ -1,4 +1,5 @@
-import { compile, createMemoryLogger, Duration, parseConfig } from '@portico/gateway-core';
+import { compile, Duration } from '@portico/gateway-core';
+import { createMemoryLogger, parseConfig } from '@portico/gateway-core/runtime';
 import { loadingMap, testContext } from '@portico/gateway-core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {

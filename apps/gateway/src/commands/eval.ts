@@ -6,10 +6,8 @@ import {
   type ExpectedType,
   isPorticoError,
   type Logger,
-  type NameCheck,
-  RUN_TIME_NAMES,
-  setSystemProperty,
 } from '@portico/gateway-core';
+import { type NameCheck, RUN_TIME_NAMES, setSystemProperty } from '@portico/gateway-core/runtime';
 import { modelBindings } from './eval-bindings.ts';
 import { type Output, UsageError } from './output.ts';
 

@@ -4,7 +4,7 @@ import {
   createMemoryLogger,
   discoverPluginPackages,
   summarizePluginPackage,
-} from '@portico/gateway-core';
+} from '@portico/gateway-core/runtime';
 import { APP_PACKAGE_JSON, pluginDirectoriesOf } from '../server/gateway.ts';
 import { locateInstance } from '../server/instance.ts';
 import { type Output, UsageError } from './output.ts';

@@ -1,7 +1,8 @@
 import cluster from 'node:cluster';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { isPorticoError, problemsOf, setSystemProperty } from '@portico/gateway-core';
+import { isPorticoError } from '@portico/gateway-core';
+import { problemsOf, setSystemProperty } from '@portico/gateway-core/runtime';
 import { createLogger, type LogFormat } from '../logging.ts';
 import { startSampleApp } from '../quickstart/sample-app.ts';
 import { locateInstance } from '../server/instance.ts';

@@ -1,14 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  checkConfig,
-  createMemoryLogger,
-  isPorticoError,
-  type PorticoError,
-  problemsOf,
-  type Router,
-} from '@portico/gateway-core';
+import { isPorticoError, type PorticoError } from '@portico/gateway-core';
+import { checkConfig, createMemoryLogger, problemsOf, type Router } from '@portico/gateway-core/runtime';
 import { Gateway } from '../server/gateway.ts';
 import { type Instance, locateInstance } from '../server/instance.ts';
 import { adminSchema } from '../server/settings.ts';

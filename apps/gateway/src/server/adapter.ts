@@ -2,20 +2,22 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import {
   Context,
-  commitSession,
   type Entity,
   ErrorCode,
   type Handler,
   Headers,
-  headerFieldProblem,
-  invalidHeaderError,
   isPorticoError,
-  isReasonPhrase,
   type Logger,
   type Request,
   Response,
   type SessionProducer,
 } from '@portico/gateway-core';
+import {
+  commitSession,
+  headerFieldProblem,
+  invalidHeaderError,
+  isReasonPhrase,
+} from '@portico/gateway-core/runtime';
 import { clientOf, toRequest } from './arrival.ts';
 
 /**

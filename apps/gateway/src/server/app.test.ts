@@ -1,14 +1,8 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  createMemoryLogger,
-  defineHeaplet,
-  definePlugin,
-  type Handler,
-  Response,
-  s,
-} from '@portico/gateway-core';
+import { defineHeaplet, definePlugin, type Handler, Response, s } from '@portico/gateway-core';
+import { createMemoryLogger } from '@portico/gateway-core/runtime';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequestListener } from './app.ts';

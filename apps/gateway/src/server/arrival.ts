@@ -5,12 +5,11 @@ import {
   Entity,
   ErrorCode,
   Headers,
-  normalizeRawPath,
   PorticoError,
-  plainAddress,
   Request,
   Uri,
 } from '@portico/gateway-core';
+import { normalizeRawPath, plainAddress } from '@portico/gateway-core/runtime';
 
 /**
  * What a request looks like when it arrives, for every path (plain requests and upgrades alike): the

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createMemoryLogger, type PorticoError, parseConfigJson, problemsOf } from '@portico/gateway-core';
+import type { PorticoError } from '@portico/gateway-core';
+import { createMemoryLogger, parseConfigJson, problemsOf } from '@portico/gateway-core/runtime';
 import {
   awaitsLaterWork,
   corpusFiles,

@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createMemoryLogger, type PorticoError, problemsOf } from '@portico/gateway-core';
+import type { PorticoError } from '@portico/gateway-core';
+import { createMemoryLogger, problemsOf } from '@portico/gateway-core/runtime';
 import { awaitsLaterWork, corpusFiles, requireCorpusUnderCi } from '@portico/gateway-core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Gateway } from './gateway.ts';

@@ -3,27 +3,29 @@ import type https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  ErrorCode,
+  type Filter,
+  type Handler,
+  isPorticoError,
+  type Logger,
+  type PluginManifest,
+  PorticoError,
+  type SessionProducer,
+} from '@portico/gateway-core';
+import {
   bufferingRequestBodyFor,
   Chain,
   checkConfig,
   coreManifest,
-  ErrorCode,
-  type Filter,
-  type Handler,
   Heap,
   isCommentKey,
-  isPorticoError,
   isSessionProducer,
-  type Logger,
-  type PluginManifest,
-  PorticoError,
   parseConfig,
   problemsOf,
   Router,
-  type SessionProducer,
   secretsUnsupported,
   TypeRegistry,
-} from '@portico/gateway-core';
+} from '@portico/gateway-core/runtime';
 import type { Instance } from './instance.ts';
 import { type AdminSettings, adminSchema, configFields, serverTlsSchema } from './settings.ts';
 

@@ -2,13 +2,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  ErrorCode,
-  type GatewayEnvironment,
-  PorticoError,
-  parseConfigJson,
-  resolveTokens,
-} from '@portico/gateway-core';
+import { ErrorCode, type GatewayEnvironment, PorticoError } from '@portico/gateway-core';
+import { parseConfigJson, resolveTokens } from '@portico/gateway-core/runtime';
 
 /** The embedded quickstart configuration, used when there is no instance directory. */
 export const QUICKSTART_BASE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../quickstart');

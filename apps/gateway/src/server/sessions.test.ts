@@ -1,15 +1,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  checkConfig,
-  createMemoryLogger,
-  defineHeaplet,
-  definePlugin,
-  type Handler,
-  Response,
-  s,
-} from '@portico/gateway-core';
+import { defineHeaplet, definePlugin, type Handler, Response, s } from '@portico/gateway-core';
+import { checkConfig, createMemoryLogger } from '@portico/gateway-core/runtime';
 import {
   redisBinariesAvailable,
   serviceUrl,

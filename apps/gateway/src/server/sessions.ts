@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import {
-  checkConfig,
   Duration,
   type Infer,
   type Logger,
@@ -13,6 +12,7 @@ import {
   type SessionProducer,
   s,
 } from '@portico/gateway-core';
+import { checkConfig } from '@portico/gateway-core/runtime';
 
 /**
  * The server-side session bound to a cookie (the spec's "container's HTTP session"), used when no

@@ -1,4 +1,5 @@
-import { DEFAULT_MAX_ROUTE_FILE_SIZE, Duration, type Infer, s } from '@portico/gateway-core';
+import { Duration, type Infer, s } from '@portico/gateway-core';
+import { DEFAULT_MAX_ROUTE_FILE_SIZE } from '@portico/gateway-core/runtime';
 
 /** Portico's inline TLS settings of a connector (PEM paths relative to the config directory). */
 export const serverTlsSchema = s.object({

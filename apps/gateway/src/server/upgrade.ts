@@ -6,9 +6,9 @@ import {
   type Logger,
   type Request,
   type Response,
-  responseHead,
   type UpgradeContext,
 } from '@portico/gateway-core';
+import { responseHead } from '@portico/gateway-core/runtime';
 import { clientOf, toRequest } from './arrival.ts';
 import type { Gateway } from './gateway.ts';
 import { isReserved, pathOf } from './reserved-prefix.ts';

@@ -1,0 +1,93 @@
+/**
+ * `@portico/gateway-core/runtime`: the machinery that loads configurations and serves them — the heap,
+ * the type registry and plugin discovery, the core's own types (its manifest), the router and the
+ * routes, configuration files, the client handlers, and what the gateway's server is assembled from.
+ * Plugins import the contract (`@portico/gateway-core`) instead; what is here may change with any
+ * minor version.
+ */
+
+// The core's own types.
+export {
+  apiProtectionFilter,
+  ConsoleLogSink,
+  coreManifest,
+  FileLogSink,
+  type FileLogSinkOptions,
+  formatLogRecord,
+} from '../builtins/index.ts';
+// Configuration files.
+export { parseConfigJson } from '../config/json.ts';
+export { checkConfig, parseConfig } from '../config/schema.ts';
+export { resolveTokens, tokenEnvironmentName } from '../config/tokens.ts';
+// Requests, sessions and the exchange.
+export { plainAddress } from '../context/client-address.ts';
+export { commitSession, isSessionProducer, SessionScopeHandler } from '../context/session-producer.ts';
+// Expressions: the evaluator's internals, tools and system properties.
+export { getProperty, keysOf, NO_SUCH_METHOD, setProperty } from '../expression/access.ts';
+export type { Node as ExpressionNode } from '../expression/ast.ts';
+export {
+  collectRequestBodyReads,
+  markRequestBodyReader,
+  noteRequestBodyRead,
+  readsRequestBody,
+  usedObject,
+} from '../expression/body-reads.ts';
+export { elCompare, elEquals } from '../expression/coercion.ts';
+export type { NameCheck } from '../expression/compiler.ts';
+export { readsEntity } from '../expression/entity-access.ts';
+export { ExchangeView, RUN_TIME_NAMES } from '../expression/exchange.ts';
+export { compileLValue } from '../expression/expression.ts';
+export { FUNCTIONS } from '../expression/functions.ts';
+export { getSystemProperties, Now, setSystemProperty } from '../expression/implicit.ts';
+export { settleLazy } from '../expression/lazy-map.ts';
+export { templatesParsed } from '../expression/template.ts';
+export { Chain, ChainHeaplet, ChainOfFiltersHeaplet } from '../handlers/chain.ts';
+export * from '../handlers/client/index.ts';
+export { type DispatchBinding, DispatchHandler, DispatchHandlerHeaplet } from '../handlers/dispatch.ts';
+export { bufferingRequestBodyFor } from '../handlers/request-body-buffer.ts';
+export { loadRoute, problemsOf, Route, type RouteInfo, secretsUnsupported } from '../handlers/route.ts';
+export {
+  DEFAULT_MAX_ROUTE_FILE_SIZE,
+  type RouteFailure,
+  Router,
+  RouterHeaplet,
+  type RouterOptions,
+} from '../handlers/router.ts';
+export { type SequenceBinding, SequenceHandler, SequenceHandlerHeaplet } from '../handlers/sequence.ts';
+export { StaticResponseHandler, StaticResponseHandlerHeaplet } from '../handlers/static-response.ts';
+// The heap and the type registry.
+export {
+  DEFAULT_DECORATOR_NAMES,
+  type Declaration,
+  type Decoration,
+  decoratorNameProblem,
+  isCommentKey,
+} from '../heap/declaration.ts';
+export { type ChildHeapOptions, Heap, type HeapOptions } from '../heap/heap.ts';
+export { PLUGIN_BRAND } from '../heap/heaplet.ts';
+export { DEFAULT_MAX_BUFFERED_BYTES, entityTooLarge, parseForm } from '../http/entity.ts';
+export {
+  checkHeaderFields,
+  headerFieldProblem,
+  invalidHeaderError,
+  isHeaderName,
+  isHeaderValue,
+  isReasonPhrase,
+  responseHead,
+} from '../http/header-validation.ts';
+export { StoredBody } from '../http/temporary-storage.ts';
+export { normalizeRawPath } from '../http/uri.ts';
+// Logging.
+export { consoleLogger, createMemoryLogger } from '../logging.ts';
+export { CORE_VERSION } from '../registry/core-version.ts';
+export { type DiscoveryOptions, discoverPluginPackages } from '../registry/discovery.ts';
+export { checkManifest, compareWithPackage } from '../registry/manifest.ts';
+export {
+  checkPluginPackage,
+  type PluginPackage,
+  type PluginPackageSummary,
+  readPluginPackage,
+  summarizePluginPackage,
+} from '../registry/plugin-package.ts';
+export { TypeRegistry, type TypeRegistryOptions } from '../registry/registry.ts';
+export { simpleClassName } from '../registry/type-name.ts';
