@@ -1,10 +1,9 @@
-import { checkConfig, childPath, type Infer, s } from '../config/schema.ts';
+import { checkConfig, type Infer, s } from '../config/schema.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
 import { isSessionProducer, SessionScopeHandler } from '../context/session-producer.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import { collectRequestBodyReads } from '../expression/body-reads.ts';
 import type { Bindings } from '../expression/compiler.ts';
-import { isCommentKey } from '../heap/declaration.ts';
 import { locate } from '../heap/errors.ts';
 import type { Heap } from '../heap/heap.ts';
 import type { Request, Response } from '../http/message.ts';
@@ -12,6 +11,7 @@ import { Uri } from '../http/uri.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { type Condition, condition, conditionReadsEntity, holdsSettled } from './conditions.ts';
+import { decorateEntryHandler, entryDecorations } from './entry-decorations.ts';
 import { pathPrefixOf } from './route-index.ts';
 
 /** A route's path is never a URI template here: one frozen empty map serves every request. */
@@ -182,9 +182,6 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
   });
   if (!config) throw combine(errors, file);
   if (config.secrets !== undefined) throw secretsUnsupported(file);
-  const decorations = Object.entries(json as Record<string, unknown>).filter(
-    ([key]) => !ROUTE_FIELDS.has(key) && !isCommentKey(key),
-  );
   // `portico validate` creates every object the route declares, referenced or not, to report all.
   const validating = parentHeap.environment.validating === true;
   const heap = parentHeap.child({
@@ -197,17 +194,8 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     const declared = config.heap === undefined ? [] : heap.declare(config.heap, '$.heap');
     declared.push(...heap.globalDecorationProblems());
     if (declared.length > 0) throw combine(declared, file);
-    // Keys that name no decorator in scope: a misspelt route field or decorator is an error,
-    // anything else is ignored with a warning, as the incumbents ignore it. Checked before the
-    // handler is created, so that they are reported even when it fails.
     const problems: PorticoError[] = [];
-    const decorators = decorations.filter(([decoratorName]) => {
-      if (heap.has(decoratorName)) return true;
-      const where = { file, jsonPath: childPath('$', decoratorName) };
-      const problem = heap.unknownDecoration(decoratorName, where, ROUTE_FIELDS);
-      if (problem !== undefined) problems.push(problem);
-      return false;
-    });
+    const decorators = entryDecorations(heap, json as Record<string, unknown>, ROUTE_FIELDS, file, problems);
     const name = config.name ?? id;
     // Anything the route's handler, its decorations or its session read of the request body, at any
     // phase, makes the route buffer the body before its handler runs.
@@ -257,32 +245,14 @@ async function routeHandler(
     const found = problemsOf(error);
     throw found.length === 0 || problems.length === 0 ? error : combine([...found, ...problems], file);
   }
-  // Route decoration: decorates this route's handler only, not other uses of the same object. It
-  // comes after the handler's local and global decorations, so it wraps them. Every decoration
-  // is tried, so that each one's problem is reported.
-  for (const [decoratorName, value] of decorators) {
-    const where = { file, jsonPath: childPath('$', decoratorName) };
-    try {
-      const decorator = await heap.decorator(decoratorName, where);
-      handler = (await decorator.decorate(handler, value, {
-        name,
-        kind: 'handler',
-        heap,
-        ...where,
-      })) as Handler;
-    } catch (error) {
-      problems.push(
-        ...problemsOf(
-          locate(
-            error,
-            where,
-            `decorator '${decoratorName}' cannot decorate route '${name}'`,
-            'a decoration value the decorator accepts',
-          ),
-        ),
-      );
-    }
-  }
+  // Route decoration: decorates this route's handler only, after its local and global decorations.
+  handler = await decorateEntryHandler(
+    heap,
+    handler,
+    decorators,
+    { name, label: `route '${name}'`, file },
+    problems,
+  );
   if (problems.length > 0) throw combine(problems, file);
   // A route's own session producer (`"session": "JwtSession"`) replaces the request's session for
   // everything the route does: it wraps the decorated handler, as the incumbent's session filter.
