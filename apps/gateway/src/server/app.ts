@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Logger, SessionProducer } from '@portico/gateway-core';
+import { type ExchangeOptions, handleExchange } from '@portico/gateway-core/runtime';
 import Koa from 'koa';
-import { type ExchangeOptions, handleExchange } from './adapter.ts';
 import { adminHandler } from './admin-api.ts';
 import type { Gateway } from './gateway.ts';
 import { isReserved, pathOf } from './reserved-prefix.ts';

@@ -1,5 +1,11 @@
-import { Duration, type Infer, s } from '@portico/gateway-core';
-import { DEFAULT_MAX_ROUTE_FILE_SIZE } from '@portico/gateway-core/runtime';
+import { s } from '@portico/gateway-core';
+
+export {
+  type AdminSettings,
+  adminSchema,
+  type ConnectorSettings,
+  configFields,
+} from '@portico/gateway-core/runtime';
 
 /** Portico's inline TLS settings of a connector (PEM paths relative to the config directory). */
 export const serverTlsSchema = s.object({
@@ -9,78 +15,3 @@ export const serverTlsSchema = s.object({
   clientAuth: s.enumOf(['NONE', 'REQUEST', 'REQUIRE'] as const).default('NONE'),
   passphrase: s.string().optional(),
 });
-
-/** One listening socket; `tls` makes it HTTPS. */
-const connector = s.object({
-  port: s.integer({ min: 0, max: 65535 }),
-  host: s.string().optional(),
-  // Portico's inline form, or the name of a ServerTlsOptions object of the admin heap.
-  tls: s.any().optional(),
-});
-
-/**
- * Safe defaults for what a client may send and how long it may take. Exceeding a size gets 431 or
- * 413; a slow client is cut off (`bodyIdleTimeout`: a request body that sends nothing for that long
- * fails its exchange with 408, freeing what it held upstream). `maxRouteFileSize` bounds each route file (a larger one is refused
- * on its own; the other routes load).
- */
-const limits = s.object({
-  maxHeaderSize: s.integer({ min: 1024 }).default(16 * 1024),
-  maxHeadersCount: s.integer({ min: 1 }).default(100),
-  maxBufferedBodySize: s.integer({ min: 0 }).default(10 * 1024 * 1024),
-  headersTimeout: s.duration().default(() => Duration.parse('30 seconds')),
-  requestTimeout: s.duration().default(() => Duration.parse('5 minutes')),
-  keepAliveTimeout: s.duration().default(() => Duration.parse('5 seconds')),
-  bodyIdleTimeout: s.duration().default(() => Duration.parse('30 seconds')),
-  shutdownGracePeriod: s.duration().default(() => Duration.parse('30 seconds')),
-  maxRouteFileSize: s.integer({ min: 1024 }).default(DEFAULT_MAX_ROUTE_FILE_SIZE),
-});
-
-/** admin.json: the server's own settings (the incumbents' fields, plus Portico's `limits`). */
-export const adminSchema = s.object({
-  prefix: s.string().default('openig'),
-  connectors: s.array(connector).optional(),
-  heap: s.any().optional(),
-  properties: s.map(s.any()).optional(),
-  apiProtectionFilter: s.any().optional(),
-  mode: s.enumOf(['PRODUCTION', 'DEVELOPMENT', 'EVALUATION'] as const).default('PRODUCTION'),
-  temporaryDirectory: s.string().optional(),
-  temporaryStorage: s.any().optional(),
-  session: s.any().optional(),
-  preserveOriginalQueryString: s.boolean().default(false),
-  streamingEnabled: s.boolean().default(true),
-  pluginDirectories: s.array(s.string()).default([]),
-  limits: limits.default(() => ({
-    maxHeaderSize: 16 * 1024,
-    maxHeadersCount: 100,
-    maxBufferedBodySize: 10 * 1024 * 1024,
-    headersTimeout: Duration.parse('30 seconds'),
-    requestTimeout: Duration.parse('5 minutes'),
-    keepAliveTimeout: Duration.parse('5 seconds'),
-    bodyIdleTimeout: Duration.parse('30 seconds'),
-    shutdownGracePeriod: Duration.parse('30 seconds'),
-    maxRouteFileSize: DEFAULT_MAX_ROUTE_FILE_SIZE,
-  })),
-});
-
-export type AdminSettings = Infer<typeof adminSchema>;
-export type ConnectorSettings = Infer<typeof connector>;
-
-/** config.json: the top-level object. Keys other than these are decorations of the main handler. */
-export const configFields = new Set([
-  'handler',
-  // OpenIG 3's name for the handler.
-  'handlerObject',
-  'heap',
-  'logSink',
-  'temporaryStorage',
-  'properties',
-  'session',
-  // OpenIG's monitoring switch: Portico always counts traffic.
-  'monitor',
-  // Secret stores: refused with a clear error (not supported yet), not read as a decorator.
-  'secrets',
-  'globalDecorators',
-  'comment',
-  'comments',
-]);

@@ -1,7 +1,7 @@
 import { childPath } from '../config/schema.ts';
-import type { PorticoError } from '../errors.ts';
+import { isPorticoError, type PorticoError } from '../errors.ts';
 import { isCommentKey } from '../heap/declaration.ts';
-import { locate, problemsOf } from '../heap/errors.ts';
+import { combine, locate, problemsOf } from '../heap/errors.ts';
 import type { Heap } from '../heap/heap.ts';
 import type { Handler } from '../types.ts';
 
@@ -29,14 +29,15 @@ export function entryDecorations(
 }
 
 /**
- * A file's handler decorated by its top-level decorations: each wraps the result of the one before,
+ * A file's handler, decorated by its top-level decorations: each wraps the result of the one before,
  * after the handler's own local and global decorations, and decorates this use of the handler only
- * (not other uses of the same object). Every decoration is tried, so that each one's problem is
- * added to `problems`; the caller throws them.
+ * (not other uses of the same object). Every decoration is tried; the problems found, with those the
+ * caller found before (`problems`, its unknown decorations), are thrown as one error. When the
+ * handler itself cannot be created, its problems are thrown with those found before.
  */
-export async function decorateEntryHandler(
+export async function decoratedEntryHandler(
   heap: Heap,
-  handler: Handler,
+  resolveHandler: () => Promise<Handler>,
   decorations: readonly [string, unknown][],
   entry: {
     /** The name decorators see (`DecorationInfo.name`): the route's name, `_main` for config.json. */
@@ -49,12 +50,18 @@ export async function decorateEntryHandler(
   },
   problems: PorticoError[],
 ): Promise<Handler> {
-  let decorated = handler;
+  let handler: Handler;
+  try {
+    handler = await resolveHandler();
+  } catch (error) {
+    const found = isPorticoError(error) ? problemsOf(error) : [];
+    throw found.length === 0 || problems.length === 0 ? error : combine([...found, ...problems]);
+  }
   for (const [decoratorName, value] of decorations) {
     const where = { file: entry.file, jsonPath: childPath('$', decoratorName) };
     try {
       const decorator = await heap.decorator(decoratorName, where);
-      decorated = (await decorator.decorate(decorated, value, {
+      handler = (await decorator.decorate(handler, value, {
         name: entry.name,
         kind: 'handler',
         heap,
@@ -74,5 +81,6 @@ export async function decorateEntryHandler(
       );
     }
   }
-  return decorated;
+  if (problems.length > 0) throw combine(problems);
+  return handler;
 }

@@ -11,7 +11,7 @@ import { Uri } from '../http/uri.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { type Condition, condition, conditionReadsEntity, holdsSettled } from './conditions.ts';
-import { decorateEntryHandler, entryDecorations } from './entry-decorations.ts';
+import { decoratedEntryHandler, entryDecorations } from './entry-decorations.ts';
 import { pathPrefixOf } from './route-index.ts';
 
 /** A route's path is never a URI template here: one frozen empty map serves every request. */
@@ -234,26 +234,14 @@ async function routeHandler(
   problems: PorticoError[],
   { name, file, logger }: { name: string; file: string | undefined; logger: Logger },
 ): Promise<Handler> {
-  let handler: Handler;
-  try {
-    handler = await heap.resolve<Handler>(
-      config.handler as string | Record<string, unknown>,
-      'handler',
-      '$.handler',
-    );
-  } catch (error) {
-    const found = problemsOf(error);
-    throw found.length === 0 || problems.length === 0 ? error : combine([...found, ...problems], file);
-  }
   // Route decoration: decorates this route's handler only, after its local and global decorations.
-  handler = await decorateEntryHandler(
+  let handler = await decoratedEntryHandler(
     heap,
-    handler,
+    () => heap.resolve<Handler>(config.handler as string | Record<string, unknown>, 'handler', '$.handler'),
     decorators,
     { name, label: `route '${name}'`, file },
     problems,
   );
-  if (problems.length > 0) throw combine(problems, file);
   // A route's own session producer (`"session": "JwtSession"`) replaces the request's session for
   // everything the route does: it wraps the decorated handler, as the incumbent's session filter.
   if (config.session !== undefined) handler = await routeSession(heap, config.session, handler, logger, file);

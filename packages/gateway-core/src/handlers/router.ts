@@ -40,6 +40,17 @@ export interface RouterOptions {
   declaredAt?: { file: string | undefined; jsonPath: string };
 }
 
+/** The 404s of routers that no route took and that have no default handler. */
+const UNROUTED = new WeakSet<Response>();
+
+/**
+ * True for the 404 a router answers when none of its routes takes the request and it has no default
+ * handler (the same response object, come back through whatever filters and decorators passed it on).
+ */
+export function isUnrouted(response: Response): boolean {
+  return UNROUTED.has(response);
+}
+
 /** admin.json's `limits.maxRouteFileSize` when it says nothing: far above any real route file. */
 export const DEFAULT_MAX_ROUTE_FILE_SIZE = 4 * 1024 * 1024;
 
@@ -133,7 +144,9 @@ export class Router implements Handler {
 
   #handleUnrouted(context: Context, request: Request): Promise<Response> {
     if (this.#options.defaultHandler) return this.#options.defaultHandler.handle(context, request);
-    return Promise.resolve(Response.empty(404));
+    const notFound = Response.empty(404);
+    UNROUTED.add(notFound);
+    return Promise.resolve(notFound);
   }
 
   /** The routes serving now, in the order they are tried. */
@@ -374,7 +387,11 @@ export const RouterHeaplet = defineHeaplet({
   }),
   create: async ({ config, heap, logger, environment, file, jsonPath }) => {
     const router = new Router({
-      directory: path.resolve(environment.configDirectory, config.directory ?? 'routes'),
+      // A Router that names no directory serves the gateway's routes directory (`config/routes`).
+      directory:
+        config.directory === undefined
+          ? (environment.routesDirectory ?? path.resolve(environment.configDirectory, 'routes'))
+          : path.resolve(environment.configDirectory, config.directory),
       scanInterval: parseScanInterval(config.scanInterval, {
         logger,
         file,

@@ -13,6 +13,8 @@ export interface GatewayEnvironment {
   /** The instance directory (`$HOME/.portico`, `--base`, `PORTICO_BASE`). */
   baseDirectory: string;
   configDirectory: string;
+  /** Where a Router that names no `directory` reads its route files; `<configDirectory>/routes` if unset. */
+  routesDirectory?: string;
   scriptsDirectory: string;
   temporaryDirectory: string;
   /** Set by `portico validate`: routers create every declared object of every route to report all problems. */

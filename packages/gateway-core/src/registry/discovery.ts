@@ -6,8 +6,8 @@ import type { Logger } from '../logging.ts';
 import { type PluginPackage, readPluginPackage } from './plugin-package.ts';
 
 export interface DiscoveryOptions {
-  /** The running app's package.json; its `dependencies` are the plugins it may use. */
-  appPackageJson: string;
+  /** The running app's package.json; its `dependencies` are the plugins it may use. None: no dependency is. */
+  appPackageJson?: string;
   /** Folders laid out like node_modules (`<dir>/node_modules/<pkg>`, or `<dir>/<pkg>` directly). */
   pluginDirectories?: readonly string[];
 }
@@ -21,7 +21,8 @@ export async function discoverPluginPackages(
   options: DiscoveryOptions,
   logger: Logger,
 ): Promise<PluginPackage[]> {
-  const found = await fromDependencies(options.appPackageJson, logger);
+  const found =
+    options.appPackageJson === undefined ? [] : await fromDependencies(options.appPackageJson, logger);
   for (const directory of options.pluginDirectories ?? []) {
     found.push(...(await fromDirectory(path.resolve(directory))));
   }

@@ -48,6 +48,7 @@ export { bufferingRequestBodyFor } from '../handlers/request-body-buffer.ts';
 export { loadRoute, problemsOf, Route, type RouteInfo, secretsUnsupported } from '../handlers/route.ts';
 export {
   DEFAULT_MAX_ROUTE_FILE_SIZE,
+  isUnrouted,
   type RouteFailure,
   Router,
   RouterHeaplet,
@@ -91,3 +92,28 @@ export {
 } from '../registry/plugin-package.ts';
 export { TypeRegistry, type TypeRegistryOptions } from '../registry/registry.ts';
 export { simpleClassName } from '../registry/type-name.ts';
+
+// Loading and serving a gateway.
+export { clientOf, toRequest } from './arrival.ts';
+export { type ExchangeOptions, handleExchange, writeResponse } from './exchange.ts';
+export {
+  type BaseGatewayOptions,
+  type ConfigGatewayOptions,
+  type CreateGatewayOptions,
+  combineProblems,
+  createGateway,
+  DEFAULT_OBJECTS,
+  exchangeListener,
+  Gateway,
+  type GatewayOptions,
+  type InstanceGatewayOptions,
+  type KoaContextLike,
+  type KoaMiddleware,
+  type KoaOptions,
+  koaExchange,
+  pluginDirectoriesOf,
+  type ServeOptions,
+} from './gateway.ts';
+export { type Instance, readInstance } from './instance.ts';
+export { type AdminSettings, adminSchema, type ConnectorSettings, configFields } from './settings.ts';
+export { answerUpgrade, handleUpgrade } from './upgrade.ts';

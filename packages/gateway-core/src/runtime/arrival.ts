@@ -1,15 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import {
-  type ClientInfo,
-  Entity,
-  ErrorCode,
-  Headers,
-  PorticoError,
-  Request,
-  Uri,
-} from '@portico/gateway-core';
-import { normalizeRawPath, plainAddress } from '@portico/gateway-core/runtime';
+import { plainAddress } from '../context/client-address.ts';
+import type { ClientInfo } from '../context/context.ts';
+import { ErrorCode, PorticoError } from '../errors.ts';
+import { Entity } from '../http/entity.ts';
+import { Headers } from '../http/headers.ts';
+import { Request } from '../http/message.ts';
+import { normalizeRawPath, Uri } from '../http/uri.ts';
 
 /**
  * What a request looks like when it arrives, for every path (plain requests and upgrades alike): the

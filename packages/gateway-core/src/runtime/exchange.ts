@@ -1,23 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import {
-  Context,
-  type Entity,
-  ErrorCode,
-  type Handler,
-  Headers,
-  isPorticoError,
-  type Logger,
-  type Request,
-  Response,
-  type SessionProducer,
-} from '@portico/gateway-core';
-import {
-  commitSession,
-  headerFieldProblem,
-  invalidHeaderError,
-  isReasonPhrase,
-} from '@portico/gateway-core/runtime';
+import { Context } from '../context/context.ts';
+import { commitSession, type SessionProducer } from '../context/session-producer.ts';
+import { ErrorCode, isPorticoError } from '../errors.ts';
+import type { Entity } from '../http/entity.ts';
+import { headerFieldProblem, invalidHeaderError, isReasonPhrase } from '../http/header-validation.ts';
+import { Headers } from '../http/headers.ts';
+import { type Request, Response } from '../http/message.ts';
+import type { Logger } from '../logging.ts';
+import type { Handler } from '../types.ts';
 import { clientOf, toRequest } from './arrival.ts';
 
 /**
@@ -41,6 +32,12 @@ export interface ExchangeOptions {
    * `limits.bodyIdleTimeout`); 0 or absent for none.
    */
   bodyIdleTimeout?: number;
+  /**
+   * Asked with the handler's response before anything is written: true leaves the exchange to
+   * whatever serves the request next (the response is discarded, the request body left as it is, no
+   * session saved), and handleExchange resolves false.
+   */
+  passOn?: (response: Response) => boolean;
 }
 
 /**
@@ -63,11 +60,16 @@ interface ExchangeState {
 type ExchangeResponse = ServerResponse & { [EXCHANGE]?: ExchangeState };
 type PumpedBody = Readable & { [TARGET]?: ExchangeResponse };
 
+/**
+ * Serves one request with `options.handler` and writes its response; resolves true once the response
+ * is being written (its body streams on), false when `passOn` left the exchange unanswered. Never
+ * rejects for what a handler does: a failure is answered (500, 502, 413 ...) and logged.
+ */
 export async function handleExchange(
   req: IncomingMessage,
   res: ServerResponse,
   options: ExchangeOptions,
-): Promise<void> {
+): Promise<boolean> {
   const state: ExchangeState = {
     abort: new AbortController(),
     logger: options.logger,
@@ -87,7 +89,7 @@ export async function handleExchange(
     req.resume();
     res.shouldKeepAlive = false;
     writeResponse(res, plain(400, 'Bad Request'), req.method ?? 'GET', options.logger);
-    return;
+    return true;
   }
   state.request = request;
   if (options.bodyIdleTimeout && !request.entity.isEmpty && !req.readableEnded)
@@ -107,6 +109,10 @@ export async function handleExchange(
     if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) res.shouldKeepAlive = false;
     response = errorResponse(error, context, options.logger);
   }
+  if (options.passOn?.(response)) {
+    leaveExchange(req, res, request, response, options.logger);
+    return false;
+  }
   // An unread request body is drained so the connection can serve the next request.
   if (!request.entity.isBuffered && !req.readableEnded) req.resume();
   // A session that cannot be saved turns the answer into a 500 (logged) rather than vanish.
@@ -116,6 +122,23 @@ export async function handleExchange(
   }
   state.response = response;
   writeResponse(res, response, request.method, options.logger);
+  return true;
+}
+
+/** An exchange passed on: nothing of it is kept on the response, and its bodies are let go of. */
+function leaveExchange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: Request,
+  response: Response,
+  logger: Logger,
+): void {
+  res.off('close', onExchangeClose);
+  (res as ExchangeResponse)[EXCHANGE] = undefined;
+  if ((req as WatchedRequest)[RESPONSE] !== undefined) disarmBodyIdle.call(req as WatchedRequest);
+  response.entity.discard();
+  disposeOf(response, logger);
+  disposeOf(request, logger);
 }
 
 /**

@@ -1,0 +1,128 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryLogger } from '../logging.ts';
+import { createGateway, type Gateway, koaExchange } from './gateway.ts';
+
+const logger = createMemoryLogger();
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+/** An instance directory holding `files` (paths relative to it, values JSON or text). */
+function instance(files: Record<string, unknown>): string {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'portico-runtime-'));
+  mkdirSync(path.join(base, 'config', 'routes'), { recursive: true });
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(base, file)), { recursive: true });
+    writeFileSync(path.join(base, file), typeof content === 'string' ? content : JSON.stringify(content));
+  }
+  return base;
+}
+
+async function serve(listener: http.RequestListener): Promise<string> {
+  const server = http.createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function created(options: Parameters<typeof createGateway>[0]): Promise<Gateway> {
+  const gateway = await createGateway(options);
+  cleanup.push(() => gateway.destroy());
+  return gateway;
+}
+
+const staticRoute = (entity: string, condition?: string) => ({
+  ...(condition ? { condition } : {}),
+  handler: { type: 'StaticResponseHandler', config: { status: 200, entity } },
+});
+
+describe('createGateway({ base })', () => {
+  it('loads an instance directory: admin.json, config.json and the routes of config/routes', async () => {
+    const base = instance({
+      'config/admin.json': { properties: { greeting: 'hello' }, limits: { maxBufferedBodySize: 2048 } },
+      'config/config.json': { handler: { type: 'Router', config: { scanInterval: 'disabled' } } },
+      'config/routes/a.json': staticRoute('${greeting} from a'),
+    });
+    const gateway = await created({ base, logger });
+    expect(gateway.instance.configFile).toBe(path.join(base, 'config', 'config.json'));
+    expect(gateway.settings.limits.maxBufferedBodySize).toBe(2048);
+    expect(gateway.routers().map((router) => router.routes.map((route) => route.id))).toEqual([['a']]);
+    const url = await serve(gateway.listener());
+    const response = await fetch(`${url}/anything`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('hello from a');
+  });
+
+  it('serves a default Router on config/routes when there is no config.json', async () => {
+    const gateway = await created({ base: instance({ 'config/routes/b.json': staticRoute('b') }), logger });
+    const response = await fetch(`${await serve(gateway.listener())}/`);
+    expect(await response.text()).toBe('b');
+  });
+
+  it("reports config.json's misspelt decorations as a route file's are reported, with the handler's problems", async () => {
+    const base = instance({ 'config/config.json': { handler: 'Missing', sesion: 'Jwt' } });
+    const failure = await createGateway({ base, logger }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'PORTICO_E_REFERENCE' });
+    const messages = ((failure as { details: { cause: Error[] } }).details.cause ?? []).map((e) => e.message);
+    expect(messages).toEqual([
+      expect.stringContaining('Missing'),
+      expect.stringContaining("did you mean 'session'"),
+    ]);
+  });
+});
+
+describe('createGateway({ config })', () => {
+  it('serves an in-memory config.json, its routes from the routes directory given', async () => {
+    const routes = path.join(
+      instance({ 'config/routes/c.json': staticRoute('c', "${request.uri.path == '/c'}") }),
+      'config',
+      'routes',
+    );
+    const gateway = await created({
+      config: {
+        heap: [{ name: 'Fallback', type: 'StaticResponseHandler', config: { status: 418 } }],
+        handler: { type: 'Router', config: { defaultHandler: 'Fallback' } },
+      },
+      routes,
+      logger,
+    });
+    const url = await serve(gateway.listener());
+    expect(await (await fetch(`${url}/c`)).text()).toBe('c');
+    expect((await fetch(`${url}/other`)).status).toBe(418);
+  });
+
+  it('with unrouted: next, hands what no route takes to the next middleware', async () => {
+    const routes = path.join(
+      instance({ 'config/routes/d.json': staticRoute('d', "${request.uri.path == '/d'}") }),
+      'config',
+      'routes',
+    );
+    const gateway = await created({ config: { handler: { type: 'Router' } }, routes, logger });
+    const middleware = gateway.koa({ unrouted: 'next' });
+    const url = await serve((req, res) => {
+      const ctx = { req, res, respond: true };
+      void middleware(ctx, async () => {
+        expect(ctx.respond).toBe(true);
+        res.end('after the gateway');
+      });
+    });
+    expect(await (await fetch(`${url}/d`)).text()).toBe('d');
+    expect(await (await fetch(`${url}/e`)).text()).toBe('after the gateway');
+    // By default the gateway answers its own 404.
+    const answering = koaExchange(gateway.exchangeOptions());
+    const url2 = await serve((req, res) => void answering({ req, res }, async () => res.end('never')));
+    expect((await fetch(`${url2}/e`)).status).toBe(404);
+  });
+});

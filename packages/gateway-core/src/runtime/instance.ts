@@ -1,0 +1,86 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseConfigJson } from '../config/json.ts';
+import { resolveTokens } from '../config/tokens.ts';
+import { ErrorCode, PorticoError } from '../errors.ts';
+import type { GatewayEnvironment } from '../heap/heaplet.ts';
+
+/**
+ * What a gateway is loaded from: admin.json and config.json (as read, tokens resolved), where they
+ * are, and the directories objects may use. From an instance directory (`readInstance`), or given in
+ * memory by an embedding application (no files).
+ */
+export interface Instance {
+  /** The instance directory (relative paths in admin.json resolve against it). */
+  base: string;
+  environment: GatewayEnvironment;
+  /** admin.json's path, when it comes from a file (named in problems). */
+  adminFile: string | undefined;
+  /** config.json's path, when it comes from a file. */
+  configFile: string | undefined;
+  /** admin.json, or {} when there is none. */
+  admin: unknown;
+  /** config.json, or undefined when there is none (a Router on `config/routes` serves). */
+  config: unknown;
+}
+
+/**
+ * Reads an instance directory: `config/admin.json` (instance settings), `config/config.json` (the
+ * top-level object), with `config/routes/*.json` for its default Router, `scripts/`, `tmp/`. The files
+ * are read leniently, as the incumbents read them (comments and trailing commas are accepted); a file
+ * that does not parse is a coded error naming the file, line and column. A missing file counts as
+ * absent. The temporary directory is admin.json's `temporaryDirectory`, else `temporaryDirectory`
+ * given here, else `<base>/tmp`; it is created when missing.
+ */
+export function readInstance(base: string, options: { temporaryDirectory?: string } = {}): Instance {
+  const resolved = path.resolve(base);
+  const configDirectory = path.join(resolved, 'config');
+  const adminFile = path.join(configDirectory, 'admin.json');
+  const configFile = path.join(configDirectory, 'config.json');
+  const admin = readJsonFile(adminFile) ?? {};
+  return {
+    base: resolved,
+    adminFile,
+    configFile,
+    admin,
+    config: readJsonFile(configFile),
+    environment: {
+      baseDirectory: resolved,
+      configDirectory,
+      scriptsDirectory: path.join(resolved, 'scripts'),
+      temporaryDirectory: temporaryDirectoryOf(
+        resolved,
+        admin,
+        options.temporaryDirectory ?? path.join(resolved, 'tmp'),
+      ),
+    },
+  };
+}
+
+function readJsonFile(file: string): unknown {
+  if (!existsSync(file)) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    // A directory in its place, a file without read permission: said with the file, not a stack trace.
+    throw new PorticoError(ErrorCode.CONFIG, `cannot read the file: ${(error as Error).message}`, {
+      file,
+      jsonPath: '$',
+      expected: 'a readable JSON file',
+    });
+  }
+  return resolveTokens(parseConfigJson(text, file), { file });
+}
+
+/** admin.json's temporaryDirectory (relative to `base`), else `fallback`; created when missing. */
+export function temporaryDirectoryOf(base: string, admin: unknown, fallback: string): string {
+  const configured = (admin as { temporaryDirectory?: unknown } | null)?.temporaryDirectory;
+  const dir = typeof configured === 'string' ? path.resolve(base, configured) : fallback;
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch {
+    // Reported when something first needs it.
+  }
+  return dir;
+}

@@ -1,0 +1,76 @@
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { Context, type UpgradeContext } from '../context/context.ts';
+import { isPorticoError } from '../errors.ts';
+import { responseHead } from '../http/header-validation.ts';
+import type { Request, Response } from '../http/message.ts';
+import type { Logger } from '../logging.ts';
+import type { Handler } from '../types.ts';
+import { clientOf, toRequest } from './arrival.ts';
+
+/**
+ * An `Upgrade` request (WebSocket) goes through the same checks, routes and filters as any other: a
+ * bad Host or target is refused, the path is the normalised one. A handler that proxies it claims the
+ * socket from `contexts.upgrade`; when none does, the handler's answer is written to the socket as a
+ * plain response and the connection closed. (The server's reserved prefix is checked before this.)
+ */
+export async function handleUpgrade(
+  req: IncomingMessage,
+  socket: Socket,
+  head: Buffer,
+  { handler, logger }: { handler: Handler; logger: Logger },
+): Promise<void> {
+  socket.on('error', () => socket.destroy());
+  let request: Request;
+  try {
+    request = toRequest(req);
+  } catch (error) {
+    logger.debug('bad upgrade request', { error: String(error) });
+    return answerUpgrade(socket, 400, 'Bad Request');
+  }
+  const upgrade: UpgradeContext = { socket, head, claimed: false };
+  const context = new Context({ client: clientOf(req) }).child('upgrade', upgrade);
+  let response: Response;
+  try {
+    response = await handler.handle(context, request);
+  } catch (error) {
+    logger.warn('upgrade failed', { transactionId: context.transactionId, error: String(error) });
+    return answerUpgrade(socket, 502, 'Bad Gateway');
+  }
+  // A handler that took over the socket (a WebSocket proxy) has answered on it already.
+  if (upgrade.claimed) return;
+  const body = response.entity.isBuffered ? await response.entity.bytes() : Buffer.alloc(0);
+  response.entity.discard();
+  const raw: string[] = [];
+  response.headers.forEach((name, values) => {
+    if (/^(connection|content-length|transfer-encoding)$/i.test(name)) return;
+    for (const value of values) raw.push(name, value);
+  });
+  raw.push('Connection', 'close', 'Content-Length', String(body.length));
+  let written: string;
+  try {
+    written = responseHead(response.status, response.reason ?? '', raw);
+  } catch (error) {
+    // Never the bytes of an invalid field: the same 500 a plain request gets, and the fault logged.
+    logger.error('a response header cannot be written', {
+      transactionId: context.transactionId,
+      ...(isPorticoError(error) ? error.toJSON() : { error: String(error) }),
+    });
+    return answerUpgrade(socket, 500, 'Internal Server Error');
+  }
+  socket.end(Buffer.concat([Buffer.from(written, 'latin1'), body]));
+}
+
+/** A plain answer written straight to the socket, which is then closed. */
+export function answerUpgrade(socket: Socket, status: number, reason: string): void {
+  const body = `${reason}\n`;
+  const head = responseHead(status, reason, [
+    'Content-Type',
+    'text/plain; charset=UTF-8',
+    'Content-Length',
+    String(body.length),
+    'Connection',
+    'close',
+  ]);
+  socket.end(head + body, 'latin1');
+}
