@@ -17,8 +17,23 @@ import {
 } from './processes.ts';
 import { type Scenario, writeInstance } from './scenarios.ts';
 
-// node-floor runs after Portico: in plain it is also measured at Portico's fixed rate.
-export const CONTENDERS = ['direct', 'nginx', 'openig', 'portico-1', 'portico-2', 'node-floor'] as const;
+// node-floor runs after Portico: in plain it is also measured at Portico's fixed rate. The two
+// listener-* contenders (one gateway behind Koa, or behind a bare node:http listener) are only run
+// when named (`--contenders listener-koa,listener-node`).
+export const CONTENDERS = [
+  'direct',
+  'nginx',
+  'openig',
+  'portico-1',
+  'portico-2',
+  'node-floor',
+  'listener-koa',
+  'listener-node',
+] as const;
+/** The contenders a run without `--contenders` measures. */
+export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDERS.filter(
+  (name) => !name.startsWith('listener-'),
+);
 export type ContenderName = (typeof CONTENDERS)[number];
 
 export const LABELS: Record<ContenderName, string> = {
@@ -28,6 +43,8 @@ export const LABELS: Record<ContenderName, string> = {
   openig: 'OpenIG',
   'portico-1': 'Portico --workers 1',
   'portico-2': 'Portico --workers 2',
+  'listener-koa': 'gateway behind Koa (raw response)',
+  'listener-node': 'gateway behind node:http (no Koa)',
 };
 
 export interface Environment {
@@ -57,6 +74,8 @@ export interface Running {
 
 export const OPENIG_SCRIPT = 'bench/peers/openig.sh';
 export const NODE_FLOOR_SCRIPT = 'bench/peers/node-floor.mjs';
+/** One gateway (`createGateway({ base })`) behind a Koa application or a bare node:http listener. */
+export const LISTENER_SCRIPT = 'bench/peers/gateway-listener.mjs';
 /** The floor proxies everything to the upstream without routing: only scenarios with one route. */
 export const NODE_FLOOR_SCENARIOS: readonly string[] = ['plain', 'stream-1mb'];
 /**
@@ -142,6 +161,23 @@ export async function startContender(
   }
 
   writeInstance(dir, scenario.routes(baseURI));
+  if (name === 'listener-koa' || name === 'listener-node') {
+    const since = performance.now();
+    const mode = name === 'listener-koa' ? 'koa' : 'node';
+    const child = start(
+      `${name}-${scenario.name}`,
+      process.execPath,
+      // The same V8 flag as `portico`'s shebang; the compiled JavaScript (built by the suite first).
+      ['--max-semi-space-size=16', LISTENER_SCRIPT, mode, String(port), dir],
+      { logDir: dir, cpus: env.cpus?.gateway, cwd: env.repoRoot },
+    );
+    const outcome = await ready(child, since, 60_000);
+    if ('error' in outcome) {
+      await stop(child);
+      throw new Error(`${name}: ${outcome.error}; ${tail(child.log)}`);
+    }
+    return { name, url, roots: [child.pid], pinning, readyMs: outcome.ms, stop: () => stop(child) };
+  }
   if (name === 'openig') {
     if (!env.openig.available) throw new Error(env.openig.reason);
     // OpenIG 6 has no ReverseProxyHandler: a ClientHandler of that name lets it read the same route files.

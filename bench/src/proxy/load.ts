@@ -76,9 +76,10 @@ export async function runWrk(options: {
   const status = await wrk.exited;
   clearTimeout(deadline);
   const usage = sampler.stop();
+  // The log is appended to: a contender measured again (`--rounds`) has its latest report last.
   const line = readFileSync(wrk.log, 'utf8')
     .split('\n')
-    .find((text) => text.startsWith('WRK_JSON '));
+    .findLast((text) => text.startsWith('WRK_JSON '));
   if (!line) throw new Error(`wrk ended (${status}) without a report; see ${wrk.log}`);
   const report = JSON.parse(line.slice('WRK_JSON '.length)) as Record<string, number>;
   const seconds = report.duration_us! / 1e6;

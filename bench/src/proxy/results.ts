@@ -8,6 +8,8 @@ import { nginxVersion } from './nginx.ts';
 
 export interface Row {
   contender: ContenderName;
+  /** With `--rounds N`: which round of the interleaved rounds this row is. */
+  round?: number;
   status: 'ok' | 'unavailable' | 'failed';
   reason?: string;
   pinning?: string;
@@ -51,6 +53,8 @@ export interface ScenarioResult {
 
 export interface StartupRow {
   contender: ContenderName;
+  /** With `--rounds N`: which round of the interleaved rounds this row is. */
+  round?: number;
   status: 'ok' | 'unavailable' | 'failed';
   reason?: string;
   pinning?: string;

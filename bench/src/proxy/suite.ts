@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import {
   CONTENDERS,
   type ContenderName,
+  DEFAULT_CONTENDERS,
   type Environment,
   LABELS,
   NODE_FLOOR_SCENARIOS,
@@ -60,6 +61,7 @@ export const PROXY_OPTIONS = {
   'latency-runner': { type: 'string' },
   connections: { type: 'string' },
   'startup-runs': { type: 'string' },
+  rounds: { type: 'string' },
   'keep-temp': { type: 'boolean' },
 } as const;
 
@@ -77,6 +79,8 @@ interface Settings {
   startupRuns: number;
   scenarios: Scenario[];
   contenders: ContenderName[];
+  /** Each contender is measured this many times per scenario, in interleaved rounds. */
+  rounds: number;
   keepTemp: boolean;
 }
 
@@ -129,7 +133,7 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
       `latency runner ${settings.runner}`,
   );
   try {
-    if (settings.contenders.some((name) => name.startsWith('portico'))) {
+    if (settings.contenders.some((name) => name.startsWith('portico') || name.startsWith('listener-'))) {
       // Portico runs as in production: the compiled JavaScript (PORTICO_BUILT=1), not the sources.
       progress('npm run build ...');
       const build = spawnSync('npm', ['run', 'build'], { cwd: REPO_ROOT, encoding: 'utf8' });
@@ -154,6 +158,7 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
           scenarioResults.push(result);
           failures += result.rows.filter((row) => row.status === 'failed').length;
           console.log(loadTable(scenario, result));
+          if (settings.rounds > 1) console.log(`\n${roundsTable(result, settings)}`);
           console.log(notes(result.rows, settings));
         } else {
           startupRows.push(...(await runStartupScenario(scenario, settings, env)));
@@ -188,6 +193,7 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
         latencyRunner: settings.runner,
         fixedRateFraction: 0.5,
         startupRuns: settings.startupRuns,
+        rounds: settings.rounds,
         sampling: `every 200 ms; RSS = VmRSS summed over the tree (${childrenMethod}); CPU = utime + stime`,
         upstream:
           'nginx 1 worker, return 200 with a 100-byte body; the 1 MB body as a static file (sendfile)',
@@ -216,9 +222,9 @@ function parseSettings(values: BenchValues): Settings {
     if (!Number.isFinite(value) || value < min) throw new Error(`--${name} takes a number ≥ ${min}`);
     return value;
   };
-  const list = <T extends string>(name: string, known: readonly T[]): T[] => {
+  const list = <T extends string>(name: string, known: readonly T[], fallback = known): T[] => {
     const text = values[name];
-    if (typeof text !== 'string') return [...known];
+    if (typeof text !== 'string') return [...fallback];
     const chosen = text.split(',').map((item) => item.trim());
     for (const item of chosen)
       if (!known.includes(item as T))
@@ -240,7 +246,8 @@ function parseSettings(values: BenchValues): Settings {
     runner,
     startupRuns: number('startup-runs', quick ? 1 : 5, 1),
     scenarios: SCENARIOS.filter((scenario) => names.includes(scenario.name)),
-    contenders: list('contenders', CONTENDERS),
+    contenders: list('contenders', CONTENDERS, DEFAULT_CONTENDERS),
+    rounds: number('rounds', 1, 1),
     keepTemp: values['keep-temp'] === true,
   };
 }
@@ -286,13 +293,21 @@ async function runLoadScenario(
     rows: [],
   };
   try {
-    for (const name of settings.contenders) {
-      if (scenario.contenders && !scenario.contenders.includes(name)) continue;
-      if (name === 'node-floor' && !NODE_FLOOR_SCENARIOS.includes(scenario.name)) continue;
-      const porticoRate = result.rows.find((row) => row.contender === 'portico-1')?.latency?.targetRate;
-      const extraRate = name === 'node-floor' && scenario.name === 'plain' ? porticoRate : undefined;
-      result.rows.push(await measure(name, scenario, settings, env, upstream, extraRate));
-      if (!upstream.alive()) throw new Error(`the upstream nginx died during ${name}; see ${upstream.log}`);
+    for (let round = 1; round <= settings.rounds; round++) {
+      // Interleaved rounds, every other one in reverse order (A B, B A, A B ...): a drift of the
+      // machine's load over the run weighs on every contender alike.
+      const order = round % 2 === 1 ? settings.contenders : [...settings.contenders].reverse();
+      for (const name of order) {
+        if (scenario.contenders && !scenario.contenders.includes(name)) continue;
+        if (name === 'node-floor' && !NODE_FLOOR_SCENARIOS.includes(scenario.name)) continue;
+        const porticoRate = result.rows.find((row) => row.contender === 'portico-1')?.latency?.targetRate;
+        const extraRate = name === 'node-floor' && scenario.name === 'plain' ? porticoRate : undefined;
+        if (settings.rounds > 1) progress(`${scenario.name}: round ${round} of ${settings.rounds}`);
+        const row = await measure(name, scenario, settings, env, upstream, extraRate);
+        if (settings.rounds > 1) row.round = round;
+        result.rows.push(row);
+        if (!upstream.alive()) throw new Error(`the upstream nginx died during ${name}; see ${upstream.log}`);
+      }
     }
     const direct = result.rows.find((row) => row.contender === 'direct' && row.status === 'ok');
     const portico = result.rows.find((row) => row.contender === 'portico-1' && row.status === 'ok');
@@ -511,7 +526,7 @@ function loadTable(scenario: Scenario, result: ScenarioResult): string {
     const latencyErrors = latency ? latency.errors + latency.non2xx : undefined;
     const mark = row.generatorBound ? '*' : '';
     return [
-      LABELS[row.contender],
+      LABELS[row.contender] + (row.round === undefined ? '' : ` (round ${row.round})`),
       row.status === 'ok' ? integer(wrk?.requestsPerSecond) : row.status,
       ...(stream ? [fixed(wrk?.megabytesPerSecond, 0)] : []),
       ...(many ? [ratio(row.ratioToOneRoute)] : []),
@@ -538,6 +553,60 @@ function loadTable(scenario: Scenario, result: ScenarioResult): string {
       `p99.9 ${millis(again.latencyMs.p99_9)}${mark} ms, ${again.errors + again.non2xx} errors`;
   }
   return text;
+}
+
+/**
+ * With `--rounds N`: each contender's closed-loop req/s round by round, their median, and the median
+ * over the first contender's (the order given to `--contenders`); and the contender's CPU time per
+ * request in the same runs (its CPU over the wrk run, divided by the requests answered), which other
+ * work on the machine disturbs less than throughput does (time it takes from the contender's core
+ * lowers both).
+ */
+function roundsTable(result: ScenarioResult, settings: Settings): string {
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
+  const perContender = settings.contenders
+    .map((name) => {
+      const rows = result.rows.filter((row) => row.contender === name && row.status === 'ok' && row.wrk);
+      return {
+        name,
+        rps: rows.map((row) => row.wrk!.requestsPerSecond),
+        cpuUs: rows.map(
+          (row) =>
+            ((row.usage!.closedLoop.contender.meanCpuPercent / 100) * row.wrk!.seconds * 1e6) /
+            row.wrk!.requests,
+        ),
+      };
+    })
+    .filter((entry) => entry.rps.length > 0);
+  const [first] = perContender;
+  const versus = (value: number, base: number | undefined) =>
+    base === undefined ? DASH : `${(((value - base) / base) * 100).toFixed(1)} %`;
+  const rows = perContender.map(({ name, rps, cpuUs }) => [
+    LABELS[name],
+    rps.map((value) => integer(value)).join(', '),
+    integer(median(rps)),
+    versus(median(rps), first && median(first.rps)),
+    cpuUs.map((value) => fixed(value, 1)).join(', '),
+    fixed(median(cpuUs), 1),
+    versus(median(cpuUs), first && median(first.cpuUs)),
+  ]);
+  const base = first ? LABELS[first.name] : DASH;
+  return markdownTable(
+    [
+      'contender',
+      'req/s by round',
+      'median req/s',
+      `vs ${base}`,
+      'CPU µs/req by round',
+      'median CPU µs/req',
+      `vs ${base}`,
+    ],
+    rows,
+  );
 }
 
 /**
