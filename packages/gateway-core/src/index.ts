@@ -51,6 +51,7 @@ export type { Bindings } from './expression/compiler.ts';
 export {
   type CompileOptions,
   compile,
+  compileLValue,
   type ExpectedType,
   type Expression,
   type LValueExpression,

@@ -36,7 +36,6 @@ export { elCompare, elEquals } from '../expression/coercion.ts';
 export type { NameCheck } from '../expression/compiler.ts';
 export { readsEntity } from '../expression/entity-access.ts';
 export { ExchangeView, RUN_TIME_NAMES } from '../expression/exchange.ts';
-export { compileLValue } from '../expression/expression.ts';
 export { FUNCTIONS } from '../expression/functions.ts';
 export { getSystemProperties, Now, setSystemProperty } from '../expression/implicit.ts';
 export { settleLazy } from '../expression/lazy-map.ts';
