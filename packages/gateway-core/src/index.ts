@@ -36,7 +36,7 @@ export {
   type UpgradeContext,
 } from './context/context.ts';
 export type { SessionHandle, SessionProducer } from './context/session-producer.ts';
-export { Duration, parseDuration } from './duration/duration.ts';
+export * from './duration/index.ts';
 export {
   ErrorCode,
   type ErrorCodeValue,
@@ -115,17 +115,6 @@ export {
 } from './http/temporary-storage.ts';
 export { Uri } from './http/uri.ts';
 export type { Logger } from './logging.ts';
-export {
-  type CompiledScript,
-  compileScript,
-  DEFAULT_SCRIPT_TIMEOUT_MS,
-  describeScriptError,
-  EXACTLY_ONE_SCRIPT,
-  exactlyOneScript,
-  JAVASCRIPT,
-  type ScriptDeclaration,
-  type ScriptOptions,
-  scriptFields,
-} from './scripting/script.ts';
+export * from './scripting/index.ts';
 // Filters, handlers, and what they receive.
 export { type Filter, type Handler, isFilter, isHandler } from './types.ts';

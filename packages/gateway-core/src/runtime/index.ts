@@ -79,18 +79,7 @@ export { StoredBody } from '../http/temporary-storage.ts';
 export { normalizeRawPath } from '../http/uri.ts';
 // Logging.
 export { consoleLogger, createMemoryLogger } from '../logging.ts';
-export { CORE_VERSION } from '../registry/core-version.ts';
-export { type DiscoveryOptions, discoverPluginPackages } from '../registry/discovery.ts';
-export { checkManifest, compareWithPackage } from '../registry/manifest.ts';
-export {
-  checkPluginPackage,
-  type PluginPackage,
-  type PluginPackageSummary,
-  readPluginPackage,
-  summarizePluginPackage,
-} from '../registry/plugin-package.ts';
-export { TypeRegistry, type TypeRegistryOptions } from '../registry/registry.ts';
-export { simpleClassName } from '../registry/type-name.ts';
+export * from '../registry/index.ts';
 
 // Loading and serving a gateway.
 export { clientOf, toRequest } from './arrival.ts';
