@@ -10,18 +10,6 @@ import { ApiProtectionFilterHeaplet } from './api-protection.ts';
 import { ConsoleLogSinkHeaplet, FileLogSinkHeaplet, TemporaryStorageHeaplet } from './log-sink.ts';
 
 export { apiProtectionFilter } from './api-protection.ts';
-export {
-  ConsoleLogSink,
-  FileLogSink,
-  type FileLogSinkOptions,
-  formatLogRecord,
-  isLogSink,
-  LOG_LEVELS,
-  type LogLevel,
-  type LogRecord,
-  type LogSink,
-  resolveLogSink,
-} from './log-sink.ts';
 
 /** The types the core itself provides; the gateway registers this manifest before discovering plugins. */
 export const coreManifest = definePlugin({

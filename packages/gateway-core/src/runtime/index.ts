@@ -7,14 +7,13 @@
  */
 
 // The core's own types.
+export { apiProtectionFilter, coreManifest } from '../builtins/index.ts';
 export {
-  apiProtectionFilter,
   ConsoleLogSink,
-  coreManifest,
   FileLogSink,
   type FileLogSinkOptions,
   formatLogRecord,
-} from '../builtins/index.ts';
+} from '../builtins/log-sink.ts';
 // Configuration files.
 export { parseConfigJson } from '../config/json.ts';
 export { checkConfig, parseConfig } from '../config/schema.ts';
