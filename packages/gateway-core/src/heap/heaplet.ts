@@ -1,4 +1,5 @@
 import type { Schema } from '../config/schema.ts';
+import { stampCore } from '../core-identity.ts';
 import type { Logger } from '../logging.ts';
 import type { Heap } from './heap.ts';
 
@@ -79,7 +80,7 @@ export interface PluginManifest {
 }
 
 export function definePlugin(manifest: Omit<PluginManifest, '$$type'>): PluginManifest {
-  return Object.freeze({ $$type: PLUGIN_BRAND, ...manifest });
+  return Object.freeze(stampCore<PluginManifest>({ $$type: PLUGIN_BRAND, ...manifest }));
 }
 
 /** What a decorator learns about the object it decorates. */

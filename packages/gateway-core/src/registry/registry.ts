@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { CORE_DIRECTORY, coreDirectoryOf } from '../core-identity.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import type { Heaplet, Kind, PluginManifest } from '../heap/heaplet.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
@@ -195,6 +196,7 @@ export class TypeRegistry {
       );
     }
     try {
+      refuseSecondCore(module.default, pkg.packageName);
       const manifest = checkManifest(module.default, pkg.packageName, this.coreVersion, packageRange);
       if (packageRange === undefined && manifest.core === undefined) {
         throw new PorticoError(
@@ -222,4 +224,20 @@ export class TypeRegistry {
       { expected: kind === undefined ? 'a known type' : `${article(kind)} type` },
     );
   }
+}
+
+/**
+ * A plugin whose manifest was made by another copy of the core (npm installed the peer beside the
+ * plugin) would run on separate module state: its types are refused, naming both copies.
+ */
+function refuseSecondCore(manifest: unknown, packageName: string): void {
+  const theirs = coreDirectoryOf(manifest);
+  if (theirs === undefined || theirs === CORE_DIRECTORY) return;
+  throw new PorticoError(
+    ErrorCode.SECOND_CORE,
+    `plugin package '${packageName}' runs on its own copy of @portico/gateway-core (${theirs}), ` +
+      `not the gateway's (${CORE_DIRECTORY}); remove that copy, and install plugins with ` +
+      '`portico plugin add`, which leaves the core to the gateway',
+    { expected: `@portico/gateway-core resolved from the plugin to ${CORE_DIRECTORY}` },
+  );
 }
