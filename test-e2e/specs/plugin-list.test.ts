@@ -55,6 +55,7 @@ describe('portico plugin list (the real command)', () => {
   it('an unknown action is a usage error', async () => {
     const result = await runPortico(['plugin', 'remove']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('Usage: portico plugin list');
+    expect(result.stderr).toContain('Usage: portico plugin add');
+    expect(result.stderr).toContain('portico plugin list');
   });
 });

@@ -8,8 +8,10 @@ import {
 import { APP_PACKAGE_JSON, pluginDirectoriesOf } from '../server/gateway.ts';
 import { locateInstance } from '../server/instance.ts';
 import { type Output, UsageError } from './output.ts';
+import { addPlugins } from './plugin-add.ts';
 
 /**
+ * `portico plugin add <spec...>` installs plugins into `<instance>/plugins` (plugin-add.ts).
  * `portico plugin list [--base DIR]`: every plugin package the gateway would discover (the app's own
  * dependencies, then `<instance>/plugins` and admin.json's `pluginDirectories`), with its version, its
  * types and the core range its package.json declares, checked against the running core. Nothing is
@@ -17,11 +19,22 @@ import { type Output, UsageError } from './output.ts';
  */
 export async function pluginCommand(argv: string[], out: Output): Promise<number> {
   const { positionals, values } = parse(argv);
-  const [action] = positionals;
+  const [action, ...specs] = positionals;
+  if (action === 'add') {
+    if (specs.length === 0) throw new UsageError('plugin add needs a package: a name, a tarball or a folder');
+    const instance = locateInstance({ base: values.base });
+    if (instance.quickstart) {
+      throw new UsageError(
+        'plugin add needs an instance directory: --base DIR, PORTICO_BASE, or an existing ~/.portico',
+      );
+    }
+    return addPlugins(instance, specs, { force: values.force === true }, out);
+  }
   if (action !== 'list')
     throw new UsageError(
-      action === undefined ? 'plugin needs an action: list' : `unknown plugin action '${action}'`,
+      action === undefined ? 'plugin needs an action: list or add' : `unknown plugin action '${action}'`,
     );
+  if (specs.length > 0) throw new UsageError(`plugin list takes no arguments (got '${specs[0]}')`);
   const instance = locateInstance({ base: values.base });
   const admin = (instance.admin ?? {}) as { pluginDirectories?: unknown };
   const configured = Array.isArray(admin.pluginDirectories)
@@ -49,7 +62,11 @@ export async function pluginCommand(argv: string[], out: Output): Promise<number
 
 function parse(argv: string[]) {
   try {
-    return parseArgs({ args: argv, allowPositionals: true, options: { base: { type: 'string' } } });
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { base: { type: 'string' }, force: { type: 'boolean' } },
+    });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
