@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,7 +40,9 @@ describe('after changeset version', () => {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'portico-release-'));
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('the gateway boots with its plugins and answers through them', { timeout: 120_000 }, async () => {
+  it('every plugin loads on the versioned core, and the gateway answers through them', {
+    timeout: 120_000,
+  }, async () => {
     const copy = path.join(scratch, 'repo');
     await run('git', ['clone', '--quiet', root, copy]);
     await run('cp', ['-al', path.join(root, 'node_modules'), path.join(copy, 'node_modules')]);
@@ -50,6 +52,25 @@ describe('after changeset version', () => {
     const core = JSON.parse(readFileSync(path.join(copy, 'packages/gateway-core/package.json'), 'utf8'));
     const header = JSON.parse(readFileSync(path.join(copy, 'packages/filter-header/package.json'), 'utf8'));
     expect(header.peerDependencies['@portico/gateway-core']).toBe(`^${core.version}`);
+
+    // Every plugin package of the versioned workspace loads on the versioned core (entry, manifest,
+    // peer range bumped with the core), not only those the route below uses.
+    const loaded = await run(
+      process.execPath,
+      [path.join(copy, 'apps/gateway/bin/portico.js'), 'plugin', 'list', '--load', '--base', scratch],
+      { env: { ...process.env, PORTICO_BASE: undefined } },
+    ).catch((error: { stdout?: string; stderr?: string }) => {
+      throw new Error(`plugin list --load failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
+    });
+    const plugins = readdirSync(path.join(copy, 'packages')).filter((dir) => {
+      const json = JSON.parse(readFileSync(path.join(copy, 'packages', dir, 'package.json'), 'utf8'));
+      return json.portico !== undefined && json.private !== true;
+    });
+    expect(plugins.length).toBeGreaterThan(15);
+    expect(loaded.stdout).toContain(
+      `${plugins.length} plugin packages; running @portico/gateway-core ${core.version}`,
+    );
+    expect(loaded.stderr).toBe('');
 
     const base = instanceDirectory({
       'config/routes/plugins.json': {

@@ -57,11 +57,14 @@ restored as it was (exit status 1); --force keeps it.
 list: every plugin package the gateway would discover: its own dependencies, then
 <instance>/plugins and admin.json's pluginDirectories. For each: name, version, types, and the
 @portico/gateway-core range its package.json declares, checked against the running core. Nothing is
-loaded. Exit status 1 when a package's range excludes the running core.
+loaded unless --load: then each package is imported as the gateway would on first use (entry point,
+manifest, core range, one core), and a refusal is printed as its coded error. Exit status 1 when a
+package's range excludes the running core (or, with --load, a package would not load).
 
 Options:
   --base DIR             instance directory (default: $PORTICO_BASE, else $HOME/.portico)
   --force                add: keep a package that fails a check
+  --load                 list: import every package as the gateway would
   -h, --help             show this text`,
     run: pluginCommand,
   },
