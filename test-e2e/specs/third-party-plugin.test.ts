@@ -121,7 +121,7 @@ describe('a plugin started from the template outside the repository', () => {
     pluginTarball = await pack(author, tarballs);
     const manifest = JSON.parse(await fileInTarball(pluginTarball, 'package.json'));
     expect(manifest.name).toBe(PLUGIN);
-    expect(manifest.peerDependencies).toEqual({ '@portico/gateway-core': '^0.1.0' });
+    expect(manifest.peerDependencies).toEqual({ '@portico/gateway-core': '>=0.1.0 <1.0.0' });
     expect(await fileInTarball(pluginTarball, 'dist/index.js')).toContain('definePlugin');
   });
 });
@@ -140,13 +140,13 @@ describe('portico plugin add, then the gateway', () => {
     const result = await runPortico(['plugin', 'add', pluginTarball, '--base', base]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`added ${PLUGIN} 1.0.0  TemplateFilter  (core ^0.1.0: ok)`);
+    expect(result.stdout).toContain(`added ${PLUGIN} 1.0.0  TemplateFilter  (core >=0.1.0 <1.0.0: ok)`);
     expect(existsSync(path.join(base, 'plugins/node_modules', PLUGIN, 'dist/index.js'))).toBe(true);
     expect(existsSync(path.join(base, 'plugins/node_modules/@portico/gateway-core'))).toBe(false);
     expect(readFileSync(path.join(base, 'plugins/.npmrc'), 'utf8')).toContain('legacy-peer-deps=true');
     const list = await runPortico(['plugin', 'list', '--base', base]);
     expect(list.code).toBe(0);
-    expect(list.stdout).toContain(`${PLUGIN} 1.0.0  TemplateFilter  (core ^0.1.0: ok)`);
+    expect(list.stdout).toContain(`${PLUGIN} 1.0.0  TemplateFilter  (core >=0.1.0 <1.0.0: ok)`);
   });
 
   for (const [mode, env] of [

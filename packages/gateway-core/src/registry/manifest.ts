@@ -27,7 +27,7 @@ export function checkManifest(
     if (typeof range !== 'string' || validRange(range) === null) {
       throw fail(
         `the @portico/gateway-core range is not a semver range: ${JSON.stringify(range)}`,
-        'a peerDependencies entry such as "^0.1.0"',
+        'a peerDependencies entry such as ">=0.1.0 <1.0.0"',
       );
     }
     // A pre-release core (0.2.0-next.1) still satisfies the ranges written for its release line.

@@ -202,7 +202,7 @@ export class TypeRegistry {
         throw new PorticoError(
           ErrorCode.MANIFEST,
           `plugin package '${pkg.packageName}' declares no range of @portico/gateway-core`,
-          { expected: 'peerDependencies: { "@portico/gateway-core": "^0.1.0" } in its package.json' },
+          { expected: 'peerDependencies: { "@portico/gateway-core": ">=0.1.0 <1.0.0" } in its package.json' },
         );
       }
       compareWithPackage(manifest, pkg);
