@@ -184,6 +184,9 @@ describe('portico plugin add, then the gateway', () => {
     const line = result.stderr.split('\n').find((l) => l.startsWith('PORTICO_E_SECOND_CORE'));
     expect(line).toContain(copy);
     expect(line).toContain(path.join(repositoryRoot, 'packages/gateway-core'));
+    const listed = await runPortico(['plugin', 'list', '--load', '--base', base]);
+    expect(listed.code).toBe(1);
+    expect(listed.stderr).toContain('PORTICO_E_SECOND_CORE');
   });
 });
 
