@@ -1,3 +1,4 @@
+import { likelyMeant } from '../config/near-names.ts';
 import { childPath, parseConfig, Reference } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { collectRequestBodyReads, markRequestBodyReader, usedObject } from '../expression/body-reads.ts';
@@ -23,7 +24,6 @@ import {
 import { type DecorationStep, decorate, globalSteps, localSteps, notDecoratable } from './decorations.ts';
 import { combine, cycleError, locate, located, problemsOf, type Site } from './errors.ts';
 import { type Decorator, type GatewayEnvironment, type Heaplet, isDecorator, type Kind } from './heaplet.ts';
-import { likelyMeant } from './near-names.ts';
 import { resolveReferences } from './references.ts';
 
 export interface HeapOptions {
