@@ -154,32 +154,15 @@ class Reporter {
       );
       return { kind: 'class', text: this.print(cls) };
     }
-    if (ts.isInterfaceDeclaration(node)) {
-      const text = f.updateInterfaceDeclaration(
-        node,
-        kept(node.modifiers),
-        node.name,
-        node.typeParameters,
-        node.heritageClauses,
-        node.members,
-      );
-      return { kind: 'interface', text: this.print(text) };
-    }
-    if (ts.isTypeAliasDeclaration(node)) {
-      const text = f.updateTypeAliasDeclaration(
-        node,
-        kept(node.modifiers),
-        node.name,
-        node.typeParameters,
-        node.type,
-      );
-      return { kind: 'type', text: this.print(text) };
-    }
-    if (ts.isEnumDeclaration(node)) {
-      return {
-        kind: 'enum',
-        text: this.print(f.updateEnumDeclaration(node, kept(node.modifiers), node.name, node.members)),
-      };
+    const declaredKind = ts.isInterfaceDeclaration(node)
+      ? 'interface'
+      : ts.isTypeAliasDeclaration(node)
+        ? 'type'
+        : ts.isEnumDeclaration(node)
+          ? 'enum'
+          : undefined;
+    if (declaredKind !== undefined) {
+      return { kind: declaredKind, text: this.print(f.replaceModifiers(node, kept(node.modifiers))) };
     }
     if (ts.isVariableDeclaration(node)) {
       const flags = node.parent.flags;
