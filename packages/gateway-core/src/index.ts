@@ -8,6 +8,7 @@ export * from './handlers/client/index.ts';
 export * from './handlers/index.ts';
 export * from './heap/index.ts';
 export * from './http/index.ts';
+export { KINDS, type Kind, PLUGIN_BRAND } from './kinds.ts';
 export * from './logging.ts';
 export * from './registry/index.ts';
 export * from './scripting/index.ts';

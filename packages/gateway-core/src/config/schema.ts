@@ -11,8 +11,8 @@ import {
   type LValueExpression,
 } from '../expression/expression.ts';
 import { containsExpression } from '../expression/template.ts';
-import { likelyMeant } from '../heap/near-names.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
+import { likelyMeant } from './near-names.ts';
 
 /**
  * Configuration schemas: the one description of a setting that validates it, applies its default,

@@ -7,10 +7,3 @@ export {
   type Session,
   type UpgradeContext,
 } from './context.ts';
-export {
-  commitSession,
-  isSessionProducer,
-  type SessionHandle,
-  type SessionProducer,
-  SessionScopeHandler,
-} from './session-producer.ts';

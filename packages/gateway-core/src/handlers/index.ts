@@ -19,4 +19,11 @@ export {
   type RouterOptions,
 } from './router.ts';
 export { type SequenceBinding, SequenceHandler, SequenceHandlerHeaplet } from './sequence.ts';
+export {
+  commitSession,
+  isSessionProducer,
+  type SessionHandle,
+  type SessionProducer,
+  SessionScopeHandler,
+} from './session-producer.ts';
 export { StaticResponseHandler, StaticResponseHandlerHeaplet } from './static-response.ts';

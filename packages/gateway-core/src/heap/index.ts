@@ -16,8 +16,5 @@ export {
   type Heaplet,
   type HeapletContext,
   isDecorator,
-  KINDS,
-  type Kind,
-  PLUGIN_BRAND,
   type PluginManifest,
 } from './heaplet.ts';

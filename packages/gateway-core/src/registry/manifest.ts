@@ -1,8 +1,8 @@
 import { satisfies, validRange } from 'semver';
 import { ErrorCode, PorticoError } from '../errors.ts';
-import { type Heaplet, KINDS, PLUGIN_BRAND, type PluginManifest } from '../heap/heaplet.ts';
+import type { Heaplet, PluginManifest } from '../heap/heaplet.ts';
+import { article, KINDS, PLUGIN_BRAND } from '../kinds.ts';
 import { kindOfType, type PluginPackage } from './plugin-package.ts';
-import { article } from './words.ts';
 
 /**
  * Checks that a value is a plugin manifest this core can use: branded by definePlugin, made for a

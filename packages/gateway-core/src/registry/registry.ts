@@ -3,7 +3,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CORE_DIRECTORY, coreDirectoryOf } from '../core-identity.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
-import type { Heaplet, Kind, PluginManifest } from '../heap/heaplet.ts';
+import type { TypeResolver } from '../heap/heap.ts';
+import type { Heaplet, PluginManifest } from '../heap/heaplet.ts';
+import { article, type Kind } from '../kinds.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
 import { CORE_VERSION } from './core-version.ts';
 import { type DiscoveryOptions, discoverPluginPackages } from './discovery.ts';
@@ -11,7 +13,6 @@ import { activeConditions, resolveEntry } from './entry.ts';
 import { checkManifest, compareWithPackage } from './manifest.ts';
 import { checkPluginPackage, kindOfType, type PluginPackage } from './plugin-package.ts';
 import { simpleClassName } from './type-name.ts';
-import { article } from './words.ts';
 
 export interface TypeRegistryOptions {
   /** The core version plugins are checked against; this package's own version by default. */
@@ -39,7 +40,7 @@ interface Entry {
  * a package registered from its package.json is imported only when one of its types is first
  * resolved, so a gateway pays only for the plugins its configuration names.
  */
-export class TypeRegistry {
+export class TypeRegistry implements TypeResolver {
   private readonly coreVersion: string;
   private readonly logger: Logger;
   private readonly conditions: readonly string[];
