@@ -52,7 +52,10 @@ describe('regular expressions against hostile input, through portico start', () 
     expect(reply.status).toBe(404);
     const next = await send(`${gw.url}${path}`, {
       headers: Object.fromEntries(
-        Object.keys(headers).map((k) => [k, k === 'X-Pattern' ? headers[k as 'X-Pattern'] : 'aaaa']),
+        Object.keys(headers).map((k) => [
+          k,
+          k === 'X-Pattern' ? (headers as Record<string, string>)[k] : 'aaaa',
+        ]),
       ),
     });
     expect(next.status).toBe(200);
