@@ -2,12 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import os from 'node:os';
 import path from 'node:path';
 import { createMemoryLogger, type PorticoError, parseConfigJson, problemsOf } from '@portico/gateway-core';
-import {
-  awaitsLaterWork,
-  corpusFiles,
-  corpusRoot,
-  requireCorpusUnderCi,
-} from '@portico/gateway-core/testing';
+import { awaitsLaterWork, corpusFiles, corpusRoot, requireCorpusUnderCi } from '@portico/test-support';
 import { describe, expect, it } from 'vitest';
 import { Gateway } from './gateway.ts';
 import { locateInstance } from './instance.ts';

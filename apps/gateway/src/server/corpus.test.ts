@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createMemoryLogger, type PorticoError, problemsOf } from '@portico/gateway-core';
-import { awaitsLaterWork, corpusFiles, requireCorpusUnderCi } from '@portico/gateway-core/testing';
+import { awaitsLaterWork, corpusFiles, requireCorpusUnderCi } from '@portico/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Gateway } from './gateway.ts';
 import { locateInstance } from './instance.ts';

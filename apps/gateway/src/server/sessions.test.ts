@@ -10,12 +10,7 @@ import {
   Response,
   s,
 } from '@portico/gateway-core';
-import {
-  redisBinariesAvailable,
-  serviceUrl,
-  startRedisSentinelGroup,
-  waitFor,
-} from '@portico/gateway-core/testing';
+import { redisBinariesAvailable, serviceUrl, startRedisSentinelGroup, waitFor } from '@portico/test-support';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequestListener } from './app.ts';
