@@ -39,7 +39,9 @@ function prepack(dir) {
   const file = path.join(dir, 'package.json');
   const backup = path.join(dir, BACKUP);
   if (existsSync(backup)) {
-    throw new Error(`${backup} exists: an earlier pack did not finish; restore it with "postpack" first`);
+    // npm skips postpack when a pack fails: the workspace manifest is still in the backup.
+    console.error(`${backup}: an earlier pack did not finish; its workspace manifest is restored first`);
+    renameSync(backup, file);
   }
   const text = readFileSync(file, 'utf8');
   const manifest = JSON.parse(text);

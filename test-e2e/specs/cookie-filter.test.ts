@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
-import { serviceUrl } from '@portico/gateway-core/testing';
+import { serviceUrl } from '@portico/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { type Reply, type SendOptions, send } from '../support/http.ts';

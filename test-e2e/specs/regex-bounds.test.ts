@@ -52,9 +52,9 @@ describe('regular expressions against hostile input, through portico start', () 
     expect(reply.status).toBe(404);
     const next = await send(`${gw.url}${path}`, {
       headers: Object.fromEntries(
-        Object.keys(headers).map((k) => [
+        Object.entries(headers as Record<string, string>).map(([k, v]) => [
           k,
-          k === 'X-Pattern' ? (headers as Record<string, string>)[k] : 'aaaa',
+          k === 'X-Pattern' ? v : 'aaaa',
         ]),
       ),
     });

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,16 +40,75 @@ describe('after changeset version', () => {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'portico-release-'));
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('the gateway boots with its plugins and answers through them', { timeout: 120_000 }, async () => {
-    const copy = path.join(scratch, 'repo');
+  /** A clone of the committed repository with node_modules hard-linked. */
+  async function scratchCopy(copy: string): Promise<string> {
     await run('git', ['clone', '--quiet', root, copy]);
     await run('cp', ['-al', path.join(root, 'node_modules'), path.join(copy, 'node_modules')]);
+    return copy;
+  }
+
+  it('a minor release of the core alone leaves every plugin at its own version and range', {
+    timeout: 120_000,
+  }, async () => {
+    const copy = await scratchCopy(path.join(scratch, 'core-only'));
+    const changesets = path.join(copy, '.changeset');
+    for (const file of readdirSync(changesets)) {
+      if (file.endsWith('.md') && file !== 'README.md') rmSync(path.join(changesets, file));
+    }
+    writeFileSync(
+      path.join(changesets, 'core-minor.md'),
+      '---\n"@portico/gateway-core": minor\n---\n\nAn addition to the plugin contract.\n',
+    );
+    const manifest = (dir: string) =>
+      JSON.parse(readFileSync(path.join(copy, 'packages', dir, 'package.json'), 'utf8'));
+    const before = manifest('filter-header');
+    await run(process.execPath, [path.join(copy, 'node_modules/@changesets/cli/bin.js'), 'version'], {
+      cwd: copy,
+    });
+    const core = manifest('gateway-core');
+    expect(core.version).not.toBe(before.version);
+    const after = manifest('filter-header');
+    expect(after.version).toBe(before.version);
+    expect(after.peerDependencies).toEqual(before.peerDependencies);
+    const loaded = await run(
+      process.execPath,
+      [path.join(copy, 'apps/gateway/bin/portico.js'), 'plugin', 'list', '--load', '--base', scratch],
+      { env: { ...process.env, PORTICO_BASE: undefined } },
+    );
+    expect(loaded.stdout).toContain(`running @portico/gateway-core ${core.version}`);
+    expect(loaded.stderr).toBe('');
+  });
+
+  it('every plugin loads on the versioned core, and the gateway answers through them', {
+    timeout: 120_000,
+  }, async () => {
+    const copy = await scratchCopy(path.join(scratch, 'repo'));
     await run(process.execPath, [path.join(copy, 'node_modules/@changesets/cli/bin.js'), 'version'], {
       cwd: copy,
     });
     const core = JSON.parse(readFileSync(path.join(copy, 'packages/gateway-core/package.json'), 'utf8'));
     const header = JSON.parse(readFileSync(path.join(copy, 'packages/filter-header/package.json'), 'utf8'));
-    expect(header.peerDependencies['@portico/gateway-core']).toBe(`^${core.version}`);
+    // The plugin contract's policy: 0.x minors of the core keep it, so the ranges survive them.
+    expect(header.peerDependencies['@portico/gateway-core']).toBe('>=0.1.0 <1.0.0');
+
+    // Every plugin package of the versioned workspace loads on the versioned core (entry, manifest,
+    // peer range bumped with the core), not only those the route below uses.
+    const loaded = await run(
+      process.execPath,
+      [path.join(copy, 'apps/gateway/bin/portico.js'), 'plugin', 'list', '--load', '--base', scratch],
+      { env: { ...process.env, PORTICO_BASE: undefined } },
+    ).catch((error: { stdout?: string; stderr?: string }) => {
+      throw new Error(`plugin list --load failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
+    });
+    const plugins = readdirSync(path.join(copy, 'packages')).filter((dir) => {
+      const json = JSON.parse(readFileSync(path.join(copy, 'packages', dir, 'package.json'), 'utf8'));
+      return json.portico !== undefined && json.private !== true;
+    });
+    expect(plugins.length).toBeGreaterThan(15);
+    expect(loaded.stdout).toContain(
+      `${plugins.length} plugin packages; running @portico/gateway-core ${core.version}`,
+    );
+    expect(loaded.stderr).toBe('');
 
     const base = instanceDirectory({
       'config/routes/plugins.json': {

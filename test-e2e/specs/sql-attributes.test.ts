@@ -1,6 +1,6 @@
 import { JdbcDataSource, jdbcDataSourceConfig } from '@portico/datasource-jdbc';
 import { checkConfig, createMemoryLogger } from '@portico/gateway-core/runtime';
-import { serviceUrl } from '@portico/gateway-core/testing';
+import { serviceUrl } from '@portico/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { json } from '../support/http.ts';

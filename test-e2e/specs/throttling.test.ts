@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serviceUrl } from '@portico/gateway-core/testing';
+import { serviceUrl } from '@portico/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { send } from '../support/http.ts';

@@ -134,7 +134,7 @@ export function raw(
 }
 
 // Shared with the packages' tests.
-export { waitFor } from '@portico/gateway-core/testing';
+export { waitFor } from '@portico/test-support';
 
 /**
  * True for the failure RFC 9112 §9.3.1 lets a client retry: a kept-alive connection the server

@@ -39,16 +39,30 @@ const PEERS = ['@portico/gateway-core'];
 
 module.registerHooks({
   resolve(specifier, context, nextResolve) {
-    const conditions = [...context.conditions, ...EXTRA_CONDITIONS];
-    try {
-      return nextResolve(specifier, { ...context, conditions });
-    } catch (error) {
-      const peer = PEERS.some((name) => specifier === name || specifier.startsWith(`${name}/`));
-      if (!peer || error?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
-      return nextResolve(specifier, { ...context, conditions, parentURL: HOST });
+    const resolved = resolveWith(specifier, context, nextResolve, [
+      ...context.conditions,
+      ...EXTRA_CONDITIONS,
+    ]);
+    // Sources are for workspace packages only (their real path is outside node_modules): Node refuses
+    // to strip types inside node_modules, so an installed package gets its built entry instead.
+    if (resolved.url?.includes('/node_modules/') && resolved.url.endsWith('.ts')) {
+      const built = context.conditions.filter((condition) => condition !== 'portico-source');
+      return resolveWith(specifier, context, nextResolve, built);
     }
+    return resolved;
   },
 });
+
+/** Resolves as Node would; the core, when a plugin has no copy of its own, from the gateway. */
+function resolveWith(specifier, context, nextResolve, conditions) {
+  try {
+    return nextResolve(specifier, { ...context, conditions });
+  } catch (error) {
+    const peer = PEERS.some((name) => specifier === name || specifier.startsWith(`${name}/`));
+    if (!peer || error?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    return nextResolve(specifier, { ...context, conditions, parentURL: HOST });
+  }
+}
 
 const { main } = await import(BUILT ? '../dist/cli.js' : '../src/cli.ts');
 const code = await main(process.argv.slice(2));

@@ -44,16 +44,27 @@ Options:
     run: validateCommand,
   },
   plugin: {
-    summary: 'List the plugin packages the gateway discovers, with their types and core range',
-    usage: `Usage: portico plugin list [options]
+    summary: 'Add plugin packages to the instance, or list those the gateway discovers',
+    usage: `Usage: portico plugin add <package...> [options]
+       portico plugin list [options]
 
-Lists every plugin package the gateway would discover: its own dependencies, then
+add: installs plugin packages (npm names or specs, .tgz tarballs, folders) into <instance>/plugins
+with npm, leaving @portico/gateway-core to the gateway (plugins/.npmrc: legacy-peer-deps,
+install-links), then checks each added package: a "portico" block, a core range that accepts the
+running core, no copy of the core of its own. A package that fails is removed again, the folder
+restored as it was (exit status 1); --force keeps it.
+
+list: every plugin package the gateway would discover: its own dependencies, then
 <instance>/plugins and admin.json's pluginDirectories. For each: name, version, types, and the
 @portico/gateway-core range its package.json declares, checked against the running core. Nothing is
-loaded. Exit status 1 when a package's range excludes the running core.
+loaded unless --load: then each package is imported as the gateway would on first use (entry point,
+manifest, core range, one core), and a refusal is printed as its coded error. Exit status 1 when a
+package's range excludes the running core (or, with --load, a package would not load).
 
 Options:
   --base DIR             instance directory (default: $PORTICO_BASE, else $HOME/.portico)
+  --force                add: keep a package that fails a check
+  --load                 list: import every package as the gateway would
   -h, --help             show this text`,
     run: pluginCommand,
   },

@@ -10,7 +10,7 @@ import {
   resolveTokens,
   TypeRegistry,
 } from '@portico/gateway-core/runtime';
-import { corpusFiles, loadCorpusRoute, requireCorpusUnderCi } from '@portico/gateway-core/testing';
+import { corpusFiles, loadCorpusRoute, requireCorpusUnderCi } from '@portico/test-support';
 import { describe, expect, it } from 'vitest';
 
 const available = requireCorpusUnderCi();

@@ -1,5 +1,6 @@
 import { createMemoryLogger } from '@portico/gateway-core/runtime';
-import { pluginHeap, serviceUrl } from '@portico/gateway-core/testing';
+import { pluginHeap } from '@portico/gateway-core/testing';
+import { serviceUrl } from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import plugin, { JdbcDataSource } from './index.ts';
 

@@ -13,13 +13,8 @@ import {
   Response,
 } from '@portico/gateway-core';
 import { parseConfigJson } from '@portico/gateway-core/runtime';
-import {
-  corpusRoot,
-  pluginHeap,
-  requireCorpusUnderCi,
-  serviceUrl,
-  testContext,
-} from '@portico/gateway-core/testing';
+import { pluginHeap, testContext } from '@portico/gateway-core/testing';
+import { corpusRoot, requireCorpusUnderCi, serviceUrl } from '@portico/test-support';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import plugin from './index.ts';
 

@@ -30,6 +30,41 @@ describe('TemplateFilter', () => {
     expect(next.requests[0]?.headers.has('x-user')).toBe(false);
   });
 
+  it('hands the request to the onMissing handler, a heap reference, when the value is null', async () => {
+    const { heap } = pluginHeap({
+      plugins: [plugin],
+      file: 'routes/template.json',
+      heap: [
+        { name: 'Refuse', type: 'StaticResponseHandler', config: { status: 403 } },
+        {
+          name: 'AddUser',
+          type: 'TemplateFilter',
+          config: { header: 'X-User', value: '${attributes.user}', onMissing: 'Refuse' },
+        },
+      ],
+    });
+    const filter = await heap.get<TemplateFilter>('AddUser', 'filter');
+    const next = recordingHandler();
+    const refused = await filter.filter(testContext(), new Request({ uri: 'http://app/' }), next.handler);
+    expect(refused.status).toBe(403);
+    expect(next.requests).toHaveLength(0);
+    await filter.filter(
+      testContext({ attributes: { user: 'ann' } }),
+      new Request({ uri: 'http://app/' }),
+      next.handler,
+    );
+    expect(next.requests[0]?.headers.get('X-User')).toBe('ann');
+  });
+
+  it('names an onMissing reference to no declared object with its JSON path', async () => {
+    await expect(
+      filterFrom({ header: 'X', value: '${attributes.user}', onMissing: 'Nowhere' }),
+    ).rejects.toMatchObject({
+      code: 'PORTICO_E_REFERENCE',
+      details: { jsonPath: '$.heap[0].config.onMissing' },
+    });
+  });
+
   it('refuses a configuration without a header, naming the file and the JSON path', async () => {
     await expect(filterFrom({ value: 'x' })).rejects.toMatchObject({
       code: 'PORTICO_E_CONFIG',

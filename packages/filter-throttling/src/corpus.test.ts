@@ -1,11 +1,6 @@
 import { Request } from '@portico/gateway-core';
-import {
-  corpusFiles,
-  loadCorpusRoute,
-  pluginHeap,
-  requireCorpusUnderCi,
-  testContext,
-} from '@portico/gateway-core/testing';
+import { pluginHeap, testContext } from '@portico/gateway-core/testing';
+import { corpusFiles, loadCorpusRoute, requireCorpusUnderCi } from '@portico/test-support';
 import { describe, expect, it } from 'vitest';
 import plugin from './index.ts';
 

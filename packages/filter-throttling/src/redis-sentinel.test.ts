@@ -3,7 +3,7 @@ import {
   redisBinariesAvailable,
   startRedisSentinelGroup,
   waitFor,
-} from '@portico/gateway-core/testing';
+} from '@portico/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statuses, throttlingHeap } from './fixtures/support.ts';
 import type { ThrottlingFilter } from './throttling-filter.ts';

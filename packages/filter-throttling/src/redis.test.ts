@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serviceUrl } from '@portico/gateway-core/testing';
+import { serviceUrl } from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { send, statuses, throttlingHeap } from './fixtures/support.ts';
 import type { ThrottlingFilter } from './throttling-filter.ts';

@@ -11,7 +11,7 @@ export function brand(name: string): symbol {
 
 /** `value instanceof cls`, or, for the branded class itself, a value carrying its brand. */
 export function hasBrand(
-  cls: abstract new (...args: never[]) => unknown,
+  cls: { readonly prototype: unknown },
   root: unknown,
   key: symbol,
   value: unknown,
@@ -23,4 +23,21 @@ export function hasBrand(
     value !== null &&
     (value as Record<symbol, unknown>)[key] === true
   );
+}
+
+/** A class, whatever its constructor's visibility. */
+type Class = { readonly prototype: unknown };
+
+/**
+ * Brands a class after its declaration: its prototype carries the brand (so every instance, whatever
+ * copy of the core made it, does) and `instanceof` answers by it.
+ */
+export function brandClass(cls: Class, name: string): void {
+  const key = brand(name);
+  Object.defineProperty(cls.prototype, key, { value: true });
+  Object.defineProperty(cls, Symbol.hasInstance, {
+    value(this: Class, value: unknown): boolean {
+      return hasBrand(this, cls, key, value);
+    },
+  });
 }

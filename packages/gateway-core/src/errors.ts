@@ -43,6 +43,11 @@ export const ErrorCode = {
   BAD_REQUEST: 'PORTICO_E_BAD_REQUEST',
   /** A connector cannot listen: its port is in use or not allowed, or its host is not this machine's. */
   LISTEN: 'PORTICO_E_LISTEN',
+  /**
+   * A plugin brought its own copy of @portico/gateway-core instead of sharing the gateway's (npm
+   * installed the peer dependency beside it). Names both folders.
+   */
+  SECOND_CORE: 'PORTICO_E_SECOND_CORE',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];

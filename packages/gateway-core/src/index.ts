@@ -35,7 +35,6 @@ export {
   type Session,
   type UpgradeContext,
 } from './context/context.ts';
-export type { SessionHandle, SessionProducer } from './context/session-producer.ts';
 export * from './duration/index.ts';
 export {
   ErrorCode,
@@ -74,6 +73,7 @@ export {
   holdsSettled,
 } from './handlers/conditions.ts';
 export { MessageRules, type RuleMessage } from './handlers/message-rules.ts';
+export type { SessionHandle, SessionProducer } from './handlers/session-producer.ts';
 export { objectPath, parseDecoration } from './heap/decorations.ts';
 export type { Heap } from './heap/heap.ts';
 // Manifests, heaplets, decorators, and the heap as a heaplet's create() sees it.
@@ -86,8 +86,6 @@ export {
   type Heaplet,
   type HeapletContext,
   isDecorator,
-  KINDS,
-  type Kind,
   type PluginManifest,
 } from './heap/heaplet.ts';
 export {
@@ -114,6 +112,7 @@ export {
   type TemporaryStorageSettings,
 } from './http/temporary-storage.ts';
 export { Uri } from './http/uri.ts';
+export { KINDS, type Kind } from './kinds.ts';
 export type { Logger } from './logging.ts';
 export * from './scripting/index.ts';
 // Filters, handlers, and what they receive.

@@ -3,12 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PorticoError } from '@portico/gateway-core';
 import { createMemoryLogger, parseConfigJson, problemsOf } from '@portico/gateway-core/runtime';
-import {
-  awaitsLaterWork,
-  corpusFiles,
-  corpusRoot,
-  requireCorpusUnderCi,
-} from '@portico/gateway-core/testing';
+import { awaitsLaterWork, corpusFiles, corpusRoot, requireCorpusUnderCi } from '@portico/test-support';
 import { describe, expect, it } from 'vitest';
 import { Gateway } from './gateway.ts';
 import { locateInstance } from './instance.ts';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PorticoError } from '@portico/gateway-core';
 import { createMemoryLogger, problemsOf } from '@portico/gateway-core/runtime';
-import { awaitsLaterWork, corpusFiles, requireCorpusUnderCi } from '@portico/gateway-core/testing';
+import { awaitsLaterWork, corpusFiles, requireCorpusUnderCi } from '@portico/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Gateway } from './gateway.ts';
 import { locateInstance } from './instance.ts';

@@ -3,12 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { defineHeaplet, definePlugin, type Handler, Response, s } from '@portico/gateway-core';
 import { checkConfig, createMemoryLogger } from '@portico/gateway-core/runtime';
-import {
-  redisBinariesAvailable,
-  serviceUrl,
-  startRedisSentinelGroup,
-  waitFor,
-} from '@portico/gateway-core/testing';
+import { redisBinariesAvailable, serviceUrl, startRedisSentinelGroup, waitFor } from '@portico/test-support';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequestListener } from './app.ts';

@@ -1,5 +1,5 @@
 import { Duration } from '@portico/gateway-core';
-import { serviceUrl } from '@portico/gateway-core/testing';
+import { serviceUrl } from '@portico/test-support';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import {

@@ -1,4 +1,4 @@
-import { brand, hasBrand } from '../brand.ts';
+import { brand, brandClass, hasBrand } from '../brand.ts';
 import { Duration } from '../duration/index.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import type { Bindings, NameCheck } from '../expression/compiler.ts';
@@ -11,8 +11,8 @@ import {
   type LValueExpression,
 } from '../expression/expression.ts';
 import { containsExpression } from '../expression/template.ts';
-import { likelyMeant } from '../heap/near-names.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
+import { likelyMeant } from './near-names.ts';
 
 /**
  * Configuration schemas: the one description of a setting that validates it, applies its default,
@@ -616,3 +616,7 @@ export function checkConfig<T>(
   const parsed = schema.parse(value, options.jsonPath ?? '$', ctx);
   return { value: parsed === INVALID ? undefined : parsed, errors: ctx.errors };
 }
+
+// Objects of these classes cross package boundaries (plugins make and read them): one identity for
+// every copy of the core (brand.ts).
+brandClass(Schema, 'Schema');

@@ -1,3 +1,4 @@
+import { brandClass } from '../brand.ts';
 /**
  * Durations written in English in gateway configuration files: `10 seconds`, `1h30m`,
  * `23 hours 59 minutes and 59 seconds`, `unlimited`, `zero`.
@@ -301,3 +302,7 @@ function fromNumber(value: number, nanosPerUnit: bigint): Duration {
 export function parseDuration(text: string): Duration {
   return Duration.parse(text);
 }
+
+// Objects of these classes cross package boundaries (plugins make and read them): one identity for
+// every copy of the core (brand.ts).
+brandClass(Duration, 'Duration');

@@ -1,6 +1,6 @@
+import { corpusFiles, requireCorpusUnderCi } from '@portico/test-support';
 import { describe, expect, it } from 'vitest';
 import { parseConfigJson } from '../config/json.ts';
-import { corpusFiles, requireCorpusUnderCi } from '../testing/corpus.ts';
 import { compile } from './expression.ts';
 import { containsExpression } from './template.ts';
 

@@ -1,3 +1,4 @@
+import { brandClass } from '../brand.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 
 /** A coded parse error naming the text, the 1-based column and what was expected there. */
@@ -21,3 +22,7 @@ export class EvaluationError extends Error {
 export function evaluationError(message: string): EvaluationError {
   return new EvaluationError(message);
 }
+
+// Objects of these classes cross package boundaries (plugins make and read them): one identity for
+// every copy of the core (brand.ts).
+brandClass(EvaluationError, 'EvaluationError');

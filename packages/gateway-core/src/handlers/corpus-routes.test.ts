@@ -1,12 +1,11 @@
 import os from 'node:os';
+import { awaitsLaterWork, corpusFiles, loadCorpusRoute, requireCorpusUnderCi } from '@portico/test-support';
 import { describe, expect, it } from 'vitest';
 import { coreManifest } from '../builtins/index.ts';
 import type { PorticoError } from '../errors.ts';
 import { Heap } from '../heap/heap.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { TypeRegistry } from '../registry/registry.ts';
-import { awaitsLaterWork, corpusFiles, requireCorpusUnderCi } from '../testing/corpus.ts';
-import { loadCorpusRoute } from '../testing/corpus-route.ts';
 import { problemsOf } from './route.ts';
 
 /**

@@ -1,6 +1,5 @@
 import { checkConfig, type Infer, s } from '../config/schema.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
-import { isSessionProducer, SessionScopeHandler } from '../context/session-producer.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import { collectRequestBodyReads } from '../expression/body-reads.ts';
 import type { Bindings } from '../expression/compiler.ts';
@@ -13,6 +12,7 @@ import type { Handler } from '../types.ts';
 import { type Condition, condition, conditionReadsEntity, holdsSettled } from './conditions.ts';
 import { decoratedEntryHandler, entryDecorations } from './entry-decorations.ts';
 import { pathPrefixOf } from './route-index.ts';
+import { isSessionProducer, SessionScopeHandler } from './session-producer.ts';
 
 /** A route's path is never a URI template here: one frozen empty map serves every request. */
 const NO_VARIABLES: Record<string, string> = Object.freeze({}) as Record<string, string>;

@@ -1,6 +1,7 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { brandClass } from '../brand.ts';
 import { parseConfigJson } from '../config/json.ts';
 import { s } from '../config/schema.ts';
 import { resolveTokens } from '../config/tokens.ts';
@@ -408,3 +409,7 @@ export const RouterHeaplet = defineHeaplet({
   },
   destroy: (router) => router.destroy(),
 });
+
+// Objects of these classes cross package boundaries (plugins make and read them): one identity for
+// every copy of the core (brand.ts).
+brandClass(Router, 'Router');

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { childPath, parseConfig, type Schema } from '../config/schema.ts';
 import type { PorticoError } from '../errors.ts';
+import type { Kind } from '../kinds.ts';
 import type { Declaration, Decoration, Where } from './declaration.ts';
 import { problem } from './declaration.ts';
 import { locate } from './errors.ts';
-import type { DecorationInfo, Decorator, Kind } from './heaplet.ts';
+import type { DecorationInfo, Decorator } from './heaplet.ts';
 
 /** One decoration to apply, with where it is written for error messages. */
 export interface DecorationStep extends Where {

@@ -1,10 +1,10 @@
+import { likelyMeant } from '../config/near-names.ts';
 import { childPath, parseConfig, Reference } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { collectRequestBodyReads, markRequestBodyReader, usedObject } from '../expression/body-reads.ts';
 import { openigObject } from '../expression/environment.ts';
+import { article, type Kind } from '../kinds.ts';
 import type { Logger } from '../logging.ts';
-import type { TypeRegistry } from '../registry/registry.ts';
-import { article } from '../registry/words.ts';
 import { CreatedObjects } from './created-objects.ts';
 import { Creation, runCreation, waitFor } from './creation.ts';
 import {
@@ -22,12 +22,22 @@ import {
 } from './declaration.ts';
 import { type DecorationStep, decorate, globalSteps, localSteps, notDecoratable } from './decorations.ts';
 import { combine, cycleError, locate, located, problemsOf, type Site } from './errors.ts';
-import { type Decorator, type GatewayEnvironment, type Heaplet, isDecorator, type Kind } from './heaplet.ts';
-import { likelyMeant } from './near-names.ts';
+import { type Decorator, type GatewayEnvironment, type Heaplet, isDecorator } from './heaplet.ts';
 import { resolveReferences } from './references.ts';
 
+/**
+ * What the heap asks of the type registry (`TypeRegistry` in registry/). An interface, because the
+ * registry depends on heap/ for the heaplet types, so heap/ may not depend on registry/.
+ */
+export interface TypeResolver {
+  /** The kind of a type, alias or Java class name, without importing anything; undefined if unknown. */
+  kindOf(type: string): Kind | undefined;
+  /** The heaplet for a type; throws UNKNOWN_TYPE, or REFERENCE when it is not of `kind`. */
+  resolve(type: string, kind?: Kind): Promise<Heaplet>;
+}
+
 export interface HeapOptions {
-  registry: TypeRegistry;
+  registry: TypeResolver;
   logger: Logger;
   environment: GatewayEnvironment;
   /** The heap names are looked up in after this one (a route's heap has the Router's as parent). */
@@ -78,7 +88,7 @@ const DECLARATION_FIELDS = ['name', 'type', 'config'] as const;
  * then decorates it; `destroy` releases everything created, newest first.
  */
 export class Heap {
-  readonly registry: TypeRegistry;
+  readonly registry: TypeResolver;
   readonly logger: Logger;
   readonly environment: GatewayEnvironment;
   readonly parent: Heap | undefined;

@@ -1,12 +1,8 @@
 import type { Schema } from '../config/schema.ts';
+import { stampCore } from '../core-identity.ts';
+import { type Kind, PLUGIN_BRAND } from '../kinds.ts';
 import type { Logger } from '../logging.ts';
 import type { Heap } from './heap.ts';
-
-/** What a heap object is, for references and decoration. `object` is anything else (sessions, stores ...). */
-export type Kind = 'filter' | 'handler' | 'decorator' | 'audit-handler' | 'object';
-
-/** Every kind, for checking what package.json files and manifests declare. */
-export const KINDS: readonly Kind[] = ['filter', 'handler', 'decorator', 'audit-handler', 'object'];
 
 /** Directories of the running instance, for heaplets that read or write files. */
 export interface GatewayEnvironment {
@@ -61,8 +57,6 @@ export function defineHeaplet<C, T>(heaplet: Heaplet<C, T>): Heaplet<C, T> {
   return heaplet;
 }
 
-export const PLUGIN_BRAND = 'portico.plugin';
-
 /** What a plugin package exports by default. */
 export interface PluginManifest {
   readonly $$type: typeof PLUGIN_BRAND;
@@ -81,7 +75,7 @@ export interface PluginManifest {
 }
 
 export function definePlugin(manifest: Omit<PluginManifest, '$$type'>): PluginManifest {
-  return Object.freeze({ $$type: PLUGIN_BRAND, ...manifest });
+  return Object.freeze(stampCore<PluginManifest>({ $$type: PLUGIN_BRAND, ...manifest }));
 }
 
 /** What a decorator learns about the object it decorates. */

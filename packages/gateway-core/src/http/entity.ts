@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { brandClass } from '../brand.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { EL_GET, EL_SET, type ElObject } from '../expression/access.ts';
 import { toText } from '../expression/coercion.ts';
@@ -235,3 +236,7 @@ function formDecode(text: string): string {
     return spaced;
   }
 }
+
+// Objects of these classes cross package boundaries (plugins make and read them): one identity for
+// every copy of the core (brand.ts).
+brandClass(Entity, 'Entity');

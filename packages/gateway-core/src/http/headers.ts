@@ -1,3 +1,4 @@
+import { brandClass } from '../brand.ts';
 import { EL_CALL, EL_GET, EL_KEYS, EL_SET, type ElObject, NO_SUCH_METHOD } from '../expression/access.ts';
 import { toText } from '../expression/coercion.ts';
 
@@ -146,3 +147,7 @@ export class Headers implements ElObject {
 function toValues(value: HeaderValue): string[] {
   return typeof value === 'string' || typeof value === 'number' ? [String(value)] : value.map(String);
 }
+
+// Objects of these classes cross package boundaries (plugins make and read them): one identity for
+// every copy of the core (brand.ts).
+brandClass(Headers, 'Headers');

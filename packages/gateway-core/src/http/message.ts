@@ -1,3 +1,4 @@
+import { brandClass } from '../brand.ts';
 import { EL_GET, EL_SET, type ElObject } from '../expression/access.ts';
 import { toNumber, toText } from '../expression/coercion.ts';
 import { parseCookieHeaders, type RequestCookie } from './cookies.ts';
@@ -155,3 +156,8 @@ export class Response implements ElObject {
       this.entity.setContent(value === null || value === undefined ? null : toText(value));
   }
 }
+
+// Objects of these classes cross package boundaries (plugins make and read them): one identity for
+// every copy of the core (brand.ts).
+brandClass(Request, 'Request');
+brandClass(Response, 'Response');

@@ -1,3 +1,4 @@
+import { brandClass } from '../brand.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { EL_SET, type ElObject } from '../expression/access.ts';
 import { toNumber, toText } from '../expression/coercion.ts';
@@ -314,3 +315,7 @@ export class Uri implements ElObject {
     }
   }
 }
+
+// Objects of these classes cross package boundaries (plugins make and read them): one identity for
+// every copy of the core (brand.ts).
+brandClass(Uri, 'Uri');

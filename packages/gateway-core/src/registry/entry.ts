@@ -16,7 +16,7 @@ export function resolveEntry(
     const main = typeof packageJson.main === 'string' ? packageJson.main : 'index.js';
     return path.resolve(packageDir, main);
   }
-  const target = pick(mainEntry(exports), conditions);
+  const target = pick(mainEntry(exports), conditionsFor(packageDir, conditions));
   if (target === undefined) {
     throw new PorticoError(
       ErrorCode.MANIFEST,
@@ -30,6 +30,22 @@ export function resolveEntry(
     );
   }
   return path.resolve(packageDir, target);
+}
+
+/** The condition that points a workspace package at its TypeScript sources. */
+export const SOURCE_CONDITION = 'portico-source';
+
+/**
+ * Sources are for workspace packages only: Node refuses to strip types under node_modules, so an
+ * installed package (real path inside node_modules) is imported from its built JavaScript even when
+ * this process runs from sources.
+ */
+export function conditionsFor(packageDir: string, conditions: readonly string[]): readonly string[] {
+  return isInstalled(packageDir) ? conditions.filter((c) => c !== SOURCE_CONDITION) : conditions;
+}
+
+export function isInstalled(packageDir: string): boolean {
+  return packageDir.split(/[\\/]/).includes('node_modules');
 }
 
 /** `exports` is either the main entry itself or a map of subpaths (keys starting with '.'). */

@@ -1,3 +1,4 @@
+export { CORE_DIRECTORY } from '../core-identity.ts';
 export { CORE_VERSION } from './core-version.ts';
 export { type DiscoveryOptions, discoverPluginPackages } from './discovery.ts';
 export { checkManifest, compareWithPackage } from './manifest.ts';

@@ -1,8 +1,8 @@
 import { satisfies, validRange } from 'semver';
 import { ErrorCode, PorticoError } from '../errors.ts';
-import { type Heaplet, KINDS, PLUGIN_BRAND, type PluginManifest } from '../heap/heaplet.ts';
+import type { Heaplet, PluginManifest } from '../heap/heaplet.ts';
+import { article, KINDS, PLUGIN_BRAND } from '../kinds.ts';
 import { kindOfType, type PluginPackage } from './plugin-package.ts';
-import { article } from './words.ts';
 
 /**
  * Checks that a value is a plugin manifest this core can use: branded by definePlugin, made for a
@@ -27,7 +27,7 @@ export function checkManifest(
     if (typeof range !== 'string' || validRange(range) === null) {
       throw fail(
         `the @portico/gateway-core range is not a semver range: ${JSON.stringify(range)}`,
-        'a peerDependencies entry such as "^0.1.0"',
+        'a peerDependencies entry such as ">=0.1.0 <1.0.0"',
       );
     }
     // A pre-release core (0.2.0-next.1) still satisfies the ranges written for its release line.

@@ -3,8 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CORE_DIRECTORY, coreDirectoryOf } from '../core-identity.ts';
 import { ErrorCode, type PorticoError } from '../errors.ts';
 import { Heap } from '../heap/heap.ts';
+import { definePlugin } from '../heap/heaplet.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { activeConditions, resolveEntry } from './entry.ts';
 import { type PluginPackage, readPluginPackage } from './plugin-package.ts';
@@ -245,6 +247,17 @@ describe('package entry points', () => {
     );
   });
 
+  it('honours the source condition for workspace packages only: an installed package gets its built entry', () => {
+    const exports = { '.': { 'portico-source': './src/index.ts', default: './dist/index.js' } };
+    const conditions = ['portico-source', 'node', 'import'];
+    expect(resolveEntry('/repo/packages/filter-x', { exports }, conditions)).toBe(
+      '/repo/packages/filter-x/src/index.ts',
+    );
+    expect(resolveEntry('/srv/plugins/node_modules/@acme/filter-x', { exports }, conditions)).toBe(
+      '/srv/plugins/node_modules/@acme/filter-x/dist/index.js',
+    );
+  });
+
   it('reads the conditions of this process from its arguments and NODE_OPTIONS', () => {
     expect(
       activeConditions(['--conditions=portico-source'], '-C development --max-old-space-size=99'),
@@ -297,6 +310,44 @@ describe("a plugin package's core range", () => {
     const error = await failure(registry.resolve('ranged-old-Type', 'object'));
     expect(error.code).toBe(ErrorCode.MANIFEST);
     expect(error.message).toContain('needs @portico/gateway-core ^0.1.0, but 0.2.0 is running');
+  });
+
+  it('a plugin running on a second copy of the core is refused, naming both copies', async () => {
+    const registry = registryFor('0.1.0');
+    const dir = path.join(temporary, 'second-core');
+    await mkdir(dir, { recursive: true });
+    const json = {
+      name: 'second-core',
+      version: '1.0.0',
+      type: 'module',
+      exports: { '.': './index.js', './package.json': './package.json' },
+      portico: { kind: 'object', types: ['SecondCoreType'] },
+      peerDependencies: { '@portico/gateway-core': '^0.1.0' },
+    };
+    await writeFile(path.join(dir, 'package.json'), JSON.stringify(json));
+    // What definePlugin of another copy stamps on its manifest: that copy's folder.
+    await writeFile(
+      path.join(dir, 'index.js'),
+      `const manifest = {
+        $$type: 'portico.plugin', name: 'second-core', version: '1.0.0',
+        heaplets: [{ type: 'SecondCoreType', kind: 'object',
+          config: { expected: 'an object', parse: () => ({}), jsonSchema: () => ({}) }, create: () => ({}) }],
+      };
+      Object.defineProperty(manifest, Symbol.for('portico.core.directory'), { value: '/elsewhere/node_modules/@portico/gateway-core' });
+      export default manifest;`,
+    );
+    registry.registerPackage((await readPluginPackage(dir))!);
+    const error = await failure(registry.resolve('SecondCoreType', 'object'));
+    expect(error.code).toBe(ErrorCode.SECOND_CORE);
+    expect(error.message).toContain('/elsewhere/node_modules/@portico/gateway-core');
+    expect(error.message).toContain(CORE_DIRECTORY);
+    expect(error.details.file).toBe(path.join(dir, 'package.json'));
+  });
+
+  it("a manifest made by this core's definePlugin loads", async () => {
+    const manifest = definePlugin({ name: 'same-core', version: '1.0.0', heaplets: [] });
+    expect(coreDirectoryOf(manifest)).toBe(CORE_DIRECTORY);
+    expect(CORE_DIRECTORY).toBe(path.resolve(fileURLToPath(new URL('../..', import.meta.url))));
   });
 
   it('a package with neither a peer range nor a manifest range is refused', async () => {

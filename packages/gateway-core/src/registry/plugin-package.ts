@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { satisfies, validRange } from 'semver';
 import { ErrorCode, PorticoError } from '../errors.ts';
-import { KINDS, type Kind } from '../heap/heaplet.ts';
+import { KINDS, type Kind } from '../kinds.ts';
 
 /**
  * What a plugin package says about itself in package.json, without running any of its code:

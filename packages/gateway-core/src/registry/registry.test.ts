@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { s } from '../config/schema.ts';
 import { ErrorCode, type PorticoError } from '../errors.ts';
-import { defineHeaplet, definePlugin, type Kind, PLUGIN_BRAND } from '../heap/heaplet.ts';
+import { defineHeaplet, definePlugin } from '../heap/heaplet.ts';
+import { type Kind, PLUGIN_BRAND } from '../kinds.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { CORE_VERSION } from './core-version.ts';
 import { TypeRegistry } from './registry.ts';

@@ -1,8 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { CORE_DIRECTORY, coreDirectoryOf } from '../core-identity.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
-import type { Heaplet, Kind, PluginManifest } from '../heap/heaplet.ts';
+import type { TypeResolver } from '../heap/heap.ts';
+import type { Heaplet, PluginManifest } from '../heap/heaplet.ts';
+import { article, type Kind } from '../kinds.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
 import { CORE_VERSION } from './core-version.ts';
 import { type DiscoveryOptions, discoverPluginPackages } from './discovery.ts';
@@ -10,7 +13,6 @@ import { activeConditions, resolveEntry } from './entry.ts';
 import { checkManifest, compareWithPackage } from './manifest.ts';
 import { checkPluginPackage, kindOfType, type PluginPackage } from './plugin-package.ts';
 import { simpleClassName } from './type-name.ts';
-import { article } from './words.ts';
 
 export interface TypeRegistryOptions {
   /** The core version plugins are checked against; this package's own version by default. */
@@ -38,7 +40,7 @@ interface Entry {
  * a package registered from its package.json is imported only when one of its types is first
  * resolved, so a gateway pays only for the plugins its configuration names.
  */
-export class TypeRegistry {
+export class TypeRegistry implements TypeResolver {
   private readonly coreVersion: string;
   private readonly logger: Logger;
   private readonly conditions: readonly string[];
@@ -195,12 +197,13 @@ export class TypeRegistry {
       );
     }
     try {
+      refuseSecondCore(module.default, pkg.packageName);
       const manifest = checkManifest(module.default, pkg.packageName, this.coreVersion, packageRange);
       if (packageRange === undefined && manifest.core === undefined) {
         throw new PorticoError(
           ErrorCode.MANIFEST,
           `plugin package '${pkg.packageName}' declares no range of @portico/gateway-core`,
-          { expected: 'peerDependencies: { "@portico/gateway-core": "^0.1.0" } in its package.json' },
+          { expected: 'peerDependencies: { "@portico/gateway-core": ">=0.1.0 <1.0.0" } in its package.json' },
         );
       }
       compareWithPackage(manifest, pkg);
@@ -222,4 +225,20 @@ export class TypeRegistry {
       { expected: kind === undefined ? 'a known type' : `${article(kind)} type` },
     );
   }
+}
+
+/**
+ * A plugin whose manifest was made by another copy of the core (npm installed the peer beside the
+ * plugin) would run on separate module state: its types are refused, naming both copies.
+ */
+function refuseSecondCore(manifest: unknown, packageName: string): void {
+  const theirs = coreDirectoryOf(manifest);
+  if (theirs === undefined || theirs === CORE_DIRECTORY) return;
+  throw new PorticoError(
+    ErrorCode.SECOND_CORE,
+    `plugin package '${packageName}' runs on its own copy of @portico/gateway-core (${theirs}), ` +
+      `not the gateway's (${CORE_DIRECTORY}); remove that copy, and install plugins with ` +
+      '`portico plugin add`, which leaves the core to the gateway',
+    { expected: `@portico/gateway-core resolved from the plugin to ${CORE_DIRECTORY}` },
+  );
 }

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Context } from '../context/context.ts';
-import { commitSession, type SessionProducer } from '../context/session-producer.ts';
 import { ErrorCode, isPorticoError } from '../errors.ts';
+import { commitSession, type SessionProducer } from '../handlers/session-producer.ts';
 import type { Entity } from '../http/entity.ts';
 import { headerFieldProblem, invalidHeaderError, isReasonPhrase } from '../http/header-validation.ts';
 import { Headers } from '../http/headers.ts';

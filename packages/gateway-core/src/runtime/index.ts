@@ -20,7 +20,6 @@ export { checkConfig, parseConfig } from '../config/schema.ts';
 export { resolveTokens, tokenEnvironmentName } from '../config/tokens.ts';
 // Requests, sessions and the exchange.
 export { plainAddress } from '../context/client-address.ts';
-export { commitSession, isSessionProducer, SessionScopeHandler } from '../context/session-producer.ts';
 // Expressions: the evaluator's internals, tools and system properties.
 export { getProperty, keysOf, NO_SUCH_METHOD, setProperty } from '../expression/access.ts';
 export type { Node as ExpressionNode } from '../expression/ast.ts';
@@ -53,6 +52,7 @@ export {
   type RouterOptions,
 } from '../handlers/router.ts';
 export { type SequenceBinding, SequenceHandler, SequenceHandlerHeaplet } from '../handlers/sequence.ts';
+export { commitSession, isSessionProducer, SessionScopeHandler } from '../handlers/session-producer.ts';
 export { StaticResponseHandler, StaticResponseHandlerHeaplet } from '../handlers/static-response.ts';
 // The heap and the type registry.
 export {
@@ -63,7 +63,6 @@ export {
   isCommentKey,
 } from '../heap/declaration.ts';
 export { type ChildHeapOptions, Heap, type HeapOptions } from '../heap/heap.ts';
-export { PLUGIN_BRAND } from '../heap/heaplet.ts';
 export { DEFAULT_MAX_BUFFERED_BYTES, entityTooLarge, parseForm } from '../http/entity.ts';
 export {
   checkHeaderFields,
@@ -76,6 +75,7 @@ export {
 } from '../http/header-validation.ts';
 export { StoredBody } from '../http/temporary-storage.ts';
 export { normalizeRawPath } from '../http/uri.ts';
+export { PLUGIN_BRAND } from '../kinds.ts';
 // Logging.
 export { consoleLogger, createMemoryLogger } from '../logging.ts';
 export * from '../registry/index.ts';

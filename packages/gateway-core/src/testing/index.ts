@@ -1,24 +1,2 @@
-export {
-  awaitsLaterWork,
-  corpusAvailable,
-  corpusFiles,
-  corpusRoot,
-  repositoryRoot,
-  requireCorpusUnderCi,
-} from './corpus.ts';
-export {
-  type CorpusDeclaration,
-  corpusDeclarationProblems,
-  corpusDeclarations,
-} from './corpus-declarations.ts';
-export { loadCorpusRoute } from './corpus-route.ts';
-export { type CorpusDeclarationSuiteOptions, describeCorpusDeclarations } from './corpus-suite.ts';
 export { type PluginHeapOptions, pluginHeap, recordingHandler, testContext } from './heap.ts';
 export { loadingMap } from './lazy.ts';
-export {
-  type RedisSentinelGroup,
-  redisBinariesAvailable,
-  startRedisSentinelGroup,
-} from './redis-sentinel.ts';
-export { serviceUrl } from './services.ts';
-export { waitFor } from './wait.ts';

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { corpusRoot, requireCorpusUnderCi } from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkConfig, parseConfig, Reference } from '../../config/schema.ts';
 import { ErrorCode, type PorticoError } from '../../errors.ts';
 import type { HeapletContext } from '../../heap/heaplet.ts';
 import { createMemoryLogger } from '../../logging.ts';
-import { corpusRoot, requireCorpusUnderCi } from '../../testing/corpus.ts';
 import type { ClientHandler } from './client-handler.ts';
 import {
   ClientHandlerHeaplet,

@@ -1,3 +1,4 @@
+import { brandClass } from '../../brand.ts';
 import {
   fail,
   INVALID,
@@ -133,3 +134,7 @@ export const proxyOptionsSetting = (): Schema<ProxySetting | ProxyOptions> =>
 
 export const proxyOptionsHeapletConfig: Schema<Infer<typeof proxyOptionsConfig>> = proxyOptionsConfig;
 export { toHttp as proxySettingFromConfig };
+
+// Objects of these classes cross package boundaries (plugins make and read them): one identity for
+// every copy of the core (brand.ts).
+brandClass(ProxyOptions, 'ProxyOptions');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type ConnectionOptions, createSecureContext, getCiphers, type SecureVersion } from 'node:tls';
+import { brandClass } from '../../brand.ts';
 import { childPath, fail, INVALID, type Infer, Reference, type Schema, s } from '../../config/schema.ts';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import type { Logger } from '../../logging.ts';
@@ -328,3 +329,7 @@ function configError(where: TlsWhere, key: string, message: string, cause?: unkn
     ...(cause === undefined ? {} : { cause }),
   });
 }
+
+// Objects of these classes cross package boundaries (plugins make and read them): one identity for
+// every copy of the core (brand.ts).
+brandClass(ClientTlsOptions, 'ClientTlsOptions');

@@ -1,8 +1,8 @@
+import type { Context, Session } from '../context/context.ts';
 import { isPorticoError } from '../errors.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import type { Context, Session } from './context.ts';
 
 /** One exchange's session: the data the core sees, and what to do with it once the response is ready. */
 export interface SessionHandle {

@@ -1,5 +1,5 @@
+import type { PluginManifest } from '@portico/gateway-core';
 import { describe, expect, it } from 'vitest';
-import type { PluginManifest } from '../heap/heaplet.ts';
 import { requireCorpusUnderCi } from './corpus.ts';
 import { corpusDeclarationProblems, corpusDeclarations } from './corpus-declarations.ts';
 

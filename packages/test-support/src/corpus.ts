@@ -1,13 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ErrorCode, type PorticoError } from '../errors.ts';
+import { ErrorCode, type PorticoError } from '@portico/gateway-core';
 
 /**
  * The compatibility corpus: real configuration files written for the incumbent gateways, kept in
  * the shared folder beside the repository (`../shared/compat-corpus`). Tests use it by reference.
  */
-export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
+export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const corpusRoot =
   process.env.PORTICO_CORPUS ?? path.resolve(repositoryRoot, '../shared/compat-corpus');
 

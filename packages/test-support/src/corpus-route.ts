@@ -1,9 +1,6 @@
 import path from 'node:path';
-import { parseConfigJson } from '../config/json.ts';
-import { resolveTokens } from '../config/tokens.ts';
-import { loadRoute, type Route } from '../handlers/route.ts';
-import type { Heap } from '../heap/heap.ts';
-import type { Logger } from '../logging.ts';
+import type { Heap, Logger } from '@portico/gateway-core';
+import { loadRoute, parseConfigJson, type Route, resolveTokens } from '@portico/gateway-core/runtime';
 
 /**
  * Loads a route file of the compatibility corpus as the router would, its id taken from the file

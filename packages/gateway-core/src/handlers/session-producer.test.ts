@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { Context, type Session } from '../context/context.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { Request, Response } from '../http/message.ts';
 import { createMemoryLogger } from '../logging.ts';
-import { Context, type Session } from './context.ts';
 import {
   commitSession,
   isSessionProducer,

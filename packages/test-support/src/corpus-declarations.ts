@@ -1,11 +1,7 @@
-import { parseConfigJson } from '../config/json.ts';
-import { childPath } from '../config/schema.ts';
-import { resolveTokens } from '../config/tokens.ts';
-import type { PorticoError } from '../errors.ts';
-import { problemsOf } from '../handlers/route.ts';
-import type { PluginManifest } from '../heap/heaplet.ts';
+import { childPath, type PluginManifest, type PorticoError } from '@portico/gateway-core';
+import { parseConfigJson, problemsOf, resolveTokens } from '@portico/gateway-core/runtime';
+import { pluginHeap } from '@portico/gateway-core/testing';
 import { awaitsLaterWork, corpusFiles } from './corpus.ts';
-import { pluginHeap } from './heap.ts';
 
 /** One declaration of a type somewhere in a corpus file, heap object or inline. */
 export interface CorpusDeclaration {
