@@ -53,10 +53,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
   const servers: http.Server[] = [];
   const active = new Set<Socket>();
-  const inFlight = new Set<http.ServerResponse>();
+  // In-flight responses are counted, not kept in one set for the server: a process-wide set that
+  // every response enters and leaves kept ~1.6 KB of every request alive into the old generation
+  // (measured: 3.3 KB promoted per proxied request with it, 1.7 KB without), and old-space garbage
+  // is what makes the latency tail. The drain finds them through their connections instead.
+  let inFlight = 0;
   // The responses of each connection: a protocol error on a connection whose response has begun
   // can only close it, since a 400 written now would land inside that response.
   const answering = new WeakMap<Socket, Set<http.ServerResponse>>();
+  // The connections that have carried a request (TLS sockets, where `active` holds the TCP ones).
+  const carrying = new Set<Socket>();
   const responding = (socket: Socket) => {
     for (const res of answering.get(socket) ?? []) if (res.headersSent) return true;
     return false;
@@ -65,15 +71,20 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let idle: (() => void) | undefined;
   // One listener function for every response (it reads `this`): no closure per request.
   function settled(this: http.ServerResponse): void {
-    inFlight.delete(this);
+    inFlight--;
     // The request keeps its socket after the response has let go of it.
     answering.get(this.req.socket)?.delete(this);
-    if (inFlight.size === 0) idle?.();
+    if (inFlight === 0) idle?.();
   }
   const track: http.RequestListener = (req, res) => {
-    inFlight.add(res);
+    inFlight++;
     let responses = answering.get(req.socket);
-    if (responses === undefined) answering.set(req.socket, (responses = new Set()));
+    if (responses === undefined) {
+      const socket = req.socket;
+      answering.set(socket, (responses = new Set()));
+      carrying.add(socket);
+      socket.once('close', () => carrying.delete(socket));
+    }
     responses.add(res);
     // Once stopping, an answer closes its connection, so the client's next request opens a new one
     // (refused) instead of arriving on a connection about to be destroyed.
@@ -144,8 +155,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       draining = true;
       for (const server of servers) server.close();
       for (const server of servers) server.closeIdleConnections();
-      for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
-      if (inFlight.size > 0) {
+      for (const socket of carrying) {
+        for (const res of answering.get(socket) ?? []) if (!res.headersSent) res.shouldKeepAlive = false;
+      }
+      if (inFlight > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, limits.shutdownGracePeriod.toMillis());
           timer.unref();
