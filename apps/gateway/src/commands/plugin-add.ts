@@ -160,6 +160,8 @@ async function restore(folder: string, saved: Map<string, string | undefined>, o
     const status = await npm([command], folder, out);
     if (status !== 0) out.stderr(`npm ${command} could not restore ${folder} (exit status ${status})`);
   }
+  // npm writes a lockfile as it goes; the folder had none before.
+  for (const [name, text] of saved) if (text === undefined) rmSync(path.join(folder, name), { force: true });
 }
 
 /** Runs npm in the plugins folder; its output goes to stderr, so stdout stays the command's report. */
