@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { nginxArgs, writeProxyConfig } from './nginx.ts';
@@ -27,6 +28,8 @@ export const CONTENDERS = [
   'portico-1',
   'portico-2',
   'node-floor',
+  'fastify-proxy',
+  'http-proxy',
   'listener-koa',
   'listener-node',
 ] as const;
@@ -40,6 +43,8 @@ export const LABELS: Record<ContenderName, string> = {
   direct: 'direct (upstream)',
   nginx: 'nginx proxy (1 worker)',
   'node-floor': 'Node floor (http + undici)',
+  'fastify-proxy': `Fastify ${versionOf('fastify')} + @fastify/http-proxy ${versionOf('@fastify/http-proxy')}`,
+  'http-proxy': `http-proxy ${versionOf('http-proxy')} (node:http, keep-alive agent)`,
   openig: 'OpenIG',
   'portico-1': 'Portico --workers 1',
   'portico-2': 'Portico --workers 2',
@@ -74,6 +79,25 @@ export interface Running {
 
 export const OPENIG_SCRIPT = 'bench/peers/openig.sh';
 export const NODE_FLOOR_SCRIPT = 'bench/peers/node-floor.mjs';
+/** Proxies a Node user would pick instead of a gateway, and the floor: one script each, no routing. */
+const NODE_PEER_SCRIPTS: Partial<Record<ContenderName, string>> = {
+  'node-floor': NODE_FLOOR_SCRIPT,
+  'fastify-proxy': 'bench/peers/fastify-proxy.mjs',
+  'http-proxy': 'bench/peers/http-proxy.mjs',
+};
+/** The contenders that proxy every path without routes: only the one-route scenarios suit them. */
+export const ROUTELESS_CONTENDERS: readonly ContenderName[] = Object.keys(
+  NODE_PEER_SCRIPTS,
+) as ContenderName[];
+
+/** The installed version of a bench dependency, for the labels. */
+function versionOf(name: string): string {
+  try {
+    return (createRequire(import.meta.url)(`${name}/package.json`) as { version: string }).version;
+  } catch {
+    return '?';
+  }
+}
 /** One gateway (`createGateway({ base })`) behind a Koa application or a bare node:http listener. */
 export const LISTENER_SCRIPT = 'bench/peers/gateway-listener.mjs';
 /** The floor proxies everything to the upstream without routing: only scenarios with one route. */
@@ -144,20 +168,21 @@ export async function startContender(
     return { name, url, roots: [nginx.pid], pinning, readyMs: outcome.ms, stop: () => stop(nginx) };
   }
 
-  if (name === 'node-floor') {
+  const script = NODE_PEER_SCRIPTS[name];
+  if (script !== undefined) {
     const since = performance.now();
-    const floor = start(
-      `node-floor-${scenario.name}`,
+    const peer = start(
+      `${name}-${scenario.name}`,
       process.execPath,
-      ['--max-semi-space-size=16', NODE_FLOOR_SCRIPT, String(port), String(env.upstreamPort)],
+      ['--max-semi-space-size=16', script, String(port), String(env.upstreamPort)],
       { logDir: dir, cpus: env.cpus?.gateway, cwd: env.repoRoot },
     );
-    const outcome = await ready(floor, since, 15_000);
+    const outcome = await ready(peer, since, 15_000);
     if ('error' in outcome) {
-      await stop(floor);
-      throw new Error(`node floor: ${outcome.error}; ${tail(floor.log)}`);
+      await stop(peer);
+      throw new Error(`${LABELS[name]}: ${outcome.error}; ${tail(peer.log)}`);
     }
-    return { name, url, roots: [floor.pid], pinning, readyMs: outcome.ms, stop: () => stop(floor) };
+    return { name, url, roots: [peer.pid], pinning, readyMs: outcome.ms, stop: () => stop(peer) };
   }
 
   writeInstance(dir, scenario.routes(baseURI));

@@ -13,6 +13,7 @@ import {
   OPENIG_SCRIPT,
   pinningOf,
   prepareOpenig,
+  ROUTELESS_CONTENDERS,
   type Running,
   startContender,
 } from './contenders.ts';
@@ -299,7 +300,7 @@ async function runLoadScenario(
       const order = round % 2 === 1 ? settings.contenders : [...settings.contenders].reverse();
       for (const name of order) {
         if (scenario.contenders && !scenario.contenders.includes(name)) continue;
-        if (name === 'node-floor' && !NODE_FLOOR_SCENARIOS.includes(scenario.name)) continue;
+        if (ROUTELESS_CONTENDERS.includes(name) && !NODE_FLOOR_SCENARIOS.includes(scenario.name)) continue;
         const porticoRate = result.rows.find((row) => row.contender === 'portico-1')?.latency?.targetRate;
         const extraRate = name === 'node-floor' && scenario.name === 'plain' ? porticoRate : undefined;
         if (settings.rounds > 1) progress(`${scenario.name}: round ${round} of ${settings.rounds}`);

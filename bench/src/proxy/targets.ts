@@ -40,6 +40,28 @@ export function evaluateTargets(
   targets.push(
     compare('plain: Portico (1 worker) throughput ≥ 0.6 × nginx', rps(portico), rps(nginx), 0.6, 'req/s'),
     compare('plain: Portico (1 worker) throughput ≥ 2 × OpenIG', rps(portico), rps(openig), 2, 'req/s'),
+    // Issue 15: ahead of what a Node user would pick instead, in the same run.
+    compare(
+      'plain: Portico (1 worker) throughput ≥ 1.15 × Fastify + @fastify/http-proxy',
+      rps(portico),
+      rps(row(plain, 'fastify-proxy')),
+      1.15,
+      'req/s',
+    ),
+    compare(
+      'plain: Portico (1 worker) throughput ≥ 1.5 × http-proxy',
+      rps(portico),
+      rps(row(plain, 'http-proxy')),
+      1.5,
+      'req/s',
+    ),
+    compare(
+      'plain: Portico (1 worker) throughput ≥ 0.95 × the Node floor',
+      rps(portico),
+      rps(floor),
+      0.95,
+      'req/s',
+    ),
   );
 
   const p99 = portico?.latency?.latencyMs.p99;
