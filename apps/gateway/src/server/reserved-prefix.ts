@@ -6,10 +6,15 @@ import { Uri } from '@portico/gateway-core';
  * (`//openig/ping`, `/x/../openig/ping`); a path parameter (`/openig;x`) ends the segment.
  */
 export function isReserved(rawPath: string, prefix: string): boolean {
-  const path = normalizedPath(rawPath).toLowerCase();
+  // Most paths have nothing to decode or resolve: they are their own normal form (every request
+  // passes here, so the Uri and the segment list are only made when needed).
+  const path = (PLAIN_PATH.test(rawPath) ? rawPath : normalizedPath(rawPath)).toLowerCase();
   const reserved = `/${prefix.toLowerCase()}`;
   return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
 }
+
+/** Non-empty segments without `%`, `.` or `;`, at most a trailing slash: nothing to normalise. */
+const PLAIN_PATH = /^(?:\/[^/%.;]+)*\/?$/;
 
 /** The decoded path with empty, `.` and `..` segments resolved. */
 export function normalizedPath(rawPath: string): string {
