@@ -28,6 +28,7 @@ export const CONTENDERS = [
   'portico-1',
   'portico-2',
   'node-floor',
+  'node-floor-dispatch',
   'fastify-proxy',
   'http-proxy',
   'listener-koa',
@@ -43,6 +44,7 @@ export const LABELS: Record<ContenderName, string> = {
   direct: 'direct (upstream)',
   nginx: 'nginx proxy (1 worker)',
   'node-floor': 'Node floor (http + undici)',
+  'node-floor-dispatch': 'Node floor (http + undici dispatch)',
   'fastify-proxy': `Fastify ${versionOf('fastify')} + @fastify/http-proxy ${versionOf('@fastify/http-proxy')}`,
   'http-proxy': `http-proxy ${versionOf('http-proxy')} (node:http, keep-alive agent)`,
   openig: 'OpenIG',
@@ -82,6 +84,7 @@ export const NODE_FLOOR_SCRIPT = 'bench/peers/node-floor.mjs';
 /** Proxies a Node user would pick instead of a gateway, and the floor: one script each, no routing. */
 const NODE_PEER_SCRIPTS: Partial<Record<ContenderName, string>> = {
   'node-floor': NODE_FLOOR_SCRIPT,
+  'node-floor-dispatch': 'bench/peers/node-floor-dispatch.mjs',
   'fastify-proxy': 'bench/peers/fastify-proxy.mjs',
   'http-proxy': 'bench/peers/http-proxy.mjs',
 };

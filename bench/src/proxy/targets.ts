@@ -1,15 +1,24 @@
 import type { ContenderName } from './contenders.ts';
 import type { Row, ScenarioResult, StartupRow, Target } from './results.ts';
 
-/** The issue's targets, evaluated on what was measured ('not measured' where a figure is missing). */
+/**
+ * The issues' targets, evaluated on what was measured ('not measured' where a figure is missing).
+ * With `--rounds N`, a contender's figure is its median over the rounds (the worst for RSS).
+ */
 export function evaluateTargets(
   scenarios: readonly ScenarioResult[],
   startup: readonly StartupRow[],
 ): Target[] {
   const targets: Target[] = [];
   const scenario = (name: string) => scenarios.find((result) => result.name === name);
-  const row = (result: ScenarioResult | undefined, name: ContenderName): Row | undefined =>
-    result?.rows.find((candidate) => candidate.contender === name && candidate.status === 'ok');
+  // The round whose closed-loop throughput is the median of the contender's rounds.
+  const row = (result: ScenarioResult | undefined, name: ContenderName): Row | undefined => {
+    const rows = (result?.rows ?? []).filter(
+      (candidate) => candidate.contender === name && candidate.status === 'ok',
+    );
+    const sorted = rows.sort((a, b) => (a.wrk?.requestsPerSecond ?? 0) - (b.wrk?.requestsPerSecond ?? 0));
+    return sorted[Math.floor((sorted.length - 1) / 2)];
+  };
   const plain = scenario('plain');
   const portico = row(plain, 'portico-1');
   const nginx = row(plain, 'nginx');
@@ -17,18 +26,24 @@ export function evaluateTargets(
   const direct = row(plain, 'direct');
   const rps = (candidate: Row | undefined) => candidate?.wrk?.requestsPerSecond;
 
-  const floor = row(plain, 'node-floor');
-  if (rps(floor) !== undefined && rps(nginx) !== undefined) {
+  // The floor is the faster of the two least-work Node proxies measured (undici's request API, or
+  // its dispatch API).
+  const floors = [row(plain, 'node-floor'), row(plain, 'node-floor-dispatch')].filter(
+    (candidate): candidate is Row => rps(candidate) !== undefined,
+  );
+  const floor = floors.sort((a, b) => rps(b)! - rps(a)!)[0];
+  for (const candidate of floors) {
+    if (rps(nginx) === undefined) break;
     // What a Node.js proxy doing nothing else reaches here: the ceiling for any gateway on Node.
     targets.push({
-      text: 'plain: Node floor (http + undici, no gateway work) throughput vs nginx',
+      text: `plain: ${candidate.contender} (no gateway work) throughput vs nginx`,
       status: 'bound',
-      value: `${(rps(floor)! / rps(nginx)!).toFixed(2)}× nginx; Portico (1 worker) = ${
-        rps(portico) === undefined ? '?' : (rps(portico)! / rps(floor)!).toFixed(2)
-      }× the floor; floor peak RSS ${floor?.peakRssMb?.toFixed(0) ?? '?'} MB`,
+      value: `${(rps(candidate)! / rps(nginx)!).toFixed(2)}× nginx; Portico (1 worker) = ${
+        rps(portico) === undefined ? '?' : (rps(portico)! / rps(candidate)!).toFixed(2)
+      }× it; its peak RSS ${candidate.peakRssMb?.toFixed(0) ?? '?'} MB`,
     });
   }
-  const floorP99 = floor?.latencyAtPortico1Rate?.latencyMs.p99;
+  const floorP99 = row(plain, 'node-floor')?.latencyAtPortico1Rate?.latencyMs.p99;
   const directP99 = plain?.directAtPortico1Rate?.latencyMs.p99;
   if (floorP99 !== undefined && directP99 !== undefined) {
     targets.push({
@@ -56,7 +71,7 @@ export function evaluateTargets(
       'req/s',
     ),
     compare(
-      'plain: Portico (1 worker) throughput ≥ 0.95 × the Node floor',
+      `plain: Portico (1 worker) throughput ≥ 0.95 × the Node floor (${floor?.contender ?? 'not measured'})`,
       rps(portico),
       rps(floor),
       0.95,
@@ -64,27 +79,34 @@ export function evaluateTargets(
     ),
   );
 
-  const p99 = portico?.latency?.latencyMs.p99;
-  // direct at its own 50 % is shown only when the generator kept up with it.
-  const ownRate = direct?.generatorBound ? undefined : direct?.latency?.latencyMs.p99;
-  const sameRate = plain?.directAtPortico1Rate?.latencyMs.p99;
-  const text =
-    "plain: p99 added latency at 50 % of Portico (1 worker)'s maximum (Portico p99 − direct p99 at the " +
-    'same rate) ≤ 1 ms';
-  const base = sameRate ?? ownRate;
-  if (p99 === undefined || base === undefined) targets.push({ text, status: 'not measured', value: '' });
-  else {
-    const added = p99 - base;
+  // Issue 15: p99 added ≤ 2 ms and p99.9 added ≤ 5 ms at half of Portico's own maximum.
+  for (const [key, label, bound] of [
+    ['p99', 'p99', 2],
+    ['p99_9', 'p99.9', 5],
+  ] as const) {
+    const value = portico?.latency?.latencyMs[key];
+    // direct at its own 50 % is shown only when the generator kept up with it.
+    const ownRate = direct?.generatorBound ? undefined : direct?.latency?.latencyMs[key];
+    const sameRate = plain?.directAtPortico1Rate?.latencyMs[key];
+    const text =
+      `plain: ${label} added latency at 50 % of Portico (1 worker)'s maximum (Portico ${label} − direct ` +
+      `${label} at the same rate) ≤ ${bound} ms`;
+    const base = sameRate ?? ownRate;
+    if (value === undefined || base === undefined) {
+      targets.push({ text, status: 'not measured', value: '' });
+      continue;
+    }
+    const added = value - base;
     const note =
       sameRate === undefined
         ? ' (direct at its own 50 %: not measured at the same rate)'
         : ownRate === undefined
           ? ''
-          : `; against direct at its own 50 %: ${(p99 - ownRate).toFixed(3)} ms`;
+          : `; against direct at its own 50 %: ${(value - ownRate).toFixed(3)} ms`;
     targets.push({
       text,
-      status: added <= 1 ? 'met' : 'missed',
-      value: `${added.toFixed(3)} ms (${p99.toFixed(3)} − ${base.toFixed(3)})${note}`,
+      status: added <= bound ? 'met' : 'missed',
+      value: `${added.toFixed(3)} ms (${value.toFixed(3)} − ${base.toFixed(3)})${note}`,
     });
   }
 
@@ -95,10 +117,10 @@ export function evaluateTargets(
     if (!result && name === 'portico-2') continue;
     targets.push(
       compare(
-        `routes-1000: Portico (${label}) throughput ≥ 0.9 × its one-route throughput`,
+        `routes-1000: Portico (${label}) throughput ≥ 0.95 × its one-route throughput`,
         rps(result),
         rps(row(plain, name)),
-        0.9,
+        0.95,
         'req/s',
       ),
     );
@@ -117,8 +139,12 @@ export function evaluateTargets(
   );
 
   let worst: { mb: number; where: string } | undefined;
+  let idle: { mb: number; where: string } | undefined;
   for (const result of scenarios)
     for (const candidate of result.rows) {
+      // One worker's process is the worker: its idle RSS is the worker's (a cluster adds its primary).
+      if (candidate.contender === 'portico-1' && candidate.idleRssMb !== undefined)
+        if (!idle || candidate.idleRssMb > idle.mb) idle = { mb: candidate.idleRssMb, where: result.name };
       if (!candidate.contender.startsWith('portico') || candidate.peakWorkerRssMb === undefined) continue;
       if (!worst || candidate.peakWorkerRssMb > worst.mb)
         worst = { mb: candidate.peakWorkerRssMb, where: `${candidate.contender}, ${result.name}` };
@@ -126,11 +152,18 @@ export function evaluateTargets(
   targets.push(
     worst
       ? {
-          text: 'RSS ≤ 100 MB per Portico worker under load (largest peak of any worker, any scenario)',
-          status: worst.mb <= 100 ? 'met' : 'missed',
+          text: 'RSS ≤ 120 MB per Portico worker under load (largest peak of any worker, any scenario)',
+          status: worst.mb <= 120 ? 'met' : 'missed',
           value: `${worst.mb.toFixed(1)} MB (${worst.where})`,
         }
-      : { text: 'RSS ≤ 100 MB per Portico worker under load', status: 'not measured', value: '' },
+      : { text: 'RSS ≤ 120 MB per Portico worker under load', status: 'not measured', value: '' },
+    idle
+      ? {
+          text: 'RSS ≤ 70 MB per Portico worker idle (built JS; largest of any scenario)',
+          status: idle.mb <= 70 ? 'met' : 'missed',
+          value: `${idle.mb.toFixed(1)} MB (portico-1, ${idle.where})`,
+        }
+      : { text: 'RSS ≤ 70 MB per Portico worker idle', status: 'not measured', value: '' },
   );
 
   const boot = startup.find((candidate) => candidate.contender === 'portico-1' && candidate.status === 'ok');
@@ -138,13 +171,13 @@ export function evaluateTargets(
   targets.push(
     boot?.medianMs === undefined
       ? {
-          text: 'startup: first proxied response ≤ 0.5 s after start (Portico 1 worker)',
+          text: 'startup: first proxied response ≤ 0.3 s after start (Portico 1 worker)',
           status: 'not measured',
           value: '',
         }
       : {
-          text: 'startup: first proxied response ≤ 0.5 s after start (Portico 1 worker, median of runs)',
-          status: boot.medianMs <= 500 ? 'met' : 'missed',
+          text: 'startup: first proxied response ≤ 0.3 s after start (Portico 1 worker, median of runs)',
+          status: boot.medianMs <= 300 ? 'met' : 'missed',
           value: `${boot.medianMs.toFixed(0)} ms (runs: ${runs} ms)`,
         },
   );

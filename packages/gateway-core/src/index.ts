@@ -88,6 +88,7 @@ export {
   isDecorator,
   type PluginManifest,
 } from './heap/heaplet.ts';
+export type { BodySource } from './http/body-source.ts';
 export {
   charsetDecoder,
   charsetEncoder,

@@ -3,12 +3,19 @@ import { brandClass } from '../brand.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { EL_GET, EL_SET, type ElObject } from '../expression/access.ts';
 import { toText } from '../expression/coercion.ts';
+import type { BodySource } from './body-source.ts';
 import type { StoredBody, TemporaryStorage } from './temporary-storage.ts';
 
 /** Default bound on a body read into memory (a filter that needs the whole body); 413 past it. */
 export const DEFAULT_MAX_BUFFERED_BYTES = 10 * 1024 * 1024;
 
 export type EntityContent = Readable | Uint8Array | string | null;
+
+/**
+ * How the response writer takes a body source that nothing has read (then it is the writer's to
+ * send): internal to the core, which is why it is a symbol and not a method.
+ */
+export const TAKE_SOURCE: unique symbol = Symbol('portico.entity.takeSource');
 
 /**
  * A message body. It streams by default: an untouched body goes from one side to the other without
@@ -19,6 +26,8 @@ export type EntityContent = Readable | Uint8Array | string | null;
  */
 export class Entity implements ElObject {
   #stream: Readable | null = null;
+  /** A body its producer hands over directly (BodySource), until something reads it as a stream. */
+  #source: BodySource | null = null;
   #bytes: Buffer | null = null;
   #consumed = false;
   #buffering: Promise<Buffer> | null = null;
@@ -34,7 +43,27 @@ export class Entity implements ElObject {
     this.setContent(content);
   }
 
+  /**
+   * A body from a producer that can write its chunks directly (`BodySource`), such as the upstream
+   * client's: it stays a source until something reads it, and is then read like any stream.
+   */
+  static fromSource(
+    source: BodySource,
+    declaredLength?: number,
+    options: { maxBytes?: number } = {},
+  ): Entity {
+    const entity = new Entity(null, declaredLength, options);
+    entity.#source = source;
+    entity.declaredLength = declaredLength;
+    return entity;
+  }
+
   setContent(content: EntityContent): void {
+    // A source replaced unread is let go of, so that its connection is freed.
+    if (this.#source) {
+      this.#source.discard();
+      this.#source = null;
+    }
     this.#consumed = false;
     this.#buffering = null;
     void this.#stored?.dispose();
@@ -57,18 +86,19 @@ export class Entity implements ElObject {
   /** True when there is certainly no body. */
   get isEmpty(): boolean {
     if (this.#bytes) return this.#bytes.length === 0;
+    if (this.#source) return this.declaredLength === 0;
     return this.#stream === null || this.declaredLength === 0;
   }
 
   get isBuffered(): boolean {
-    return this.#bytes !== null || this.#stored !== null || this.#stream === null;
+    return this.#bytes !== null || this.#stored !== null || (this.#stream === null && this.#source === null);
   }
 
   /** The length when it is known: buffered, or declared by the sender. */
   get length(): number | undefined {
     if (this.#bytes) return this.#bytes.length;
     if (this.#stored) return this.#stored.length;
-    return this.#stream ? this.declaredLength : 0;
+    return this.#stream || this.#source ? this.declaredLength : 0;
   }
 
   /**
@@ -78,14 +108,17 @@ export class Entity implements ElObject {
   stream(): Readable | null {
     if (this.#bytes) return Readable.from([this.#bytes]);
     if (this.#stored) return this.#stored.stream();
-    if (!this.#stream) return null;
+    this.#sourceToStream();
+    // (A source taken or dropped leaves no stream, but the body is gone all the same.)
     if (this.#consumed) throw new Error('the entity stream was already consumed');
+    if (!this.#stream) return null;
     this.#consumed = true;
     return this.#stream;
   }
 
   /** The raw source stream when the body has not been buffered (for piping without copies). */
   get unbufferedStream(): Readable | null {
+    this.#sourceToStream();
     return this.#bytes || this.#stored ? null : this.#stream;
   }
 
@@ -97,6 +130,7 @@ export class Entity implements ElObject {
       this.#bytes = await this.readAll(this.#stored.stream(), maxBytes);
       return this.#bytes;
     }
+    this.#sourceToStream();
     if (!this.#stream) return EMPTY;
     if (this.#consumed && !this.#buffering) throw new Error('the entity stream was already consumed');
     this.#buffering ??= this.readAll(this.#stream, maxBytes);
@@ -134,6 +168,7 @@ export class Entity implements ElObject {
    * its end through the temporary storage (memory first, then a file). Bytes already buffered stay.
    */
   async buffer(storage: TemporaryStorage): Promise<void> {
+    this.#sourceToStream();
     if (this.#bytes || this.#stored || !this.#stream) return;
     if (this.#consumed) throw new Error('the entity stream was already consumed');
     this.#consumed = true;
@@ -154,6 +189,12 @@ export class Entity implements ElObject {
 
   /** Discards an unread stream so its connection can be reused. */
   discard(): void {
+    if (this.#source) {
+      this.#consumed = true;
+      this.#source.discard();
+      this.#source = null;
+      return;
+    }
     if (this.#stream && !this.#consumed && !this.#bytes) {
       this.#consumed = true;
       this.#stream.resume();
@@ -161,7 +202,7 @@ export class Entity implements ElObject {
   }
 
   [EL_GET](key: string): unknown {
-    const bytes = this.#bytes ?? (this.#stream ? null : EMPTY);
+    const bytes = this.#bytes ?? (this.#stream || this.#source ? null : EMPTY);
     if (bytes === null) return undefined;
     switch (key) {
       case 'string':
@@ -190,7 +231,26 @@ export class Entity implements ElObject {
   }
 
   toString(): string {
-    return this.#bytes ? this.#bytes.toString('utf8') : this.#stream ? '[stream]' : '';
+    return this.#bytes ? this.#bytes.toString('utf8') : this.#stream || this.#source ? '[stream]' : '';
+  }
+
+  /**
+   * The source of a body nothing has read, handed to the caller, who sends it (the response writer):
+   * the entity then counts as consumed. Undefined when the body is anything else.
+   */
+  [TAKE_SOURCE](): BodySource | undefined {
+    const source = this.#source;
+    if (source === null) return undefined;
+    this.#source = null;
+    this.#consumed = true;
+    return source;
+  }
+
+  /** From here on the body is an ordinary stream. */
+  #sourceToStream(): void {
+    if (this.#source === null) return;
+    this.#stream = this.#source.readable();
+    this.#source = null;
   }
 }
 

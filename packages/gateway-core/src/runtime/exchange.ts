@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { Context } from '../context/context.ts';
 import { ErrorCode, isPorticoError } from '../errors.ts';
 import { commitSession, type SessionProducer } from '../handlers/session-producer.ts';
-import type { Entity } from '../http/entity.ts';
+import { type Entity, TAKE_SOURCE } from '../http/entity.ts';
 import { headerFieldProblem, invalidHeaderError, isReasonPhrase } from '../http/header-validation.ts';
 import { Headers } from '../http/headers.ts';
 import { type Request, Response } from '../http/message.ts';
@@ -283,8 +283,19 @@ export function writeResponse(res: ServerResponse, response: Response, method: s
     else res.destroy();
     return;
   }
-  const body = noBody ? null : response.entity.stream();
-  if (noBody) response.entity.discard();
+  if (noBody) {
+    response.entity.discard();
+    res.end();
+    return;
+  }
+  // A body its producer writes itself (the upstream client's, unread): straight to the socket.
+  // (A plugin's own entity object may lack the method.)
+  const source = (response.entity as Partial<Entity>)[TAKE_SOURCE]?.();
+  if (source !== undefined) {
+    source.pipeTo(res, onSourceError);
+    return;
+  }
+  const body = response.entity.stream();
   if (!body) {
     res.end();
     return;
@@ -312,6 +323,12 @@ function onBodyError(this: PumpedBody, error: Error): void {
   const target = this[TARGET];
   target?.[EXCHANGE]?.logger.warn('response body failed while streaming', { error: String(error) });
   target?.destroy();
+}
+
+function onSourceError(this: Writable, error: Error): void {
+  (this as ExchangeResponse)[EXCHANGE]?.logger.warn('response body failed while streaming', {
+    error: String(error),
+  });
 }
 
 function onTargetDrain(this: ExchangeResponse): void {

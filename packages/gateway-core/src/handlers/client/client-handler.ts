@@ -15,6 +15,7 @@ import { type FailureContext, isRetryableConnectFailure, upstreamError } from '.
 import { forwardedFor, type HeaderList, responseHeadersFrom, upstreamRequestHeaders } from './headers.ts';
 import { NO_PROXY, type ProxySetting } from './proxy.ts';
 import { type TlsSettings, tlsConnectOptions } from './tls.ts';
+import { UpstreamExchange, type UpstreamHead } from './upstream-exchange.ts';
 
 export interface RetrySettings {
   /** Attempts after the first. */
@@ -230,17 +231,17 @@ export class ClientHandler implements Handler {
     const retries = this.#retries && IDEMPOTENT.has(method) ? this.#retries : undefined;
     for (let attempt = 0; ; attempt++) {
       const sent = body === null || Buffer.isBuffer(body) ? body : new DeferredBody(body);
+      const exchange = new UpstreamExchange(context.signal);
       try {
-        const data = await this.dispatcher.request({
-          origin: target.origin,
-          path: target.path,
-          method,
-          headers,
-          body: sent,
-          signal: context.signal,
-          responseHeaders: 'raw',
-        });
-        return toResponse(data, method);
+        try {
+          this.dispatcher.dispatch(
+            { origin: target.origin, path: target.path, method, headers, body: sent },
+            exchange,
+          );
+        } catch (error) {
+          exchange.failed(error as Error);
+        }
+        return toResponse(await exchange.head, method);
       } catch (error) {
         const again =
           retries !== undefined &&
@@ -302,19 +303,18 @@ function outgoingBody(request: Request): OutgoingBody | Promise<OutgoingBody> {
   return { body: entity.stream(), contentLength: entity.declaredLength };
 }
 
-function toResponse(data: Dispatcher.ResponseData, method: string): Response {
-  // `responseHeaders: 'raw'` gives [name, value, ...] with the upstream's spelling.
-  const headers = responseHeadersFrom(data.headers as unknown as string[]);
+function toResponse(data: UpstreamHead, method: string): Response {
+  const headers = responseHeadersFrom(data.rawHeaders);
   const status = data.statusCode;
   let entity: Entity;
   if (method === 'HEAD' || status === 204 || status === 304) {
     // No body whatever the headers say; Content-Length stays, describing what a GET would return.
-    data.body.dump().catch(() => {});
+    data.body.discard();
     entity = new Entity(null);
   } else {
     const length = headers.getAll('content-length');
     const declared = length.length === 1 && /^\d+$/.test(length[0]!) ? Number(length[0]) : undefined;
-    entity = new Entity(data.body, declared);
+    entity = Entity.fromSource(data.body, declared);
   }
   return new Response({
     status,

@@ -6,6 +6,7 @@ import { type Request, Response } from '../../http/message.ts';
 import { ClientHandler, type ClientHandlerOptions, originalUri, upstreamTarget } from './client-handler.ts';
 import { isUpstreamError, type UpstreamError } from './errors.ts';
 import { forwardedFor, responseHeadersFrom, upstreamRequestHeaders } from './headers.ts';
+import { rawStrings } from './upstream-exchange.ts';
 
 export interface ReverseProxyHandlerOptions extends ClientHandlerOptions {
   /** Proxy WebSocket upgrades (`upgrade()`); true unless said otherwise. */
@@ -242,11 +243,6 @@ function dispatchUpgrade(
       reject(error);
     }
   });
-}
-
-function rawStrings(raw: Dispatcher.DispatchController['rawHeaders']): string[] {
-  if (!Array.isArray(raw)) return [];
-  return raw.map((v, i) => (typeof v === 'string' ? v : v.toString(i % 2 === 0 ? 'utf8' : 'latin1')));
 }
 
 /** Writes a checked head (an invalid field throws before a byte is written). */

@@ -1,0 +1,192 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough, Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Context } from '../../context/context.ts';
+import { TAKE_SOURCE } from '../../http/entity.ts';
+import { Request } from '../../http/message.ts';
+import { ClientHandler } from './client-handler.ts';
+
+// The upstream client's response bodies are BodySources: sent on by the response writer without a
+// stream in between, turned into a stream only when something reads them. These tests hold each way
+// a body can be taken (written directly, read as a stream, read whole, dropped) against a real
+// upstream, including back-pressure and failures midway.
+
+const servers: http.Server[] = [];
+const handlers: ClientHandler[] = [];
+
+afterEach(async () => {
+  await Promise.all(handlers.splice(0).map((h) => h.close().catch(() => {})));
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+async function upstream(respond: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
+  const server = http.createServer(respond);
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function client(connections = 4): ClientHandler {
+  const handler = new ClientHandler({ connections });
+  handlers.push(handler);
+  return handler;
+}
+
+const context = (signal = new AbortController().signal) =>
+  new Context({ transactionId: 'tx', client: { remoteAddress: '10.0.0.1', isSecure: false }, signal });
+
+/** A writable that keeps what it is given, counting write calls; `highWaterMark` 1 forces back-pressure. */
+class Sink extends Writable {
+  chunks: Buffer[] = [];
+  writes = 0;
+  ended = false;
+  constructor(slow = false) {
+    super({ highWaterMark: slow ? 1 : 16_384 });
+    this.slow = slow;
+  }
+  readonly slow: boolean;
+  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
+    this.writes++;
+    this.chunks.push(chunk);
+    if (this.slow) setImmediate(done);
+    else done();
+  }
+  override _final(done: () => void): void {
+    this.ended = true;
+    done();
+  }
+  get text(): string {
+    return Buffer.concat(this.chunks).toString();
+  }
+}
+
+describe('an upstream body as a source', () => {
+  it('is written to the target in one call when it came with the head', async () => {
+    const url = await upstream((_req, res) => res.end('x'.repeat(100)));
+    const response = await client().handle(context(), new Request({ uri: url }));
+    const source = response.entity[TAKE_SOURCE]();
+    expect(source).toBeDefined();
+    // Taken: the entity cannot be read again.
+    expect(() => response.entity.stream()).toThrow(/consumed/);
+    await sleep(20);
+    const sink = new Sink();
+    const ended = once(sink, 'finish');
+    source!.pipeTo(sink, () => {});
+    await ended;
+    expect(sink.text).toBe('x'.repeat(100));
+    expect(sink.writes).toBe(1);
+  });
+
+  it('streams a large body to a slow target with back-pressure, every byte in order', async () => {
+    const body = Buffer.alloc(3 * 1024 * 1024);
+    for (let i = 0; i < body.length; i++) body[i] = i % 251;
+    const url = await upstream((_req, res) => res.end(body));
+    const response = await client().handle(context(), new Request({ uri: url }));
+    const source = response.entity[TAKE_SOURCE]()!;
+    const sink = new Sink(true);
+    const ended = once(sink, 'finish');
+    source.pipeTo(sink, () => {});
+    await ended;
+    expect(Buffer.concat(sink.chunks).equals(body)).toBe(true);
+  });
+
+  it('becomes a stream when read, with the chunks that arrived before and after', async () => {
+    let finish!: () => void;
+    const url = await upstream((_req, res) => {
+      res.writeHead(200);
+      res.write('first,');
+      finish = () => res.end('second');
+    });
+    const response = await client().handle(context(), new Request({ uri: url }));
+    await sleep(20);
+    const stream = response.entity.stream()!;
+    finish();
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString()).toBe('first,second');
+  });
+
+  it('keeps at most its queue in memory while nobody takes it, then gives every byte', async () => {
+    const body = Buffer.alloc(2 * 1024 * 1024, 7);
+    const url = await upstream((_req, res) => res.end(body));
+    const response = await client().handle(context(), new Request({ uri: url }));
+    await sleep(100);
+    // Paused upstream: the rest waits in the socket, not in the gateway.
+    expect((await response.entity.bytes(10 * 1024 * 1024)).equals(body)).toBe(true);
+  });
+
+  it('when discarded, frees its connection for the next request', async () => {
+    const url = await upstream((_req, res) => res.end(Buffer.alloc(1024 * 1024, 1)));
+    const handler = client(1);
+    const first = await handler.handle(context(), new Request({ uri: url }));
+    first.entity.discard();
+    const second = await handler.handle(context(), new Request({ uri: url }));
+    expect((await second.entity.bytes()).length).toBe(1024 * 1024);
+  });
+
+  it('when replaced unread, frees its connection for the next request', async () => {
+    const url = await upstream((_req, res) => res.end(Buffer.alloc(1024 * 1024, 1)));
+    const handler = client(1);
+    const first = await handler.handle(context(), new Request({ uri: url }));
+    first.entity.setContent('replaced by a filter');
+    const second = await handler.handle(context(), new Request({ uri: url }));
+    expect((await second.entity.bytes()).length).toBe(1024 * 1024);
+  });
+
+  it('reports an upstream that fails midway to the target, which is destroyed', async () => {
+    const url = await upstream((_req, res) => {
+      res.writeHead(200, { 'Content-Length': '1000' });
+      res.write('partial');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const response = await client().handle(context(), new Request({ uri: url }));
+    const source = response.entity[TAKE_SOURCE]()!;
+    const target = new PassThrough();
+    target.resume();
+    const errors: Error[] = [];
+    const closed = once(target, 'close');
+    source.pipeTo(target, function (this: Writable, error) {
+      expect(this).toBe(target);
+      errors.push(error);
+    });
+    await closed;
+    expect(errors).toHaveLength(1);
+    expect(target.destroyed).toBe(true);
+  });
+
+  it('ends a stream read after the upstream failed with the error, never an uncaught one', async () => {
+    const url = await upstream((_req, res) => {
+      res.writeHead(200, { 'Content-Length': '1000' });
+      res.write('partial');
+      setTimeout(() => res.socket?.destroy(), 10);
+    });
+    const response = await client().handle(context(), new Request({ uri: url }));
+    await sleep(60);
+    await expect(response.entity.bytes()).rejects.toThrow();
+  });
+
+  it('aborts the upstream exchange when the client goes away while the body is being written', async () => {
+    let upstreamClosed!: () => void;
+    const closedUpstream = new Promise<void>((resolve) => (upstreamClosed = resolve));
+    const url = await upstream((_req, res) => {
+      res.on('close', () => upstreamClosed());
+      res.writeHead(200);
+      res.write('first');
+    });
+    const abort = new AbortController();
+    const response = await client().handle(context(abort.signal), new Request({ uri: url }));
+    const target = new PassThrough();
+    target.resume();
+    response.entity[TAKE_SOURCE]()!.pipeTo(target, () => {});
+    await sleep(20);
+    abort.abort(new Error('client gone'));
+    await closedUpstream;
+  });
+});

@@ -1,0 +1,200 @@
+import { Readable, type Writable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import type { BodySource } from '../../http/body-source.ts';
+
+/** What the upstream answered, once its head has arrived. */
+export interface UpstreamHead {
+  statusCode: number;
+  statusText: string;
+  /** `[name, value, ...]` with the upstream's spelling. */
+  rawHeaders: string[];
+  /** The body, to be sent on or read (an empty one still ends). */
+  body: UpstreamExchange;
+}
+
+/** Bytes kept for a body nobody takes yet before the upstream connection is paused. */
+const QUEUE_BYTES = 64 * 1024;
+
+/**
+ * One request to an upstream through undici's `dispatch`, and the body of its response as a
+ * BodySource. Against `Dispatcher.request`, nothing per request but this object: no Readable for
+ * the body until someone reads it, no piping, no async resource; the client's abort reaches undici
+ * through this object as the signal's listener (`handleEvent`), with no closure either.
+ * Chunks that arrive before the body is taken (a small body comes with the head) are queued, up to
+ * QUEUE_BYTES before the connection is paused.
+ */
+export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource {
+  readonly #signal: AbortSignal;
+  #resolve: (head: UpstreamHead) => void;
+  #reject: (error: Error) => void;
+  #controller: Dispatcher.DispatchController | null = null;
+  #headed = false;
+  #queue: Buffer[] = [];
+  #queued = 0;
+  #ended = false;
+  #error: Error | null = null;
+  #readable: Readable | null = null;
+  #target: Writable | null = null;
+  #onError: ((this: Writable, error: Error) => void) | null = null;
+  #discarding = false;
+  #resumer: (() => void) | undefined;
+
+  /** Resolves with the head, or rejects with why no head came (the caller may retry). */
+  readonly head: Promise<UpstreamHead>;
+
+  constructor(signal: AbortSignal) {
+    this.#signal = signal;
+    let resolve!: (head: UpstreamHead) => void;
+    let reject!: (error: Error) => void;
+    this.head = new Promise<UpstreamHead>((yes, no) => {
+      resolve = yes;
+      reject = no;
+    });
+    this.#resolve = resolve;
+    this.#reject = reject;
+    signal.addEventListener('abort', this);
+  }
+
+  /** The client went away: the upstream exchange is aborted (undici then calls onResponseError). */
+  handleEvent(): void {
+    this.#controller?.abort(this.#signal.reason ?? new Error('aborted'));
+  }
+
+  /** Dispatching threw before undici took the request. */
+  failed(error: Error): void {
+    this.#settle();
+    this.#reject(error);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#signal.aborted) controller.abort(this.#signal.reason ?? new Error('aborted'));
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    _headers: unknown,
+    statusText?: string,
+  ): void {
+    // 1xx answers (100 Continue, 103 Early Hints) are not the response.
+    if (statusCode < 200) return;
+    this.#headed = true;
+    this.#resolve({
+      statusCode,
+      statusText: statusText ?? '',
+      rawHeaders: rawStrings(controller.rawHeaders),
+      body: this,
+    });
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#target !== null) {
+      if (!this.#target.write(chunk)) {
+        controller.pause();
+        this.#target.once('drain', this.#resume);
+      }
+    } else if (this.#readable !== null) {
+      if (!this.#readable.push(chunk)) controller.pause();
+    } else if (!this.#discarding) {
+      this.#queue.push(chunk);
+      this.#queued += chunk.length;
+      if (this.#queued >= QUEUE_BYTES) controller.pause();
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#ended = true;
+    this.#settle();
+    if (this.#target !== null) this.#target.end();
+    else if (this.#readable !== null) this.#readable.push(null);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#settle();
+    if (!this.#headed) {
+      this.#reject(error);
+      return;
+    }
+    this.#error = error;
+    this.#queue = [];
+    if (this.#target !== null) {
+      this.#onError?.call(this.#target, error);
+      this.#target.destroy();
+    } else if (this.#readable !== null) {
+      // As undici's own body does: a reader that listens for no 'error' still sees the stream end
+      // destroyed, and the process does not fail on an unhandled 'error'.
+      this.#readable.on('error', ignore).destroy(error);
+    }
+  }
+
+  readable(): Readable {
+    const readable = new Readable({ read: this.#resume });
+    this.#readable = readable;
+    for (const chunk of this.#takeQueue()) readable.push(chunk);
+    if (this.#error !== null) readable.on('error', ignore).destroy(this.#error);
+    else if (this.#ended) readable.push(null);
+    return readable;
+  }
+
+  pipeTo(target: Writable, onError: (this: Writable, error: Error) => void): void {
+    if (this.#error !== null) {
+      onError.call(target, this.#error);
+      target.destroy();
+      return;
+    }
+    const queue = this.#takeQueue();
+    if (this.#ended) {
+      // Usually the whole body came with the head: one write for head and body.
+      if (queue.length === 1) target.end(queue[0]);
+      else {
+        for (const chunk of queue) target.write(chunk);
+        target.end();
+      }
+      return;
+    }
+    this.#target = target;
+    this.#onError = onError;
+    let open = true;
+    for (const chunk of queue) open = target.write(chunk) && open;
+    if (!open) target.once('drain', this.#resume);
+    else this.#controller?.resume();
+  }
+
+  discard(): void {
+    this.#discarding = true;
+    this.#queue = [];
+    this.#queued = 0;
+    if (!this.#ended) this.#controller?.resume();
+  }
+
+  #takeQueue(): Buffer[] {
+    const queue = this.#queue;
+    this.#queue = [];
+    this.#queued = 0;
+    return queue;
+  }
+
+  /** Resumes the upstream connection; one function per exchange, made the first time it is needed. */
+  get #resume(): () => void {
+    this.#resumer ??= () => this.#controller?.resume();
+    return this.#resumer;
+  }
+
+  #settle(): void {
+    this.#signal.removeEventListener('abort', this);
+  }
+}
+
+function ignore(): void {}
+
+/** undici's raw header list as strings (names are tokens; values are read as Latin-1, as on the wire). */
+export function rawStrings(raw: Dispatcher.DispatchController['rawHeaders']): string[] {
+  if (!Array.isArray(raw)) return [];
+  const out = new Array<string>(raw.length);
+  for (let i = 0; i < raw.length; i++) {
+    const value = raw[i]!;
+    out[i] = typeof value === 'string' ? value : value.toString('latin1');
+  }
+  return out;
+}
