@@ -53,6 +53,12 @@ export class Headers implements ElObject {
   add(name: string, value: HeaderValue): this {
     const key = name.toLowerCase();
     const entry = this.#entries.get(key);
+    // One string, the usual case (every header read off the wire): no intermediate list.
+    if (typeof value === 'string') {
+      if (entry) entry.values.push(value);
+      else this.#entries.set(key, { name, values: [value] });
+      return this;
+    }
     if (entry) entry.values.push(...toValues(value));
     else this.set(name, value);
     return this;

@@ -59,8 +59,9 @@ export function toRequest(
   const headers = Headers.fromRaw(req.rawHeaders);
   const uri = requestUri(req, scheme, headers);
   if (options.arrival) {
-    for (const listed of headers.getAll('connection').flatMap((v) => v.split(',')))
-      headers.delete(listed.trim());
+    if (headers.has('connection'))
+      for (const value of headers.getAll('connection'))
+        for (const listed of value.split(',')) headers.delete(listed.trim());
     for (const name of ARRIVAL_HOP_BY_HOP) headers.delete(name);
   }
   const length = req.headers['content-length'];

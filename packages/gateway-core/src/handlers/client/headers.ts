@@ -43,6 +43,12 @@ const REGENERATED = new Set(['host', 'content-length', 'expect']);
 export function connectionListed(values: readonly string[]): Set<string> {
   const listed = new Set<string>();
   for (const value of values) {
+    // One token (`keep-alive`, `close`): no list to split.
+    if (!value.includes(',')) {
+      const name = value.trim().toLowerCase();
+      if (name) listed.add(name);
+      continue;
+    }
     for (const token of value.split(',')) {
       const name = token.trim().toLowerCase();
       if (name) listed.add(name);
@@ -139,10 +145,14 @@ export function responseHeadersFrom(
   raw: readonly string[],
   options: { keepUpgrade?: boolean } = {},
 ): Headers {
-  const listed = new Set<string>();
+  // Only names a Connection field lists beyond the usual hop-by-hop ones need a set (an upstream's
+  // `Connection: keep-alive` lists none).
+  let listed: Set<string> | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === 'connection')
-      for (const name of connectionListed([raw[i + 1]!])) listed.add(name);
+    const name = raw[i]!;
+    if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
+    for (const token of connectionListed([raw[i + 1]!]))
+      if (!HOP_BY_HOP.has(token)) (listed ??= new Set()).add(token);
   }
   const headers = new Headers();
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -153,7 +163,7 @@ export function responseHeadersFrom(
       headers.add(name, raw[i + 1]!);
       continue;
     }
-    if (HOP_BY_HOP.has(key) || listed.has(key)) continue;
+    if (HOP_BY_HOP.has(key) || listed?.has(key)) continue;
     headers.add(name, raw[i + 1]!);
   }
   return headers;
