@@ -1,5 +1,5 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { http } from '../server/node-http.ts';
 
 /**
  * The small application the quickstart proxies `/app/*` to. It answers with what it received, so a

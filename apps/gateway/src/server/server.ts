@@ -1,10 +1,11 @@
-import http from 'node:http';
+import type http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duration, Logger, PluginManifest } from '@portico/gateway-core';
 import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
 import type { Instance } from './instance.ts';
+import { http as nodeHttp } from './node-http.ts';
 import { openSessions } from './sessions.ts';
 import type { ConnectorSettings } from './settings.ts';
 import { handleUpgrade } from './upgrade.ts';
@@ -106,7 +107,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       };
       const server = tls
         ? https.createServer({ ...serverOptions, ...tls }, track)
-        : http.createServer(serverOptions, track);
+        : nodeHttp.createServer(serverOptions, track);
       server.maxHeadersCount = limits.maxHeadersCount;
       server.on('connection', (socket: Socket) => {
         active.add(socket);

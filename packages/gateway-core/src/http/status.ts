@@ -1,4 +1,6 @@
-import { STATUS_CODES } from 'node:http';
+import { nodeHttp } from './node-http.ts';
+
+const { STATUS_CODES } = nodeHttp;
 
 /**
  * A response status as expressions see it: `${response.status.code == 404}`,

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConnectionOptions } from 'node:tls';
-import { Agent, type Dispatcher, EnvHttpProxyAgent, ProxyAgent } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Context } from '../../context/context.ts';
 import { Duration } from '../../duration/index.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../../errors.ts';
@@ -15,6 +15,7 @@ import { type FailureContext, isRetryableConnectFailure, upstreamError } from '.
 import { forwardedFor, type HeaderList, responseHeadersFrom, upstreamRequestHeaders } from './headers.ts';
 import { NO_PROXY, type ProxySetting } from './proxy.ts';
 import { type TlsSettings, tlsConnectOptions } from './tls.ts';
+import { Agent, EnvHttpProxyAgent, ProxyAgent } from './undici-dispatchers.ts';
 import { UpstreamExchange, type UpstreamHead } from './upstream-exchange.ts';
 
 export interface RetrySettings {

@@ -1,0 +1,24 @@
+import { createRequire } from 'node:module';
+import type {
+  Agent as AgentClass,
+  EnvHttpProxyAgent as EnvAgentClass,
+  ProxyAgent as ProxyAgentClass,
+} from 'undici';
+
+/**
+ * The three undici dispatchers the upstream client uses, loaded from their own modules rather than
+ * from undici's index. The index loads all of undici (fetch, WebSocket, caches, mocks ...): 28 MB of
+ * resident memory in every process against 15 MB for these three (Node 24, undici 8.12.4, measured
+ * with `process.memoryUsage().rss` after each require; bench/README.md). undici has no `exports` map,
+ * so these paths are its published files; its version is pinned in package.json, and every upstream
+ * test goes through these classes, so an upgrade that moves them fails the tests at once.
+ */
+const load = createRequire(import.meta.url);
+
+// As undici's index does: the request/stream/pipeline/connect/upgrade methods live on the Dispatcher
+// prototype, and ProxyAgent tunnels through `connect`.
+Object.assign(load('undici/lib/dispatcher/dispatcher.js').prototype, load('undici/lib/api/index.js'));
+
+export const Agent: typeof AgentClass = load('undici/lib/dispatcher/agent.js');
+export const ProxyAgent: typeof ProxyAgentClass = load('undici/lib/dispatcher/proxy-agent.js');
+export const EnvHttpProxyAgent: typeof EnvAgentClass = load('undici/lib/dispatcher/env-http-proxy-agent.js');
