@@ -1,4 +1,6 @@
-import { satisfies, validRange } from 'semver';
+// The two functions alone: semver's index loads its whole library (47 modules).
+import satisfies from 'semver/functions/satisfies.js';
+import validRange from 'semver/ranges/valid.js';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import type { Heaplet, PluginManifest } from '../heap/heaplet.ts';
 import { article, KINDS, PLUGIN_BRAND } from '../kinds.ts';

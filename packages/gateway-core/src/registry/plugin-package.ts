@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { satisfies, validRange } from 'semver';
+// The two functions alone: semver's index loads its whole library (47 modules).
+import satisfies from 'semver/functions/satisfies.js';
+import validRange from 'semver/ranges/valid.js';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { KINDS, type Kind } from '../kinds.ts';
 
