@@ -122,6 +122,21 @@ describe('an upstream body as a source', () => {
     expect((await response.entity.bytes(10 * 1024 * 1024)).equals(body)).toBe(true);
   });
 
+  it('stops reading from the upstream while nobody takes the body (bounded per request)', async () => {
+    const body = Buffer.alloc(32 * 1024 * 1024, 3);
+    let upstreamResponse!: http.ServerResponse;
+    const url = await upstream((_req, res) => {
+      upstreamResponse = res;
+      res.end(body);
+    });
+    const response = await client().handle(context(), new Request({ uri: url }));
+    await sleep(300);
+    // Paused: most of the body is still waiting on the upstream's side (socket buffers hold a few MB
+    // at most); had the gateway kept reading, the upstream would have written it all.
+    expect(upstreamResponse.writableLength).toBeGreaterThan(16 * 1024 * 1024);
+    expect((await response.entity.bytes(64 * 1024 * 1024)).length).toBe(body.length);
+  });
+
   it('when discarded, frees its connection for the next request', async () => {
     const url = await upstream((_req, res) => res.end(Buffer.alloc(1024 * 1024, 1)));
     const handler = client(1);
