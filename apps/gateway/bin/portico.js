@@ -1,6 +1,7 @@
-#!/usr/bin/env -S node --max-semi-space-size=16
-// (The young generation capped at 3 × 16 MB: the same throughput under load and about a third less
-// memory than V8's default for this allocation rate; workers inherit the flag.)
+#!/usr/bin/env -S node --max-semi-space-size=4
+// (The young generation capped at 4 MB semi-spaces: under load the same throughput as 16 MB, or
+// better, and about 17 MB less resident memory per worker (bench/README.md, "Young-generation size");
+// workers inherit the flag. `npm start` passes the same flag.)
 // Entry point of the `portico` command.
 // - Workspace packages resolve to their TypeScript sources (the `portico-source` export condition),
 //   which Node 24 runs directly by stripping types. With PORTICO_BUILT=1 (after `npm run build`) the

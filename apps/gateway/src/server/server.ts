@@ -10,6 +10,10 @@ import { openSessions } from './sessions.ts';
 import type { ConnectorSettings } from './settings.ts';
 import { handleUpgrade } from './upgrade.ts';
 
+/** The responses a connection is carrying (usually one; more when the client pipelines). */
+const ANSWERING = Symbol('portico.answering');
+type AnsweringSocket = Socket & { [ANSWERING]?: Set<http.ServerResponse> };
+
 export interface RunningServer {
   gateway: Gateway;
   /** Where each connector listens, e.g. `http://127.0.0.1:8080`. */
@@ -61,11 +65,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let inFlight = 0;
   // The responses of each connection: a protocol error on a connection whose response has begun
   // can only close it, since a 400 written now would land inside that response.
-  const answering = new WeakMap<Socket, Set<http.ServerResponse>>();
+  // Kept on the socket itself (a symbol-keyed property): cheaper per request than a WeakMap lookup.
+  const answering = (socket: Socket): Set<http.ServerResponse> | undefined =>
+    (socket as AnsweringSocket)[ANSWERING];
   // The connections that have carried a request (TLS sockets, where `active` holds the TCP ones).
   const carrying = new Set<Socket>();
   const responding = (socket: Socket) => {
-    for (const res of answering.get(socket) ?? []) if (res.headersSent) return true;
+    for (const res of answering(socket) ?? []) if (res.headersSent) return true;
     return false;
   };
   let draining = false;
@@ -74,15 +80,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   function settled(this: http.ServerResponse): void {
     inFlight--;
     // The request keeps its socket after the response has let go of it.
-    answering.get(this.req.socket)?.delete(this);
+    answering(this.req.socket)?.delete(this);
     if (inFlight === 0) idle?.();
   }
   const track: http.RequestListener = (req, res) => {
     inFlight++;
-    let responses = answering.get(req.socket);
+    let responses = answering(req.socket);
     if (responses === undefined) {
-      const socket = req.socket;
-      answering.set(socket, (responses = new Set()));
+      const socket = req.socket as AnsweringSocket;
+      socket[ANSWERING] = responses = new Set();
       carrying.add(socket);
       socket.once('close', () => carrying.delete(socket));
     }
@@ -157,7 +163,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       for (const server of servers) server.close();
       for (const server of servers) server.closeIdleConnections();
       for (const socket of carrying) {
-        for (const res of answering.get(socket) ?? []) if (!res.headersSent) res.shouldKeepAlive = false;
+        for (const res of answering(socket) ?? []) if (!res.headersSent) res.shouldKeepAlive = false;
       }
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {
