@@ -47,6 +47,10 @@ const PEERS = ['@portico/gateway-core'];
 
 module.registerHooks({
   resolve(specifier, context, nextResolve) {
+    // Built, there is no condition to add: Node resolves with the context as given (a context with a
+    // new conditions list on every resolution made the start about 40 ms slower, 7 interleaved
+    // starts), and only a plugin's import of the core that finds no copy of its own is helped.
+    if (BUILT) return resolveWith(specifier, context, nextResolve, undefined);
     const resolved = resolveWith(specifier, context, nextResolve, [
       ...context.conditions,
       ...EXTRA_CONDITIONS,
@@ -63,12 +67,13 @@ module.registerHooks({
 
 /** Resolves as Node would; the core, when a plugin has no copy of its own, from the gateway. */
 function resolveWith(specifier, context, nextResolve, conditions) {
+  const asked = conditions === undefined ? context : { ...context, conditions };
   try {
-    return nextResolve(specifier, { ...context, conditions });
+    return nextResolve(specifier, asked);
   } catch (error) {
     const peer = PEERS.some((name) => specifier === name || specifier.startsWith(`${name}/`));
     if (!peer || error?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    return nextResolve(specifier, { ...context, conditions, parentURL: HOST });
+    return nextResolve(specifier, { ...asked, parentURL: HOST });
   }
 }
 
