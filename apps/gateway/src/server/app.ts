@@ -4,7 +4,7 @@ import { type KoaMiddleware, koaExchange } from '@portico/gateway-core/runtime';
 import Koa from 'koa';
 import { adminHandler } from './admin-api.ts';
 import type { Gateway } from './gateway.ts';
-import { isReserved, pathOf } from './reserved-prefix.ts';
+import { pathOf, reservedPrefix } from './reserved-prefix.ts';
 
 /**
  * The server's Koa application. Its middleware: the administrative endpoints under the reserved
@@ -43,8 +43,11 @@ export function adminMiddleware(gateway: Gateway, logger: Logger): KoaMiddleware
     logger,
     maxBufferedBodySize: gateway.settings.limits.maxBufferedBodySize,
   });
-  return (ctx, next) => (isReserved(pathOf(ctx.req.url), prefix) ? admin(ctx, next) : next().then(() => {}));
+  const reserved = reservedPrefix(prefix);
+  return (ctx, next) => (reserved(pathOf(ctx.req.url)) ? admin(ctx, next) : next().then(toVoid));
 }
+
+function toVoid(): void {}
 
 /** Every request the server receives, served by the Koa application. */
 export function createRequestListener(

@@ -6,11 +6,18 @@ import { Uri } from '@portico/gateway-core';
  * (`//openig/ping`, `/x/../openig/ping`); a path parameter (`/openig;x`) ends the segment.
  */
 export function isReserved(rawPath: string, prefix: string): boolean {
-  // Most paths have nothing to decode or resolve: they are their own normal form (every request
-  // passes here, so the Uri and the segment list are only made when needed).
-  const path = (PLAIN_PATH.test(rawPath) ? rawPath : normalizedPath(rawPath)).toLowerCase();
+  return reservedPrefix(prefix)(rawPath);
+}
+
+/** `isReserved` for one prefix, what the server calls per request: the prefix is prepared once. */
+export function reservedPrefix(prefix: string): (rawPath: string) => boolean {
   const reserved = `/${prefix.toLowerCase()}`;
-  return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
+  return (rawPath) => {
+    // Most paths have nothing to decode or resolve: they are their own normal form (every request
+    // passes here, so the Uri and the segment list are only made when needed).
+    const path = (PLAIN_PATH.test(rawPath) ? rawPath : normalizedPath(rawPath)).toLowerCase();
+    return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
+  };
 }
 
 /** Non-empty segments without `%`, `.` or `;`, at most a trailing slash: nothing to normalise. */
