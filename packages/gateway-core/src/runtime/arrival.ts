@@ -3,6 +3,7 @@ import type { TLSSocket } from 'node:tls';
 import { plainAddress } from '../context/client-address.ts';
 import type { ClientInfo } from '../context/context.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
+import { CONNECTION_HEADERS, connectionListed } from '../http/connection-headers.ts';
 import { Entity } from '../http/entity.ts';
 import { Headers } from '../http/headers.ts';
 import { Request } from '../http/message.ts';
@@ -28,21 +29,6 @@ export function badRequest(message: string): PorticoError {
 }
 
 /**
- * Headers that describe the client's connection to the gateway, not the request: removed on arrival
- * (with every header `Connection` lists), so that no filter mistakes them for the request's own and
- * a client cannot name a header a filter adds (`Connection: Authorization`) to have it stripped later.
- */
-const ARRIVAL_HOP_BY_HOP = [
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-];
-
-/**
  * Builds a core Request, or throws `PORTICO_E_BAD_REQUEST` (answered with 400). The URI's authority is
  * the Host field's, or an absolute-form target's (which then overrides Host, as RFC 9112 requires);
  * the scheme is the connection's; the path is normalised once, here. The Host field is rewritten to
@@ -59,10 +45,12 @@ export function toRequest(
   const headers = Headers.fromRaw(req.rawHeaders);
   const uri = requestUri(req, scheme, headers);
   if (options.arrival) {
+    // The connection's own fields, and every field Connection lists, are removed on arrival, so that
+    // no filter mistakes them for the request's own and a client cannot name a header a filter adds
+    // (`Connection: Authorization`) to have it stripped later.
     if (headers.has('connection'))
-      for (const value of headers.getAll('connection'))
-        for (const listed of value.split(',')) headers.delete(listed.trim());
-    for (const name of ARRIVAL_HOP_BY_HOP) headers.delete(name);
+      for (const listed of connectionListed(headers.getAll('connection'))) headers.delete(listed);
+    for (const name of CONNECTION_HEADERS) headers.delete(name);
   }
   const length = req.headers['content-length'];
   const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;

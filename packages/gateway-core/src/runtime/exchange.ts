@@ -3,6 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { Context } from '../context/context.ts';
 import { ErrorCode, isPorticoError } from '../errors.ts';
 import { commitSession, type SessionProducer } from '../handlers/session-producer.ts';
+import { CONNECTION_HEADERS } from '../http/connection-headers.ts';
 import { type Entity, TAKE_SOURCE } from '../http/entity.ts';
 import { headerFieldProblem, invalidHeaderError, isReasonPhrase } from '../http/header-validation.ts';
 import { Headers } from '../http/headers.ts';
@@ -229,17 +230,6 @@ function errorResponse(error: unknown, context: Context, logger: Logger): Respon
 
 const plain = (status: number, text: string): Response => Response.text(status, text);
 
-/** Headers that describe one connection and must not be copied from a response object to ours. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'upgrade',
-  'proxy-connection',
-  'te',
-  'trailer',
-]);
-
 /**
  * Writes a Response to the client, streaming its body with back-pressure, and never throws. The end
  * of the exchange (the response's 'close') is handled by onExchangeClose.
@@ -252,7 +242,8 @@ export function writeResponse(res: ServerResponse, response: Response, method: s
   const raw: string[] = [];
   let problem: string | undefined;
   const add = (name: string, values: readonly string[]) => {
-    if (HOP_BY_HOP.has(name.toLowerCase())) return;
+    // Connection fields describe the upstream's connection (or none): ours are Node's to write.
+    if (CONNECTION_HEADERS.has(name.toLowerCase())) return;
     for (const value of values) {
       problem ??= headerFieldProblem(name, value);
       raw.push(name, value);

@@ -1,33 +1,23 @@
+import { CONNECTION_HEADERS, connectionListed } from '../../http/connection-headers.ts';
 import { headerFieldProblem, invalidHeaderError } from '../../http/header-validation.ts';
 import { Headers } from '../../http/headers.ts';
 import type { Request } from '../../http/message.ts';
 import type { Uri } from '../../http/uri.ts';
 
+export { connectionListed };
+
 /**
- * Header fields that describe one connection and so stop at the gateway, in both directions.
- *
- * RFC 9110 §7.6.1: Connection itself and every field it lists, and "fields that are known to
- * require removal before forwarding ... Proxy-Connection, Keep-Alive, TE, Transfer-Encoding,
- * Upgrade". Beyond that list:
- * - Trailer announces trailer fields; the gateway does not relay trailers (neither the upstream
- *   leg nor the response model carries them), so passing the announcement on would promise fields
- *   that never come.
- * - Proxy-Authorization and Proxy-Authenticate (§11.7) belong to the next proxy on the path, not
- *   to the origin: a client's proxy credentials reaching an upstream application would leak them,
- *   and an outbound proxy's challenge means nothing to the client. RFC 9110 allows relaying them
- *   only between cooperating proxies, which a gateway in front of applications is not; the
- *   outbound proxy's own credentials come from the `proxy` settings instead.
- * Framing (Content-Length, Transfer-Encoding) is regenerated toward the upstream, never copied:
- * forwarding the client's framing is how request smuggling gets through proxies.
+ * What stops at the gateway between it and the upstream: the connection's own fields
+ * (CONNECTION_HEADERS), and Proxy-Authorization and Proxy-Authenticate (RFC 9110 §11.7), which belong
+ * to the next proxy on the path, not to the origin: a client's proxy credentials reaching an upstream
+ * application would leak them, and an outbound proxy's challenge means nothing to the client. RFC 9110
+ * allows relaying them only between cooperating proxies, which a gateway in front of applications is
+ * not; the outbound proxy's own credentials come from the `proxy` settings instead. Framing
+ * (Content-Length, Transfer-Encoding) is regenerated toward the upstream, never copied: forwarding
+ * the client's framing is how request smuggling gets through proxies.
  */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'transfer-encoding',
-  'upgrade',
-  'trailer',
+const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  ...CONNECTION_HEADERS,
   'proxy-authorization',
   'proxy-authenticate',
 ]);
@@ -38,24 +28,6 @@ const HOP_BY_HOP = new Set([
  * server (Node answers `100-continue` itself) and cannot be honoured again by the upstream client.
  */
 const REGENERATED = new Set(['host', 'content-length', 'expect']);
-
-/** The names (lower case) a Connection header lists. */
-export function connectionListed(values: readonly string[]): Set<string> {
-  const listed = new Set<string>();
-  for (const value of values) {
-    // One token (`keep-alive`, `close`): no list to split.
-    if (!value.includes(',')) {
-      const name = value.trim().toLowerCase();
-      if (name) listed.add(name);
-      continue;
-    }
-    for (const token of value.split(',')) {
-      const name = token.trim().toLowerCase();
-      if (name) listed.add(name);
-    }
-  }
-  return listed;
-}
 
 /**
  * Header fields in a form undici takes and writes as given: one entry per name (names are unique
