@@ -13,6 +13,7 @@ import type { Handler } from '../../types.ts';
 import { DeferredBody } from './body.ts';
 import { type FailureContext, isRetryableConnectFailure, upstreamError } from './errors.ts';
 import { forwardedFor, type HeaderList, responseHeadersFrom, upstreamRequestHeaders } from './headers.ts';
+import { IdleWatch } from './idle-watch.ts';
 import { NO_PROXY, type ProxySetting } from './proxy.ts';
 import { type TlsSettings, tlsConnectOptions } from './tls.ts';
 import { Agent, EnvHttpProxyAgent, ProxyAgent } from './undici-dispatchers.ts';
@@ -137,6 +138,8 @@ export class ClientHandler implements Handler {
   /** Whether X-Forwarded-* are sent. */
   protected readonly forwardedHeaders: boolean;
   readonly #retries: RetrySettings | false;
+  /** The soTimeout of every exchange in flight; none when it is unlimited. */
+  readonly #idle: IdleWatch | undefined;
   #closing: Promise<void> | undefined;
   readonly #failureContext: Omit<FailureContext, 'origin'>;
 
@@ -146,6 +149,7 @@ export class ClientHandler implements Handler {
     const soTimeout = options.soTimeout ?? CLIENT_DEFAULTS.soTimeout;
     const keepAlive = options.keepAliveTimeout ?? CLIENT_DEFAULTS.keepAliveTimeout;
     this.soTimeoutMs = timeoutMs(soTimeout);
+    this.#idle = this.soTimeoutMs > 0 ? new IdleWatch(this.soTimeoutMs) : undefined;
     this.#retries = options.retries ?? CLIENT_DEFAULTS.retries;
     this.forwardedHeaders = options.forwardedHeaders ?? false;
     this.#failureContext = {
@@ -153,6 +157,7 @@ export class ClientHandler implements Handler {
       soTimeout: soTimeout.toString(),
     };
     const reuse = !options.disableReuseConnection && !keepAlive.isZero;
+    const proxied = (options.proxy ?? NO_PROXY).kind !== 'none';
     const tls = tlsConnectOptions(options.tls ?? {}, {
       baseDirectory: options.baseDirectory ?? process.cwd(),
       jsonPath: options.jsonPath ?? '$',
@@ -162,8 +167,10 @@ export class ClientHandler implements Handler {
     this.dispatcher = createDispatcher(options.proxy ?? NO_PROXY, tls, {
       connections: options.connections ?? CLIENT_DEFAULTS.connections,
       connectTimeout: timeoutMs(connectionTimeout),
-      headersTimeout: this.soTimeoutMs,
-      bodyTimeout: this.soTimeoutMs,
+      // The silence limit is the handler's IdleWatch, not undici's timers (one per request, kept
+      // for up to a second each); through a proxy, undici's still bound the proxy's CONNECT answer.
+      headersTimeout: proxied ? this.soTimeoutMs : 0,
+      bodyTimeout: proxied ? this.soTimeoutMs : 0,
       // Past the maximum undici allows for a server's Keep-Alive hint, unlimited means that maximum.
       keepAliveTimeout: keepAlive.isUnlimited ? 600_000 : Math.max(1, keepAlive.toMillis()),
       // Pipelining 0 is undici's "no keep-alive": every request says `Connection: close`.
@@ -232,7 +239,7 @@ export class ClientHandler implements Handler {
     const retries = this.#retries && IDEMPOTENT.has(method) ? this.#retries : undefined;
     for (let attempt = 0; ; attempt++) {
       const sent = body === null || Buffer.isBuffer(body) ? body : new DeferredBody(body);
-      const exchange = new UpstreamExchange(context.signal);
+      const exchange = new UpstreamExchange(context.signal, this.#idle);
       try {
         try {
           this.dispatcher.dispatch(

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type {
   Agent as AgentClass,
   EnvHttpProxyAgent as EnvAgentClass,
+  errors,
   ProxyAgent as ProxyAgentClass,
 } from 'undici';
 
@@ -22,3 +23,7 @@ Object.assign(load('undici/lib/dispatcher/dispatcher.js').prototype, load('undic
 export const Agent: typeof AgentClass = load('undici/lib/dispatcher/agent.js');
 export const ProxyAgent: typeof ProxyAgentClass = load('undici/lib/dispatcher/proxy-agent.js');
 export const EnvHttpProxyAgent: typeof EnvAgentClass = load('undici/lib/dispatcher/env-http-proxy-agent.js');
+
+// The upstream client's own idle timeouts fail exchanges with undici's errors, as undici's would.
+const undiciErrors: typeof errors = load('undici/lib/core/errors.js');
+export const { BodyTimeoutError, HeadersTimeoutError } = undiciErrors;

@@ -5,6 +5,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Context } from '../../context/context.ts';
+import { Duration } from '../../duration/index.ts';
 import { TAKE_SOURCE } from '../../http/entity.ts';
 import { Request } from '../../http/message.ts';
 import { ClientHandler } from './client-handler.ts';
@@ -33,8 +34,8 @@ async function upstream(respond: (req: http.IncomingMessage, res: http.ServerRes
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function client(connections = 4): ClientHandler {
-  const handler = new ClientHandler({ connections });
+function client(connections = 4, soTimeout?: Duration): ClientHandler {
+  const handler = new ClientHandler({ connections, ...(soTimeout ? { soTimeout } : {}) });
   handlers.push(handler);
   return handler;
 }
@@ -203,5 +204,50 @@ describe('an upstream body as a source', () => {
     await sleep(20);
     abort.abort(new Error('client gone'));
     await closedUpstream;
+  });
+});
+
+describe('the upstream silence limit (soTimeout), kept without a timer per request', () => {
+  const limit = Duration.parse('200 ms');
+
+  it('lets a body trickle for longer than the limit while no gap between chunks reaches it', async () => {
+    const url = await upstream((_req, res) => {
+      res.writeHead(200);
+      let sent = 0;
+      const next = setInterval(() => {
+        res.write(`chunk ${sent},`);
+        if (++sent === 8) {
+          clearInterval(next);
+          res.end();
+        }
+      }, 60);
+    });
+    const response = await client(4, limit).handle(context(), new Request({ uri: url }));
+    // Written straight to a target that never pushes back: the chunks alone are the activity.
+    const sink = new Sink();
+    const ended = once(sink, 'finish');
+    const failures: Error[] = [];
+    response.entity[TAKE_SOURCE]()!.pipeTo(sink, (error) => failures.push(error));
+    await Promise.race([ended, once(sink, 'close')]);
+    expect(failures).toEqual([]);
+    expect(sink.text.split(',').filter(Boolean)).toHaveLength(8);
+  });
+
+  it('frees the upstream connection of a body nobody takes for longer than the limit', async () => {
+    let upstreamClosed!: (finished: boolean) => void;
+    const closed = new Promise<boolean>((resolve) => (upstreamClosed = resolve));
+    const url = await upstream((_req, res) => {
+      res.on('close', () => upstreamClosed(res.writableFinished));
+      res.writeHead(200);
+      // More than the exchange queues before it pauses, and more than the sockets buffer.
+      res.end(Buffer.alloc(32 * 1024 * 1024, 5));
+    });
+    const started = performance.now();
+    const response = await client(4, limit).handle(context(), new Request({ uri: url }));
+    expect(await closed).toBe(false);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(200);
+    await expect(response.entity.bytes(64 * 1024 * 1024)).rejects.toMatchObject({
+      code: 'UND_ERR_BODY_TIMEOUT',
+    });
   });
 });

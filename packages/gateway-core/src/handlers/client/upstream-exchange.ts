@@ -1,6 +1,8 @@
 import { Readable, type Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { BodySource } from '../../http/body-source.ts';
+import type { IdleWatch, Watched } from './idle-watch.ts';
+import { BodyTimeoutError, HeadersTimeoutError } from './undici-dispatchers.ts';
 
 /** What the upstream answered, once its head has arrived. */
 export interface UpstreamHead {
@@ -21,10 +23,16 @@ const QUEUE_BYTES = 64 * 1024;
  * the body until someone reads it, no piping, no async resource; the client's abort reaches undici
  * through this object as the signal's listener (`handleEvent`), with no closure either.
  * Chunks that arrive before the body is taken (a small body comes with the head) are queued, up to
- * QUEUE_BYTES before the connection is paused.
+ * QUEUE_BYTES before the connection is paused. With an IdleWatch, an upstream silent for longer than
+ * its limit (waiting for the head, or between two chunks of the body) fails the exchange with
+ * undici's own timeout errors.
  */
-export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource {
+export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource, Watched {
   readonly #signal: AbortSignal;
+  readonly #idle: IdleWatch | undefined;
+  lastActive = 0;
+  watchPrevious: Watched | null = null;
+  watchNext: Watched | null = null;
   #resolve: (head: UpstreamHead) => void;
   #reject: (error: Error) => void;
   #controller: Dispatcher.DispatchController | null = null;
@@ -42,8 +50,9 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource 
   /** Resolves with the head, or rejects with why no head came (the caller may retry). */
   readonly head: Promise<UpstreamHead>;
 
-  constructor(signal: AbortSignal) {
+  constructor(signal: AbortSignal, idle?: IdleWatch) {
     this.#signal = signal;
+    this.#idle = idle;
     let resolve!: (head: UpstreamHead) => void;
     let reject!: (error: Error) => void;
     this.head = new Promise<UpstreamHead>((yes, no) => {
@@ -69,6 +78,16 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
     if (this.#signal.aborted) controller.abort(this.#signal.reason ?? new Error('aborted'));
+    else this.#idle?.watch(this);
+  }
+
+  /** The upstream said nothing for too long (the IdleWatch has let go of this exchange already). */
+  idleTimeout(): void {
+    this.#controller?.abort(
+      this.#headed
+        ? new BodyTimeoutError('Body Timeout Error')
+        : new HeadersTimeoutError('Headers Timeout Error'),
+    );
   }
 
   onResponseStart(
@@ -77,6 +96,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource 
     _headers: unknown,
     statusText?: string,
   ): void {
+    if (this.#idle !== undefined) this.lastActive = this.#idle.now;
     // 1xx answers (100 Continue, 103 Early Hints) are not the response.
     if (statusCode < 200) return;
     this.#headed = true;
@@ -89,6 +109,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource 
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#idle !== undefined) this.lastActive = this.#idle.now;
     if (this.#target !== null) {
       if (!this.#target.write(chunk)) {
         controller.pause();
@@ -158,14 +179,14 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource 
     let open = true;
     for (const chunk of queue) open = target.write(chunk) && open;
     if (!open) target.once('drain', this.#resume);
-    else this.#controller?.resume();
+    else this.#resumeUpstream();
   }
 
   discard(): void {
     this.#discarding = true;
     this.#queue = [];
     this.#queued = 0;
-    if (!this.#ended) this.#controller?.resume();
+    if (!this.#ended) this.#resumeUpstream();
   }
 
   #takeQueue(): Buffer[] {
@@ -177,12 +198,22 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource 
 
   /** Resumes the upstream connection; one function per exchange, made the first time it is needed. */
   get #resume(): () => void {
-    this.#resumer ??= () => this.#controller?.resume();
+    this.#resumer ??= () => this.#resumeUpstream();
     return this.#resumer;
+  }
+
+  /**
+   * While a paused body waits for its reader the silence clock runs on, as with undici's own body
+   * timeout (a reader that never comes frees the upstream connection); resuming starts it again.
+   */
+  #resumeUpstream(): void {
+    if (this.#idle !== undefined) this.lastActive = this.#idle.now;
+    this.#controller?.resume();
   }
 
   #settle(): void {
     this.#signal.removeEventListener('abort', this);
+    this.#idle?.unwatch(this);
   }
 }
 
