@@ -12,6 +12,7 @@ import {
   type TreeUsage,
   topOthers,
 } from './sampler.ts';
+import { runVegeta, vegetaBinary } from './vegeta.ts';
 
 export interface WrkResult {
   requests: number;
@@ -101,7 +102,7 @@ export async function runWrk(options: {
   };
 }
 
-export const LATENCY_RUNNERS = ['open-loop', 'autocannon'] as const;
+export const LATENCY_RUNNERS = ['open-loop', 'vegeta', 'autocannon'] as const;
 export type LatencyRunner = (typeof LATENCY_RUNNERS)[number];
 
 export interface LatencyResult {
@@ -119,7 +120,19 @@ export interface LatencyResult {
   detail: Record<string, unknown>;
 }
 
-/** A fixed-rate run for latency percentiles, with the chosen runner, in this process. */
+let vegeta: string | undefined;
+
+/**
+ * Whether the chosen runner can run here (vegeta is looked for, and installed with Go when missing).
+ * Undefined when it can; otherwise why not.
+ */
+export function latencyRunnerMissing(runner: LatencyRunner): string | undefined {
+  if (runner !== 'vegeta') return undefined;
+  vegeta ??= vegetaBinary();
+  return vegeta === undefined ? 'vegeta is not on PATH and Go could not install it (go install)' : undefined;
+}
+
+/** A fixed-rate run for latency percentiles, with the chosen runner (all but vegeta in this process). */
 export async function runFixedRate(options: {
   runner: LatencyRunner;
   url: string;
@@ -131,6 +144,23 @@ export async function runFixedRate(options: {
   const rate = Math.max(1, Math.round(options.rate));
   const loopBefore = performance.eventLoopUtilization();
   const loopUtilization = () => round(performance.eventLoopUtilization(loopBefore).utilization, 2);
+  if (options.runner === 'vegeta') {
+    const missing = latencyRunnerMissing('vegeta');
+    if (missing !== undefined) throw new Error(missing);
+    const result = await runVegeta(vegeta!, { ...options, rate });
+    return {
+      runner: 'vegeta',
+      targetRate: rate,
+      achievedRate: result.achievedRate,
+      latencyMs: result.latencyMs,
+      errors: result.errors,
+      non2xx: result.non2xx,
+      timeouts: result.timeouts,
+      generatorCpuPercent: result.generatorCpuPercent,
+      generatorLoopUtilization: loopUtilization(),
+      detail: { counted: result.counted },
+    };
+  }
   if (options.runner === 'open-loop') {
     const result = await runOpenLoop({ ...options, rate });
     return {

@@ -21,6 +21,7 @@ import {
   LATENCY_RUNNERS,
   type LatencyResult,
   type LatencyRunner,
+  latencyRunnerMissing,
   runFixedRate,
   runWrk,
   sampled,
@@ -106,6 +107,15 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
   if (!wrk || machine.nginx === 'not installed') {
     console.log('proxy: needs wrk and nginx (bash test-e2e/services/nginx-wrk.sh installs them); skipped');
     return;
+  }
+  const missing = latencyRunnerMissing(settings.runner);
+  if (missing !== undefined) {
+    if (values['latency-runner'] !== undefined) {
+      console.log(`proxy: --latency-runner ${settings.runner}: ${missing}; skipped`);
+      return;
+    }
+    progress(`${missing}: the fixed-rate runs use the built-in open-loop generator`);
+    settings.runner = 'open-loop';
   }
   const date = new Date();
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'portico-bench-proxy-'));
@@ -233,7 +243,7 @@ function parseSettings(values: BenchValues): Settings {
     return known.filter((item) => chosen.includes(item));
   };
   const quick = values.quick === true;
-  const runner = (values['latency-runner'] ?? 'open-loop') as LatencyRunner;
+  const runner = (values['latency-runner'] ?? 'vegeta') as LatencyRunner;
   if (!LATENCY_RUNNERS.includes(runner))
     throw new Error(`--latency-runner is one of ${LATENCY_RUNNERS.join(', ')}`);
   const names = list(
