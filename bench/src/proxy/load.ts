@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { type LatencyFigures, latencyFigures } from './latency.ts';
 import { runOpenLoop } from './openloop.ts';
 import { start, stop } from './processes.ts';
 import {
@@ -105,15 +106,9 @@ export async function runWrk(options: {
 export const LATENCY_RUNNERS = ['open-loop', 'vegeta', 'autocannon'] as const;
 export type LatencyRunner = (typeof LATENCY_RUNNERS)[number];
 
-export interface LatencyResult {
+export interface LatencyResult extends LatencyFigures {
   runner: LatencyRunner;
   targetRate: number;
-  achievedRate: number;
-  latencyMs: { p50: number; p99: number; p99_9: number; max: number };
-  errors: number;
-  non2xx: number;
-  timeouts: number;
-  generatorCpuPercent: number;
   /** The event-loop utilization of this process (the generator) over the run, 0 to 1. */
   generatorLoopUtilization: number;
   /** Runner-specific figures (late sends of the open loop; autocannon's uncorrected percentiles). */
@@ -151,12 +146,7 @@ export async function runFixedRate(options: {
     return {
       runner: 'vegeta',
       targetRate: rate,
-      achievedRate: result.achievedRate,
-      latencyMs: result.latencyMs,
-      errors: result.errors,
-      non2xx: result.non2xx,
-      timeouts: result.timeouts,
-      generatorCpuPercent: result.generatorCpuPercent,
+      ...latencyFigures(result),
       generatorLoopUtilization: loopUtilization(),
       detail: { counted: result.counted },
     };
@@ -166,12 +156,7 @@ export async function runFixedRate(options: {
     return {
       runner: 'open-loop',
       targetRate: rate,
-      achievedRate: result.achievedRate,
-      latencyMs: result.latencyMs,
-      errors: result.errors,
-      non2xx: result.non2xx,
-      timeouts: result.timeouts,
-      generatorCpuPercent: result.generatorCpuPercent,
+      ...latencyFigures(result),
       generatorLoopUtilization: loopUtilization(),
       detail: { sent: result.sent, completed: result.completed, lateSends: result.lateSends },
     };

@@ -2,6 +2,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { LatencyFigures } from './latency.ts';
 import { TreeSampler } from './sampler.ts';
 
 /** The vegeta the bench uses, from the Go module proxy (`go install`), pinned. */
@@ -10,13 +11,8 @@ export const VEGETA_MODULE = 'github.com/tsenart/vegeta/v12@v12.13.0';
 /** Seconds of every vegeta run left out of the figures: it opens its connections then. */
 const SETTLE_SECONDS = 1;
 
-export interface VegetaResult {
-  achievedRate: number;
-  latencyMs: { p50: number; p99: number; p99_9: number; max: number };
-  errors: number;
-  non2xx: number;
-  timeouts: number;
-  generatorCpuPercent: number;
+export interface VegetaResult extends LatencyFigures {
+  /** Responses counted (the settling second left out). */
   counted: number;
 }
 
