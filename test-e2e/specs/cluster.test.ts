@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   childrenOf,
@@ -39,7 +40,8 @@ describe('cluster mode', () => {
     const base = instanceDirectory({
       'config/routes/proxy.json': { name: 'proxy', baseURI: upstream.url, handler: 'ReverseProxyHandler' },
     });
-    gw = await startGateway({ base, workers: 2 });
+    // Without a malloc arena count of its own: the primary gives its workers one.
+    gw = await startGateway({ base, workers: 2, env: { MALLOC_ARENA_MAX: undefined } });
     // The primary announces when the first worker listens; wait for both.
     workers = await waitFor('two workers', () => {
       const pids = childrenOf(gw.process.pid!);
@@ -64,6 +66,12 @@ describe('cluster mode', () => {
     }
     expect([...pids.keys()].sort()).toEqual([...workers].sort());
     expect(pids.has(gw.process.pid!)).toBe(false);
+  });
+
+  it('starts its workers with two malloc arenas, a setting glibc reads only at process start', () => {
+    const environment = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    expect(environment(gw.process.pid!)).not.toContain('MALLOC_ARENA_MAX=2');
+    for (const pid of workers) expect(environment(pid)).toContain('MALLOC_ARENA_MAX=2');
   });
 
   it('proxies many concurrent requests through the workers without a failure', async () => {

@@ -1,7 +1,10 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4
 // (The young generation capped at 4 MB semi-spaces: under load the same throughput as 16 MB, or
 // better, and about 17 MB less resident memory per worker (bench/README.md, "Young-generation size");
-// workers inherit the flag. `npm start` passes the same flag.)
+// workers inherit the flag. Two malloc arenas instead of glibc's eight per core: V8's compiler
+// threads leave freed memory stranded in arenas of their own, about 11 MB more resident per worker
+// under load ("Memory under load"). `npm start` passes the same flag and variable; cluster workers get
+// the variable from the primary. Run `node bin/portico.js` to choose other values.)
 // Entry point of the `portico` command.
 // - Workspace packages resolve to their TypeScript sources (the `portico-source` export condition),
 //   which Node 24 runs directly by stripping types. With PORTICO_BUILT=1 (after `npm run build`) the

@@ -219,8 +219,9 @@ export async function startContender(
     logDir: dir,
     cpus: workers === 2 ? env.cpus?.both : env.cpus?.gateway,
     cwd: env.repoRoot,
-    // The compiled JavaScript (`npm run build`, done by the suite first), as in production.
-    env: { ...process.env, PORTICO_BUILT: '1' },
+    // The compiled JavaScript (`npm run build`, done by the suite first), as in production; the
+    // malloc arena count the `portico` command's first line and `npm start` set.
+    env: { ...process.env, PORTICO_BUILT: '1', MALLOC_ARENA_MAX: '2' },
   });
   const outcome = await ready(portico, since, 60_000);
   if ('error' in outcome) {

@@ -114,6 +114,13 @@ function tellPrimary(message: Record<string, unknown>): Promise<void> {
 }
 
 /**
+ * What a worker's environment adds to the primary's: two malloc arenas, unless the user chose a
+ * number. glibc reads it at process start, so the primary (started by `node` itself) cannot apply
+ * it to itself but can to the processes it starts (bench/README.md, "Memory under load").
+ */
+const WORKER_ENV = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
+
+/**
  * The primary process: forks the workers, replaces one that dies, and stops them all on a signal. A
  * worker that fails before it listened (a configuration problem, a port in use) would fail the same
  * way again: the primary prints why, stops the others and exits 1.
@@ -131,7 +138,7 @@ async function runPrimary(
   const listened = new Set<number>();
   const failures = new Set<number>();
   const fork = () => {
-    const worker = cluster.fork();
+    const worker = cluster.fork(WORKER_ENV);
     worker.on('message', (message: Listening & { type?: string; message?: string }) => {
       if (message?.type === 'portico:failed') {
         failures.add(worker.id);
