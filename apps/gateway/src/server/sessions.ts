@@ -129,24 +129,20 @@ export class SessionSupport implements SessionProducer {
    * one on first use, without touching the store.
    */
   open(request: Request): SessionHandle | Promise<SessionHandle> {
-    const cookies = request.headers.getAll('cookie');
-    const id = cookies.length === 0 ? undefined : this.cookieValue(cookies.join('; '));
+    const id = request.headers.has('cookie')
+      ? this.cookieValue(request.headers.getAll('cookie').join('; '))
+      : undefined;
     // Most requests carry no session: their handle is made at once, without a promise.
     if (id === undefined) return this.handle(undefined, undefined);
     return this.#store.get(id).then((stored) => this.handle(id, stored));
   }
 
   private handle(id: string | undefined, stored: Session | undefined): SessionHandle {
-    const before = stored === undefined ? undefined : JSON.stringify(stored);
-    let data: Session | undefined;
-    return {
-      data: () => (data ??= stored ?? {}),
-      // Nothing to do (and no promise) for a session nothing used.
-      commit: (response) => (data === undefined ? undefined : this.save(id, stored, before, data, response)),
-    };
+    return new ServerSession(this, id, stored);
   }
 
-  private async save(
+  /** Stores a session that was used (what a ServerSession's commit does). */
+  async save(
     id: string | undefined,
     stored: Session | undefined,
     before: string | undefined,
@@ -185,6 +181,36 @@ export class SessionSupport implements SessionProducer {
 
   close(): Promise<void> {
     return this.#store.close();
+  }
+}
+
+/**
+ * One exchange's server-side session: an object with its methods on the class rather than a handle
+ * of two closures, made for every request (most of which never use their session).
+ */
+class ServerSession implements SessionHandle {
+  readonly #support: SessionSupport;
+  readonly #id: string | undefined;
+  readonly #stored: Session | undefined;
+  readonly #before: string | undefined;
+  #data: Session | undefined;
+
+  constructor(support: SessionSupport, id: string | undefined, stored: Session | undefined) {
+    this.#support = support;
+    this.#id = id;
+    this.#stored = stored;
+    this.#before = stored === undefined ? undefined : JSON.stringify(stored);
+  }
+
+  data(): Session {
+    this.#data ??= this.#stored ?? {};
+    return this.#data;
+  }
+
+  commit(response: Response): Promise<void> | undefined {
+    // Nothing to do (and no promise) for a session nothing used.
+    if (this.#data === undefined) return undefined;
+    return this.#support.save(this.#id, this.#stored, this.#before, this.#data, response);
   }
 }
 

@@ -97,11 +97,11 @@ export async function handleExchange(
     watchBodyIdle(req, res, options.bodyIdleTimeout);
   const opened = options.sessions?.open(request);
   const session = opened instanceof Promise ? await opened : opened;
-  const context = new Context({
-    client: clientOf(req),
-    signal: state.abort.signal,
-    ...(session ? { session: () => session.data() } : {}),
-  });
+  const client = clientOf(req);
+  const signal = state.abort.signal;
+  const context = new Context(
+    session ? { client, signal, session: () => session.data() } : { client, signal },
+  );
   let response: Response;
   try {
     response = await options.handler.handle(context, request);

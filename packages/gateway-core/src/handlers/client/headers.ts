@@ -63,16 +63,18 @@ export interface UpstreamHeaderOptions {
 export function upstreamRequestHeaders(request: Request, options: UpstreamHeaderOptions): HeaderList {
   const headers = request.headers;
   // Connection was removed on arrival; a filter may have set one again.
-  const drop = headers.has('connection') ? connectionListed(headers.getAll('connection')) : new Set<string>();
+  // Made only when something is to be dropped (most requests: nothing beyond the fixed sets).
+  let drop = headers.has('connection') ? connectionListed(headers.getAll('connection')) : undefined;
   const extra = options.extra ?? [];
-  for (const [name] of extra) drop.add(name.toLowerCase());
+  for (const [name] of extra) (drop ??= new Set()).add(name.toLowerCase());
   const forwarded = options.forwarded;
-  if (forwarded) drop.add('x-forwarded-for');
   const out: HeaderList = new Map();
   out.set('Host', options.host);
   headers.forEach((name, values) => {
     const key = name.toLowerCase();
-    if (HOP_BY_HOP.has(key) || REGENERATED.has(key) || drop.has(key)) return;
+    if (HOP_BY_HOP.has(key) || REGENERATED.has(key) || drop?.has(key)) return;
+    // Forwarding, X-Forwarded-For is written whole by addForwarded, the client's values first.
+    if (forwarded && key === 'x-forwarded-for') return;
     out.set(name, values.length === 1 ? values[0]! : [...values]);
   });
   if (options.contentLength !== undefined) out.set('Content-Length', String(options.contentLength));
@@ -123,7 +125,14 @@ export function responseHeadersFrom(
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
     if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
-    for (const token of connectionListed([raw[i + 1]!]))
+    const value = raw[i + 1]!;
+    // One token, the usual `keep-alive` or `close`: no set of tokens made to find it.
+    if (!value.includes(',')) {
+      const token = value.trim().toLowerCase();
+      if (token && !HOP_BY_HOP.has(token)) (listed ??= new Set()).add(token);
+      continue;
+    }
+    for (const token of connectionListed([value]))
       if (!HOP_BY_HOP.has(token)) (listed ??= new Set()).add(token);
   }
   const headers = new Headers();
