@@ -1,13 +1,14 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
-import { send } from '../support/http.ts';
+import { send, waitFor } from '../support/http.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 // What a gateway process loads to serve a proxied request: not undici's index (fetch, WebSocket,
 // caches and mocks: 13 MB it never uses) and not Node's bundled copy of undici, which an ES import
 // of node:http pulls in through the module's lazy WebSocket export (another 13 MB; docs/decisions.md,
-// "undici loaded by its parts"). Both are easy to bring back by accident with one import line.
+// "undici loaded by its parts"). Both are easy to bring back by accident with one import line. Nor
+// Koa's helpers for content negotiation, types and cookies (10 MB; "Koa's helpers loaded on first use").
 
 const preload = path.resolve(import.meta.dirname, '../support/footprint.mjs');
 let gateway: RunningGateway | undefined;
@@ -19,7 +20,7 @@ afterAll(async () => {
 });
 
 describe('a gateway process', () => {
-  it("proxies with undici's dispatchers alone, without its index or Node's bundled copy", async () => {
+  it("proxies with undici's dispatchers alone, without its index, Node's bundled copy or Koa's helpers", async () => {
     upstream = await startUpstream();
     const base = instanceDirectory({
       'config/routes/plain.json': { name: 'plain', baseURI: upstream.url, handler: 'ReverseProxyHandler' },
@@ -30,6 +31,36 @@ describe('a gateway process', () => {
     await gateway.stop();
     const line = /FOOTPRINT (\{.*\})/.exec(gateway.output());
     expect(line, gateway.output()).not.toBeNull();
-    expect(JSON.parse(line![1]!)).toEqual({ bundledUndici: false, undiciIndex: false, undiciAgent: true });
+    expect(JSON.parse(line![1]!)).toEqual({
+      bundledUndici: false,
+      undiciIndex: false,
+      undiciAgent: true,
+      koaHelpers: false,
+    });
+  });
+
+  it('gives back what starting up left in its heap once it has been quiet for a second', async () => {
+    upstream ??= await startUpstream();
+    const base = instanceDirectory({
+      'config/routes/plain.json': { name: 'plain', baseURI: upstream.url, handler: 'ReverseProxyHandler' },
+    });
+    const quiet = await startGateway({ base });
+    try {
+      expect((await send(`${quiet.url}/anything`)).status).toBe(200);
+      const line = await waitFor('the start-up memory to be returned', () =>
+        quiet
+          .output()
+          .split('\n')
+          .find((text) => text.includes('"start-up memory returned"')),
+      );
+      const { rssBeforeMb, rssAfterMb, ms } = JSON.parse(line) as Record<string, number>;
+      expect(rssAfterMb).toBeLessThan(rssBeforeMb!);
+      expect(ms).toBeGreaterThanOrEqual(0);
+      // Once: not again after more quiet.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(quiet.output().split('start-up memory returned').length - 1).toBe(1);
+    } finally {
+      await quiet.stop();
+    }
   });
 });

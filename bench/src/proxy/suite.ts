@@ -70,6 +70,9 @@ export const PROXY_OPTIONS = {
 export type BenchValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+/** How long a contender is left quiet, once it answers, before its idle memory is read. */
+const IDLE_SETTLE_MS = 2000;
+
 /** The contenders of the startup scenario (the brief: Portico 1 worker, OpenIG, nginx). */
 const STARTUP_CONTENDERS: readonly ContenderName[] = ['portico-1', 'openig', 'nginx'];
 
@@ -386,6 +389,9 @@ async function measure(
     return { contender: name, status, reason, pinning: pinningOf(name, env) };
   }
   try {
+    // Idle: after two quiet seconds (a process's first moments hold what starting up left behind,
+    // which a server may give back once it has nothing to do), the same for every contender.
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
     const idleRssMb = new TreeSampler(running.roots).stop().peakRssMb;
     const url = running.url + scenario.path;
     const wrkOptions = {
@@ -651,7 +657,7 @@ function notes(rows: readonly Row[], settings: Settings): string {
       `${settings.warmupSeconds} s warm-up. p50/p99/p99.9: ${settings.runner} at 50 % of the contender's ` +
       `own req/s for ${settings.seconds} s ("at req/s": achieved). ` +
       'errors: wrk (socket errors + status ≥ 400) / ' +
-      'fixed-rate run (errors + non-2xx). RSS: summed over the process tree, once started (idle) and the ' +
+      'fixed-rate run (errors + non-2xx). RSS: summed over the process tree, 2 s after its first answer (idle) and the ' +
       'peak of both runs. ' +
       'CPU %: mean over the wrk run, % of one core.',
   ];

@@ -1,10 +1,18 @@
 import type http from 'node:http';
+import { createRequire } from 'node:module';
 import type { Logger, SessionProducer } from '@portico/gateway-core';
 import { type KoaMiddleware, koaExchange } from '@portico/gateway-core/runtime';
-import Koa from 'koa';
+import type KoaApplication from 'koa';
 import { adminHandler } from './admin-api.ts';
 import type { Gateway } from './gateway.ts';
+import { deferKoaHelpers } from './koa-helpers.ts';
 import { pathOf, reservedPrefix } from './reserved-prefix.ts';
+
+// Koa is required, not imported, so that its helpers are deferred before it loads them.
+const require = createRequire(import.meta.url);
+deferKoaHelpers(require.resolve('koa'));
+const Koa = require('koa') as typeof KoaApplication;
+type Koa = KoaApplication;
 
 /**
  * The server's Koa application. Its middleware: the administrative endpoints under the reserved
@@ -30,7 +38,10 @@ export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionPr
  * the one `callback()` calls (koa 3.3.0, pinned).
  */
 class RawResponseKoa extends Koa {
-  handleRequest(ctx: Koa.Context, middleware: (ctx: Koa.Context) => Promise<unknown>): Promise<unknown> {
+  handleRequest(
+    ctx: KoaApplication.Context,
+    middleware: (ctx: KoaApplication.Context) => Promise<unknown>,
+  ): Promise<unknown> {
     return middleware(ctx).catch((error: Error) => ctx.onerror(error));
   }
 }
