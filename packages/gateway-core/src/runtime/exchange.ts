@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
+import { abortOwned, ownedAbortController } from '../context/abort-slot.ts';
 import { Context } from '../context/context.ts';
 import { ErrorCode, isPorticoError } from '../errors.ts';
 import { commitSession, type SessionProducer } from '../handlers/session-producer.ts';
@@ -72,7 +73,7 @@ export async function handleExchange(
   options: ExchangeOptions,
 ): Promise<boolean> {
   const state: ExchangeState = {
-    abort: new AbortController(),
+    abort: ownedAbortController(),
     logger: options.logger,
     request: undefined,
     response: undefined,
@@ -169,7 +170,7 @@ function onBodyIdle(this: WatchedRequest): void {
   const res = this[RESPONSE];
   const state = res?.[EXCHANGE];
   state?.logger.info('a request body sent nothing for too long: 408', { path: this.url });
-  state?.abort.abort(new Error('the request body sent nothing for too long'));
+  if (state) abortOwned(state.abort, new Error('the request body sent nothing for too long'));
   if (res && !res.headersSent && !res.destroyed) {
     res.shouldKeepAlive = false;
     const text = 'Request Timeout\n';
@@ -193,7 +194,7 @@ function onExchangeClose(this: ExchangeResponse): void {
   if (state === undefined) return;
   this[EXCHANGE] = undefined;
   if (!this.writableFinished) {
-    state.abort.abort(new Error('the client closed the connection'));
+    abortOwned(state.abort, new Error('the client closed the connection'));
     state.body?.destroy();
   }
   disposeOf(state.request, state.logger);

@@ -1,5 +1,6 @@
 import { Readable, type Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { offAbort, onAbort } from '../../context/abort-slot.ts';
 import type { BodySource } from '../../http/body-source.ts';
 import type { IdleWatch, Watched } from './idle-watch.ts';
 import { BodyTimeoutError, HeadersTimeoutError } from './undici-dispatchers.ts';
@@ -21,7 +22,8 @@ const QUEUE_BYTES = 64 * 1024;
  * One request to an upstream through undici's `dispatch`, and the body of its response as a
  * BodySource. Against `Dispatcher.request`, nothing per request but this object: no Readable for
  * the body until someone reads it, no piping, no async resource; the client's abort reaches undici
- * through this object as the signal's listener (`handleEvent`), with no closure either.
+ * through this object as the signal's listener (`handleEvent`, in the signal's slot when the
+ * gateway owns it: context/abort-slot.ts), with no closure either.
  * Chunks that arrive before the body is taken (a small body comes with the head) are queued, up to
  * QUEUE_BYTES before the connection is paused. With an IdleWatch, an upstream silent for longer than
  * its limit (waiting for the head, or between two chunks of the body) fails the exchange with
@@ -61,7 +63,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource,
     });
     this.#resolve = resolve;
     this.#reject = reject;
-    signal.addEventListener('abort', this);
+    onAbort(signal, this);
   }
 
   /** The client went away: the upstream exchange is aborted (undici then calls onResponseError). */
@@ -212,7 +214,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource,
   }
 
   #settle(): void {
-    this.#signal.removeEventListener('abort', this);
+    offAbort(this.#signal, this);
     this.#idle?.unwatch(this);
   }
 }
