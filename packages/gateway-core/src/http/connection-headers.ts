@@ -15,20 +15,26 @@ export const CONNECTION_HEADERS: ReadonlySet<string> = new Set([
   'upgrade',
 ]);
 
+/**
+ * Calls `visit` with each name (lower case) one Connection field value lists, without making a list
+ * for the usual one-token value (`keep-alive`, `close`).
+ */
+export function forEachConnectionToken(value: string, visit: (name: string) => void): void {
+  if (!value.includes(',')) {
+    const name = value.trim().toLowerCase();
+    if (name) visit(name);
+    return;
+  }
+  for (const token of value.split(',')) {
+    const name = token.trim().toLowerCase();
+    if (name) visit(name);
+  }
+}
+
 /** The names (lower case) a Connection header lists. */
 export function connectionListed(values: readonly string[]): Set<string> {
   const listed = new Set<string>();
-  for (const value of values) {
-    // One token (`keep-alive`, `close`): no list to split.
-    if (!value.includes(',')) {
-      const name = value.trim().toLowerCase();
-      if (name) listed.add(name);
-      continue;
-    }
-    for (const token of value.split(',')) {
-      const name = token.trim().toLowerCase();
-      if (name) listed.add(name);
-    }
-  }
+  const add = (name: string) => listed.add(name);
+  for (const value of values) forEachConnectionToken(value, add);
   return listed;
 }

@@ -1,4 +1,8 @@
-import { CONNECTION_HEADERS, connectionListed } from '../../http/connection-headers.ts';
+import {
+  CONNECTION_HEADERS,
+  connectionListed,
+  forEachConnectionToken,
+} from '../../http/connection-headers.ts';
 import { headerFieldProblem, invalidHeaderError } from '../../http/header-validation.ts';
 import { Headers } from '../../http/headers.ts';
 import type { Request } from '../../http/message.ts';
@@ -125,15 +129,9 @@ export function responseHeadersFrom(
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
     if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
-    const value = raw[i + 1]!;
-    // One token, the usual `keep-alive` or `close`: no set of tokens made to find it.
-    if (!value.includes(',')) {
-      const token = value.trim().toLowerCase();
-      if (token && !HOP_BY_HOP.has(token)) (listed ??= new Set()).add(token);
-      continue;
-    }
-    for (const token of connectionListed([value]))
+    forEachConnectionToken(raw[i + 1]!, (token) => {
       if (!HOP_BY_HOP.has(token)) (listed ??= new Set()).add(token);
+    });
   }
   const headers = new Headers();
   for (let i = 0; i + 1 < raw.length; i += 2) {
