@@ -2,6 +2,7 @@ import type http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duration, Logger, PluginManifest } from '@portico/gateway-core';
+import { addAnswering, answering, isResponding, removeAnswering } from './answering.ts';
 import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
 import { scheduleIdleCompaction } from './idle-compaction.ts';
@@ -10,10 +11,6 @@ import { http as nodeHttp } from './node-http.ts';
 import { openSessions } from './sessions.ts';
 import type { ConnectorSettings } from './settings.ts';
 import { handleUpgrade } from './upgrade.ts';
-
-/** The responses a connection is carrying (usually one; more when the client pipelines). */
-const ANSWERING = Symbol('portico.answering');
-type AnsweringSocket = Socket & { [ANSWERING]?: Set<http.ServerResponse> };
 
 export interface RunningServer {
   gateway: Gateway;
@@ -65,37 +62,27 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // is what makes the latency tail. The drain finds them through their connections instead.
   let inFlight = 0;
   let received = 0;
-  // The responses of each connection: a protocol error on a connection whose response has begun
-  // can only close it, since a 400 written now would land inside that response.
-  // Kept on the socket itself (a symbol-keyed property): cheaper per request than a WeakMap lookup.
-  const answering = (socket: Socket): Set<http.ServerResponse> | undefined =>
-    (socket as AnsweringSocket)[ANSWERING];
   // The connections that have carried a request (TLS sockets, where `active` holds the TCP ones).
+  // Each keeps the responses it is carrying (answering.ts): a protocol error on a connection whose
+  // response has begun can only close it, since a 400 written now would land inside that response.
   const carrying = new Set<Socket>();
-  const responding = (socket: Socket) => {
-    for (const res of answering(socket) ?? []) if (res.headersSent) return true;
-    return false;
-  };
   let draining = false;
   let idle: (() => void) | undefined;
   // One listener function for every response (it reads `this`): no closure per request.
   function settled(this: http.ServerResponse): void {
     inFlight--;
     // The request keeps its socket after the response has let go of it.
-    answering(this.req.socket)?.delete(this);
+    removeAnswering(this.req.socket, this);
     if (inFlight === 0) idle?.();
   }
   const track: http.RequestListener = (req, res) => {
     inFlight++;
     received++;
-    let responses = answering(req.socket);
-    if (responses === undefined) {
-      const socket = req.socket as AnsweringSocket;
-      socket[ANSWERING] = responses = new Set();
+    const socket = req.socket;
+    if (addAnswering(socket, res)) {
       carrying.add(socket);
       socket.once('close', () => carrying.delete(socket));
     }
-    responses.add(res);
     // Once stopping, an answer closes its connection, so the client's next request opens a new one
     // (refused) instead of arriving on a connection about to be destroyed.
     if (draining) res.shouldKeepAlive = false;
@@ -127,7 +114,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         void handleUpgrade(req, socket as Socket, head, gateway, logger);
       });
       server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-        if (!socket.writable || responding(socket)) return socket.destroy();
+        if (!socket.writable || isResponding(socket)) return socket.destroy();
         const status =
           error.code === 'HPE_HEADER_OVERFLOW'
             ? '431 Request Header Fields Too Large'
@@ -172,7 +159,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       for (const server of servers) server.close();
       for (const server of servers) server.closeIdleConnections();
       for (const socket of carrying) {
-        for (const res of answering(socket) ?? []) if (!res.headersSent) res.shouldKeepAlive = false;
+        for (const res of answering(socket)) if (!res.headersSent) res.shouldKeepAlive = false;
       }
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {

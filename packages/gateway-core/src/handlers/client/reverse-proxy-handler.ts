@@ -47,26 +47,28 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
     this.websocket = options.websocket ?? true;
   }
 
-  override async handle(context: Context, request: Request): Promise<Response> {
+  override handle(context: Context, request: Request): Promise<Response> {
     const upgrade = context.get<UpgradeContext>('upgrade');
     if (upgrade && !upgrade.claimed && request.headers.has('upgrade')) {
       upgrade.claimed = true;
-      const status = await this.upgrade(context, request, upgrade.socket, upgrade.head);
       // The exchange already happened on the socket; this response only reports it.
-      return new Response({ status });
+      return this.upgrade(context, request, upgrade.socket, upgrade.head).then(
+        (status) => new Response({ status }),
+      );
     }
-    try {
-      return await super.handle(context, request);
-    } catch (error) {
-      if (!isUpstreamError(error)) throw error;
-      // A client that went away is routine; an upstream that fails is worth a warning.
-      const log = error.failure === 'aborted' ? this.logger.debug : this.logger.warn;
-      log.call(this.logger, 'the upstream failed', {
-        transactionId: context.transactionId,
-        error: error.message,
-      });
-      return failureResponse(error);
-    }
+    // A reaction for failures only, instead of an `async` frame around every request.
+    return super.handle(context, request).catch((error: unknown) => this.#answerFailure(error, context));
+  }
+
+  #answerFailure(error: unknown, context: Context): Response {
+    if (!isUpstreamError(error)) throw error;
+    // A client that went away is routine; an upstream that fails is worth a warning.
+    const log = error.failure === 'aborted' ? this.logger.debug : this.logger.warn;
+    log.call(this.logger, 'the upstream failed', {
+      transactionId: context.transactionId,
+      error: error.message,
+    });
+    return failureResponse(error);
   }
 
   /**

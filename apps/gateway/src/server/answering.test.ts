@@ -1,0 +1,50 @@
+import http from 'node:http';
+import { Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { addAnswering, answering, isResponding, removeAnswering } from './answering.ts';
+
+const responseOn = (socket: Socket) => new http.ServerResponse(new http.IncomingMessage(socket));
+
+describe('the responses a connection carries', () => {
+  it('reports the first response of a connection once, and every overlapping one', () => {
+    const socket = new Socket();
+    const [a, b, c] = [responseOn(socket), responseOn(socket), responseOn(socket)];
+    expect(addAnswering(socket, a)).toBe(true);
+    expect(addAnswering(socket, b)).toBe(false);
+    expect(addAnswering(socket, c)).toBe(false);
+    expect([...answering(socket)]).toEqual([a, b, c]);
+    removeAnswering(socket, b);
+    expect([...answering(socket)]).toEqual([a, c]);
+    removeAnswering(socket, a);
+    expect([...answering(socket)]).toEqual([c]);
+    // The slot freed by the first takes the next one; the connection is not new.
+    const d = responseOn(socket);
+    expect(addAnswering(socket, d)).toBe(false);
+    expect(new Set(answering(socket))).toEqual(new Set([c, d]));
+    removeAnswering(socket, c);
+    removeAnswering(socket, d);
+    expect([...answering(socket)]).toEqual([]);
+  });
+
+  it('is responding only while a carried response has sent its head', () => {
+    const socket = new Socket();
+    const [a, b] = [responseOn(socket), responseOn(socket)];
+    addAnswering(socket, a);
+    addAnswering(socket, b);
+    expect(isResponding(socket)).toBe(false);
+    // A pipelined response that has begun counts as much as the first.
+    Object.defineProperty(b, 'headersSent', { value: true });
+    expect(isResponding(socket)).toBe(true);
+    removeAnswering(socket, b);
+    expect(isResponding(socket)).toBe(false);
+  });
+
+  it('keeps connections apart', () => {
+    const [one, two] = [new Socket(), new Socket()];
+    const a = responseOn(one);
+    addAnswering(one, a);
+    expect(addAnswering(two, responseOn(two))).toBe(true);
+    removeAnswering(two, a);
+    expect([...answering(one)]).toEqual([a]);
+  });
+});

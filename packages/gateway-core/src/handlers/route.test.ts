@@ -1,0 +1,102 @@
+import os from 'node:os';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { Context, type RouterInfo } from '../context/context.ts';
+import { Heap } from '../heap/heap.ts';
+import { Entity } from '../http/entity.ts';
+import { Request, Response } from '../http/message.ts';
+import { createMemoryLogger } from '../logging.ts';
+import { TypeRegistry } from '../registry/registry.ts';
+import type { Handler } from '../types.ts';
+import { Route } from './route.ts';
+
+const logger = createMemoryLogger();
+const environment = {
+  baseDirectory: os.tmpdir(),
+  configDirectory: os.tmpdir(),
+  scriptsDirectory: os.tmpdir(),
+  temporaryDirectory: os.tmpdir(),
+};
+
+function routeTo(handler: Handler, readsRequestBody = false): Route {
+  const heap = new Heap({ registry: new TypeRegistry({ logger }), logger, environment });
+  return new Route({ id: 'r', name: 'r', handler, heap, readsRequestBody });
+}
+
+/** A request whose body, when it has one, streams: nothing has read it yet. */
+const request = (body?: string, maxBytes?: number) =>
+  new Request({
+    method: body === undefined ? 'GET' : 'POST',
+    uri: 'http://gw/a/b?c',
+    entity: new Entity(body === undefined ? null : Readable.from([Buffer.from(body)]), undefined, {
+      ...(maxBytes ? { maxBytes } : {}),
+    }),
+  });
+
+describe('a route counts the requests it is processing', () => {
+  it('until the handler answers, and hands it the router context', async () => {
+    let release!: (response: Response) => void;
+    let seen: RouterInfo | undefined;
+    const route = routeTo({
+      handle: (context) => {
+        seen = context.router;
+        return new Promise((resolve) => (release = resolve));
+      },
+    });
+    const answer = route.handle(new Context(), request());
+    expect(route.active).toBe(1);
+    release(new Response({ status: 204 }));
+    // Counted down before the caller sees the answer.
+    expect((await answer).status).toBe(204);
+    expect(route.active).toBe(0);
+    expect(seen).toMatchObject({ routeId: 'r', routeName: 'r', remainingUri: '/a/b' });
+    expect(seen?.originalUri.toString()).toBe('http://gw/a/b?c');
+  });
+
+  it('when the handler rejects', async () => {
+    const route = routeTo({ handle: () => Promise.reject(new Error('no')) });
+    await expect(route.handle(new Context(), request())).rejects.toThrow('no');
+    expect(route.active).toBe(0);
+  });
+
+  it('when the handler throws instead of returning a promise: a rejection, never a throw', async () => {
+    const route = routeTo({
+      handle: () => {
+        throw new Error('thrown');
+      },
+    });
+    const answer = route.handle(new Context(), request());
+    expect(answer).toBeInstanceOf(Promise);
+    await expect(answer).rejects.toThrow('thrown');
+    expect(route.active).toBe(0);
+  });
+
+  it("when a plugin's handler returns a response instead of a promise of one", async () => {
+    const route = routeTo({ handle: () => new Response({ status: 201 }) as unknown as Promise<Response> });
+    expect((await route.handle(new Context(), request())).status).toBe(201);
+    expect(route.active).toBe(0);
+  });
+
+  it('while it reads a body its handler needs whole, and after that read fails', async () => {
+    let gotBody: string | undefined;
+    const route = routeTo(
+      {
+        handle: async (_context, req) => {
+          gotBody = await req.entity.text();
+          return new Response({ status: 200 });
+        },
+      },
+      true,
+    );
+    const answer = route.handle(new Context(), request('hello'));
+    expect(route.active).toBe(1);
+    await answer;
+    expect(gotBody).toBe('hello');
+    expect(route.active).toBe(0);
+
+    await expect(route.handle(new Context(), request('x'.repeat(64), 8))).rejects.toMatchObject({
+      code: 'PORTICO_E_ENTITY_TOO_LARGE',
+    });
+    expect(route.active).toBe(0);
+  });
+});

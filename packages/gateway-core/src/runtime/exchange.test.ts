@@ -1,0 +1,92 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Context } from '../context/context.ts';
+import { entityTooLarge } from '../http/entity.ts';
+import { type Request, Response } from '../http/message.ts';
+import { createMemoryLogger } from '../logging.ts';
+import type { Handler } from '../types.ts';
+import { exchangeListener, koaExchange } from './gateway.ts';
+
+const logger = createMemoryLogger();
+const servers: http.Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+async function serve(listener: http.RequestListener): Promise<string> {
+  const server = http.createServer(listener);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const handlerOf = (handle: (context: Context, request: Request) => unknown): Handler => ({
+  handle: handle as Handler['handle'],
+});
+
+describe('the exchange answers whatever way a handler ends', () => {
+  it('a response, or a promise of one', async () => {
+    const url = await serve(
+      exchangeListener({
+        handler: handlerOf(async () => new Response({ status: 201, entity: 'made' })),
+        logger,
+      }),
+    );
+    const response = await fetch(url);
+    expect([response.status, await response.text()]).toEqual([201, 'made']);
+  });
+
+  it("a plugin's plain response, not a promise", async () => {
+    const url = await serve(
+      exchangeListener({ handler: handlerOf(() => new Response({ status: 202 })), logger }),
+    );
+    expect((await fetch(url)).status).toBe(202);
+  });
+
+  it('a synchronous throw: 500, and the server goes on serving', async () => {
+    let calls = 0;
+    const url = await serve(
+      exchangeListener({
+        handler: handlerOf(() => {
+          if (calls++ === 0) throw new Error('sync failure');
+          return Promise.resolve(new Response({ status: 200 }));
+        }),
+        logger,
+      }),
+    );
+    expect((await fetch(url)).status).toBe(500);
+    expect((await fetch(url)).status).toBe(200);
+    expect(
+      logger.records.some((r) => r.level === 'error' && String(r.data?.error).includes('sync failure')),
+    ).toBe(true);
+  });
+
+  it('a body over the limit: 413 and the connection closed', async () => {
+    const url = await serve(
+      exchangeListener({ handler: handlerOf(() => Promise.reject(entityTooLarge(8))), logger }),
+    );
+    const response = await fetch(url, { method: 'POST', body: 'x'.repeat(64) });
+    expect(response.status).toBe(413);
+    expect(response.headers.get('connection')).toBe('close');
+  });
+
+  it('through Koa: a request passed on goes to the next middleware', async () => {
+    const middleware = koaExchange({
+      handler: handlerOf(() => Promise.resolve(new Response({ status: 404 }))),
+      logger,
+      passOn: (response) => response.status === 404,
+    });
+    const listener: http.RequestListener = (req, res) => {
+      const ctx = { req, res, respond: true };
+      void middleware(ctx as never, async () => {
+        res.writeHead(299).end('next');
+      });
+    };
+    const response = await fetch(await serve(listener));
+    expect([response.status, await response.text()]).toEqual([299, 'next']);
+  });
+});
