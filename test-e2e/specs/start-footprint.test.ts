@@ -20,24 +20,39 @@ afterAll(async () => {
 });
 
 describe('a gateway process', () => {
-  it("proxies with undici's dispatchers alone, without its index, Node's bundled copy or Koa's helpers", async () => {
-    upstream = await startUpstream();
-    const base = instanceDirectory({
-      'config/routes/plain.json': { name: 'plain', baseURI: upstream.url, handler: 'ReverseProxyHandler' },
+  for (const [mode, env, built] of [
+    ['from sources', {}, false],
+    ['built (PORTICO_BUILT=1)', { PORTICO_BUILT: '1' }, true],
+  ] as const) {
+    it(`proxies with undici's dispatchers alone, without its index, Node's bundled copy or Koa's helpers, ${mode}`, async () => {
+      upstream ??= await startUpstream();
+      const base = instanceDirectory({
+        'config/routes/plain.json': { name: 'plain', baseURI: upstream.url, handler: 'ReverseProxyHandler' },
+      });
+      gateway = await startGateway({ base, env: { ...env, NODE_OPTIONS: `--import=${preload}` } });
+      const reply = await send(`${gateway.url}/anything`);
+      expect(reply.status).toBe(200);
+      await gateway.stop();
+      const line = /FOOTPRINT (\{.*\})/.exec(gateway.output());
+      expect(line, gateway.output()).not.toBeNull();
+      const footprint = JSON.parse(line![1]!);
+      expect(footprint).toMatchObject({
+        bundledUndici: false,
+        undiciIndex: false,
+        undiciAgent: true,
+        koaHelpers: false,
+      });
+      if (built) {
+        // The core and the app as bundles (docs/decisions.md, "The core and the app ship as
+        // bundles"): an entry or two and their chunks, not the 108 and 25 modules of the sources.
+        expect(footprint.builtCoreFiles).toBeGreaterThan(0);
+        expect(footprint.builtCoreFiles).toBeLessThanOrEqual(6);
+        expect(footprint.builtAppFiles).toBe(1);
+      } else {
+        expect([footprint.builtCoreFiles, footprint.builtAppFiles]).toEqual([0, 0]);
+      }
     });
-    gateway = await startGateway({ base, env: { NODE_OPTIONS: `--import=${preload}` } });
-    const reply = await send(`${gateway.url}/anything`);
-    expect(reply.status).toBe(200);
-    await gateway.stop();
-    const line = /FOOTPRINT (\{.*\})/.exec(gateway.output());
-    expect(line, gateway.output()).not.toBeNull();
-    expect(JSON.parse(line![1]!)).toEqual({
-      bundledUndici: false,
-      undiciIndex: false,
-      undiciAgent: true,
-      koaHelpers: false,
-    });
-  });
+  }
 
   it('gives back what starting up left in its heap once it has been quiet for a second', async () => {
     upstream ??= await startUpstream();

@@ -1,9 +1,17 @@
 // Preloaded (NODE_OPTIONS=--import) into a gateway process by start-footprint.test.ts: when the
 // process exits, it prints which copies of undici and which of Koa's helpers it loaded, for the test
 // to read.
-import { createRequire } from 'node:module';
+import module, { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
+// ES modules are not in require.cache: their files are noted as they load.
+const loaded = [];
+module.registerHooks({
+  load(url, context, nextLoad) {
+    loaded.push(url);
+    return nextLoad(url, context);
+  },
+});
 process.on('exit', () => {
   const files = Object.keys(require.cache);
   const footprint = {
@@ -12,6 +20,9 @@ process.on('exit', () => {
     undiciAgent: files.some((file) => /node_modules\/undici\/lib\/dispatcher\/agent\.js$/.test(file)),
     // Koa's helpers for negotiation, types and cookies, which gateway traffic never uses.
     koaHelpers: files.some((file) => /node_modules\/(mime-db|negotiator|keygrip|media-typer)\//.test(file)),
+    // The files of the core's and the app's dist/ a built gateway loaded (bundles: a handful).
+    builtCoreFiles: loaded.filter((url) => url.includes('/gateway-core/dist/')).length,
+    builtAppFiles: loaded.filter((url) => url.includes('/apps/gateway/dist/')).length,
   };
   process.stderr.write(`\nFOOTPRINT ${JSON.stringify(footprint)}\n`);
 });

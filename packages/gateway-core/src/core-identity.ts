@@ -1,11 +1,21 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The folder of the copy of @portico/gateway-core this module belongs to (`src/..` and `dist/..` are
- * both the package folder). A gateway runs on one core; a plugin that brings its own copy (npm
- * installed the peer beside it) would hold separate module state, so the registry refuses it.
+ * The folder of the copy of @portico/gateway-core this module belongs to: the nearest folder above
+ * it with a package.json (this module sits in `src/` as a source, in a bundle's chunk under `dist/`
+ * when built). A gateway runs on one core; a plugin that brings its own copy (npm installed the peer
+ * beside it) would hold separate module state, so the registry refuses it.
  */
-export const CORE_DIRECTORY: string = fileURLToPath(new URL('..', import.meta.url)).replace(/[\\/]$/, '');
+export const CORE_DIRECTORY: string = packageFolderAbove(fileURLToPath(import.meta.url));
+
+function packageFolderAbove(file: string): string {
+  for (let folder = path.dirname(file); ; folder = path.dirname(folder)) {
+    if (existsSync(path.join(folder, 'package.json'))) return folder;
+    if (path.dirname(folder) === folder) throw new Error(`no package.json above ${file}`);
+  }
+}
 
 /** Stamped by `definePlugin` on the manifest: which core's `definePlugin` made it. */
 const MADE_BY = Symbol.for('portico.core.directory');

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type https from 'node:https';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   ErrorCode,
   type Filter,
@@ -21,16 +20,14 @@ import {
   parseConfig,
   type Router,
 } from '@portico/gateway-core/runtime';
+import { APP_FOLDER } from '../app-folder.ts';
 import type { Instance } from './instance.ts';
 import { type AdminSettings, serverTlsSchema } from './settings.ts';
 
 export { pluginDirectoriesOf } from '@portico/gateway-core/runtime';
 
 /** The app's package.json: its dependencies are the plugins it may use. */
-export const APP_PACKAGE_JSON = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '../../package.json',
-);
+export const APP_PACKAGE_JSON = path.join(APP_FOLDER, 'package.json');
 
 /**
  * The gateway the server serves: the runtime's gateway loaded from the instance (admin.json and

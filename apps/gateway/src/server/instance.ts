@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Instance as GatewayInstance, readInstance } from '@portico/gateway-core/runtime';
+import { APP_FOLDER } from '../app-folder.ts';
 
 /** The embedded quickstart configuration, used when there is no instance directory. */
-export const QUICKSTART_BASE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../quickstart');
+export const QUICKSTART_BASE = path.join(APP_FOLDER, 'quickstart');
 
 /**
  * An instance directory: `config/admin.json` (server settings), `config/config.json` (the top-level
