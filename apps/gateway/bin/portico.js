@@ -48,8 +48,17 @@ if (!BUILT && !process.execArgv.includes('--conditions=portico-source')) {
 }
 const PEERS = ['@portico/gateway-core'];
 
+// undici's HTTP/2 client loads node:http2 (and node:tls with it) as undici loads; the gateway never
+// speaks HTTP/2 upstream, so it gets a stand-in that loads the real module on first use
+// (deferred-http2.cjs: 13-15 ms less to the first request).
+const DEFERRED_HTTP2 = new URL('./deferred-http2.cjs', import.meta.url).href;
+const UNDICI_H2_CLIENT = '/node_modules/undici/lib/dispatcher/client-h2.js';
+
 module.registerHooks({
   resolve(specifier, context, nextResolve) {
+    if (specifier === 'node:http2' && context.parentURL?.endsWith(UNDICI_H2_CLIENT)) {
+      return { url: DEFERRED_HTTP2, format: 'commonjs', shortCircuit: true };
+    }
     // Built, there is no condition to add: Node resolves with the context as given, and only a
     // plugin's import of the core that finds no copy of its own is helped. (A new conditions list on
     // every resolution: 405 against 366 ms median to the first response in 7 interleaved starts; the

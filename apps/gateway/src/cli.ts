@@ -1,8 +1,4 @@
-import { evalCommand } from './commands/eval.ts';
 import { type Output, processOutput, UsageError } from './commands/output.ts';
-import { pluginCommand } from './commands/plugin.ts';
-import { startCommand } from './commands/start.ts';
-import { validateCommand } from './commands/validate.ts';
 
 interface Command {
   /** One line for the list of commands. */
@@ -11,6 +7,10 @@ interface Command {
   usage: string;
   run(argv: string[], out: Output): Promise<number>;
 }
+
+// Each command's module is imported when that command runs: `portico start` does not load what
+// `plugin add` needs (npm through child_process) or `eval` and `validate` (about 10 built-in
+// modules fewer before the first request; bench/README.md, "Startup").
 
 const COMMANDS: Record<string, Command> = {
   start: {
@@ -27,7 +27,7 @@ Options:
   --log-format json|pretty
   -Dname=value           set a system property (repeatable)
   -h, --help             show this text`,
-    run: startCommand,
+    run: async (argv, out) => (await import('./commands/start.ts')).startCommand(argv, out),
   },
   validate: {
     summary: 'Load everything without serving; print every problem and warning',
@@ -41,7 +41,7 @@ Options:
   --base DIR             instance directory (default: $PORTICO_BASE, else $HOME/.portico)
   --strict               warnings fail too (exit 1)
   -h, --help             show this text`,
-    run: validateCommand,
+    run: async (argv, out) => (await import('./commands/validate.ts')).validateCommand(argv, out),
   },
   plugin: {
     summary: 'Add plugin packages to the instance, or list those the gateway discovers',
@@ -66,7 +66,7 @@ Options:
   --force                add: keep a package that fails a check
   --load                 list: import every package as the gateway would
   -h, --help             show this text`,
-    run: pluginCommand,
+    run: async (argv, out) => (await import('./commands/plugin.ts')).pluginCommand(argv, out),
   },
   eval: {
     summary: 'Evaluate an expression or template and print the result as JSON',
@@ -79,7 +79,7 @@ Options:
   --type string|boolean|integer|number|object   the type the setting expects
   -Dname=value           set a system property (repeatable)
   -h, --help             show this text`,
-    run: evalCommand,
+    run: async (argv, out) => (await import('./commands/eval.ts')).evalCommand(argv, out),
   },
 };
 

@@ -1,4 +1,4 @@
-import cluster from 'node:cluster';
+import type { Cluster } from 'node:cluster';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { isPorticoError } from '@portico/gateway-core';
@@ -34,7 +34,10 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
     throw new UsageError('--log-format is json or pretty');
   const logger = createLogger(format ? { format } : {});
 
-  if (workers > 1 && cluster.isPrimary) return runPrimary(workers, logger, out);
+  // node:cluster (and child_process with it) only when there are several processes to run.
+  const cluster = workers > 1 ? (await import('node:cluster')).default : undefined;
+  if (cluster?.isPrimary) return runPrimary(cluster, workers, logger, out);
+  const isWorker = cluster?.isWorker === true;
 
   const instance = locateInstance({ base: values.base });
   if (instance.quickstart) setSystemProperty('portico.quickstart.app', (await startSampleApp()).url);
@@ -53,7 +56,7 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
     if (failure === undefined) throw error;
     for (const problem of problemsOf(failure)) logger.error('cannot start', problem.toJSON());
     // A worker tells the primary, which prints it once (not once per worker) and stops.
-    if (cluster.isPrimary) out.stderr(failure.toString());
+    if (!isWorker) out.stderr(failure.toString());
     else await tellPrimary({ type: 'portico:failed', message: failure.toString() });
     return 1;
   }
@@ -62,7 +65,7 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
     prefix: server.gateway.settings.prefix,
     quickstart: server.gateway.instance.quickstart,
   };
-  if (cluster.isPrimary) out.stdout(announcement(listening));
+  if (!isWorker) out.stdout(announcement(listening));
   else await tellPrimary({ type: 'portico:listening', ...listening });
   await new Promise<void>((resolve) => {
     const shutdown = (signal: string) => {
@@ -71,11 +74,11 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
-    if (!cluster.isPrimary) process.once('disconnect', () => shutdown('disconnect'));
+    if (isWorker) process.once('disconnect', () => shutdown('disconnect'));
   });
   logger.info('stopped');
   // A worker's IPC channel to the primary would keep it alive: let go of it so the process can exit.
-  if (!cluster.isPrimary && process.connected) process.disconnect();
+  if (isWorker && process.connected) process.disconnect();
   return 0;
 }
 
@@ -126,6 +129,7 @@ const WORKER_ENV = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
  * way again: the primary prints why, stops the others and exits 1.
  */
 async function runPrimary(
+  cluster: Cluster,
   count: number,
   logger: ReturnType<typeof createLogger>,
   out: Output,

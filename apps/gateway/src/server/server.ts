@@ -1,5 +1,4 @@
 import type http from 'node:http';
-import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duration, Logger, PluginManifest } from '@portico/gateway-core';
 import { addAnswering, answering, isResponding, removeAnswering } from './answering.ts';
@@ -55,6 +54,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       : (gateway.settings.connectors ?? [{ port: 8080, ...(options.host ? { host: options.host } : {}) }]);
 
   const servers: http.Server[] = [];
+  /** Whether each server in `servers` is a TLS connector. */
+  const secure: boolean[] = [];
   const active = new Set<Socket>();
   // In-flight responses are counted, not kept in one set for the server: a process-wide set that
   // every response enters and leaves kept ~1.6 KB of every request alive into the old generation
@@ -101,8 +102,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         connectionsCheckingInterval: checkingInterval(limits.headersTimeout, limits.requestTimeout),
         requireHostHeader: false,
       };
+      // node:https (and node:tls with it) is loaded only for a TLS connector.
       const server = tls
-        ? https.createServer({ ...serverOptions, ...tls }, track)
+        ? (await import('node:https')).createServer({ ...serverOptions, ...tls }, track)
         : nodeHttp.createServer(serverOptions, track);
       server.maxHeadersCount = limits.maxHeadersCount;
       server.on('connection', (socket: Socket) => {
@@ -131,6 +133,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         });
       });
       servers.push(server);
+      secure.push(tls !== undefined);
     }
   } catch (error) {
     for (const server of servers) server.close();
@@ -143,7 +146,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : connectors[i]!.port;
     const host = connectors[i]!.host ?? 'localhost';
-    return `${server instanceof https.Server ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return `${secure[i] ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   });
 
   const cancelCompaction = scheduleIdleCompaction({

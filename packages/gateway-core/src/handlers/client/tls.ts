@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type ConnectionOptions, createSecureContext, getCiphers, type SecureVersion } from 'node:tls';
+import type { ConnectionOptions, SecureVersion } from 'node:tls';
 import { brandClass } from '../../brand.ts';
 import { childPath, fail, INVALID, type Infer, Reference, type Schema, s } from '../../config/schema.ts';
 import { ErrorCode, PorticoError } from '../../errors.ts';
@@ -107,7 +108,12 @@ const keyManagerRefused = (): Schema<never> =>
     ),
   );
 
-const SUPPORTED_CIPHERS = new Set(getCiphers());
+// node:tls (with its secure-context and socket modules) is loaded when TLS settings are checked, not
+// with the core: a gateway with no TLS settings and no https upstream never needs it (undici loads
+// it itself for an https origin).
+const loadTls = (): typeof import('node:tls') => createRequire(import.meta.url)('node:tls');
+let supportedCiphers: Set<string> | undefined;
+const isSupportedCipher = (name: string) => (supportedCiphers ??= new Set(loadTls().getCiphers())).has(name);
 /** `TLS_<key exchange>_WITH_<cipher>_<mac>`, for the ciphers OpenSSL still names regularly. */
 const IANA_SUITE = new RegExp(
   '^(?:TLS|SSL)_(\\w+?)_WITH_(AES_128_GCM|AES_256_GCM|AES_128_CBC|AES_256_CBC|CHACHA20_POLY1305)' +
@@ -122,7 +128,7 @@ const IANA_SUITE = new RegExp(
  */
 export function toOpenSslCipher(name: string): string | undefined {
   const upper = name.trim().toUpperCase();
-  if (SUPPORTED_CIPHERS.has(upper.toLowerCase())) return upper;
+  if (isSupportedCipher(upper.toLowerCase())) return upper;
   const match = IANA_SUITE.exec(upper);
   if (!match) return undefined;
   const [, exchange, cipher, mac] = match as unknown as [string, string, string, string];
@@ -133,7 +139,7 @@ export function toOpenSslCipher(name: string): string | undefined {
     .replace('_', '-');
   const suffix = cipher.startsWith('CHACHA20') ? '' : mac;
   const openssl = [kx, enc, suffix].filter(Boolean).join('-');
-  return SUPPORTED_CIPHERS.has(openssl.toLowerCase()) ? openssl : undefined;
+  return isSupportedCipher(openssl.toLowerCase()) ? openssl : undefined;
 }
 
 const cipherSuite = (): Schema<string> => {
@@ -304,8 +310,10 @@ export function tlsConnectOptions(settings: TlsSettings, where: TlsWhere): Conne
     }
   }
   if (settings.sslCipherSuites?.length) options.ciphers = settings.sslCipherSuites.join(':');
+  // Nothing set, nothing to try: Node's defaults (no context made, node:tls not loaded for it).
+  if (Object.keys(options).length === 0) return options;
   try {
-    createSecureContext(options);
+    loadTls().createSecureContext(options);
   } catch (error) {
     throw configError(where, 'tls', `the TLS settings cannot be used: ${(error as Error).message}`, error);
   }
