@@ -234,8 +234,8 @@ export class ClientHandler implements Handler {
   }
 
   /** Header fields a subclass sends with every request, replacing any the request carries. */
-  protected additionalHeaders(_context: Context, _request: Request): [string, string][] {
-    return [];
+  protected additionalHeaders(_context: Context, _request: Request): readonly (readonly [string, string])[] {
+    return NO_ADDITIONAL_HEADERS;
   }
 
   /**
@@ -346,6 +346,9 @@ function sendable(body: Buffer | Readable | null): Buffer | DeferredBody | null 
   return body === null || Buffer.isBuffer(body) ? body : new DeferredBody(body);
 }
 
+/** One empty list for every request of a handler that adds no header fields. */
+const NO_ADDITIONAL_HEADERS: readonly (readonly [string, string])[] = Object.freeze([]);
+
 interface OutgoingBody {
   body: Buffer | Readable | null;
   contentLength: number | undefined;
@@ -393,12 +396,8 @@ function toResponse(data: UpstreamHead, method: string): Response {
     const declared = length.length === 1 && /^\d+$/.test(length[0]!) ? Number(length[0]) : undefined;
     entity = Entity.fromSource(data.body, declared);
   }
-  return new Response({
-    status,
-    ...(data.statusText ? { reason: data.statusText } : {}),
-    headers,
-    entity,
-  });
+  // No spread of a conditional object: it made and copied a temporary per response.
+  return new Response({ status, reason: data.statusText || undefined, headers, entity });
 }
 
 /**

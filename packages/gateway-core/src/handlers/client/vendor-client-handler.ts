@@ -27,7 +27,10 @@ export class VendorClientHandler extends ClientHandler {
     this.transactionIdHeader = options.transactionIdHeader ?? DEFAULT_TRANSACTION_ID_HEADER;
   }
 
-  protected override additionalHeaders(context: Context, request: Request): [string, string][] {
+  protected override additionalHeaders(
+    context: Context,
+    request: Request,
+  ): readonly (readonly [string, string])[] {
     const n = counters.get(context.attributes) ?? 0;
     counters.set(context.attributes, n + 1);
     return [
