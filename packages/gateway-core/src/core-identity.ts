@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
  */
 export const CORE_DIRECTORY: string = packageFolderAbove(fileURLToPath(import.meta.url));
 
-function packageFolderAbove(file: string): string {
+/** The nearest folder above `file` that holds a package.json: its package's folder, however it was built. */
+export function packageFolderAbove(file: string): string {
   for (let folder = path.dirname(file); ; folder = path.dirname(folder)) {
     if (existsSync(path.join(folder, 'package.json'))) return folder;
     if (path.dirname(folder) === folder) throw new Error(`no package.json above ${file}`);

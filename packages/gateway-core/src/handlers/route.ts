@@ -9,6 +9,7 @@ import type { Request, Response } from '../http/message.ts';
 import { Uri } from '../http/uri.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
+import { answerOf } from './answer.ts';
 import { type Condition, condition, conditionReadsEntity, holdsSettled } from './conditions.ts';
 import { decoratedEntryHandler, entryDecorations } from './entry-decorations.ts';
 import { pathPrefixOf } from './route-index.ts';
@@ -114,35 +115,34 @@ export class Route implements Handler {
   }
 
   handle(context: Context, request: Request): Promise<Response> {
+    this.#active++;
     // Read after the body went upstream (a response-phase filter), it would be gone: buffered now,
     // within the entity limit (413 past it), and sent on from memory.
     if (this.#handlerReadsBody && !request.entity.isBuffered) {
-      this.#active++;
       return request.entity.bytes().then(
-        () => this.#pass(context, request, false),
+        () => this.#pass(context, request),
         (error: unknown) => {
           this.#leave();
           throw error;
         },
       );
     }
-    return this.#pass(context, request, true);
+    return this.#pass(context, request);
   }
 
   /**
-   * Hands the request to the route's handler and counts it until its answer settles. Not an `async`
-   * function: its frame and promises cost about half a kilobyte per request on the hot path, where
-   * this needs one reaction on the handler's promise (bench/README.md, "Bytes allocated").
+   * Hands a counted request to the route's handler; counted down once its answer settles. Not an
+   * `async` function: its frame and promises cost about half a kilobyte per request on the hot path,
+   * where this needs one reaction on the handler's promise (bench/README.md, "Bytes allocated").
    */
-  #pass(context: Context, request: Request, count: boolean): Promise<Response> {
-    if (count) this.#active++;
-    let answer: Promise<Response>;
+  #pass(context: Context, request: Request): Promise<Response> {
+    let router: RouterInfo;
     try {
       // A rebase replaces request.uri, so the object received stays as it was; without one, filters
       // may change request.uri in place, so the route keeps a copy.
       const original = request.uri;
       request.uri = this.#baseURI ? original.rebase(this.#baseURI) : original.copy();
-      const router: RouterInfo = {
+      router = {
         routeId: this.id,
         routeName: this.name,
         originalUri: original,
@@ -150,12 +150,11 @@ export class Route implements Handler {
         remainingUri: request.uri.rawPath,
         uriTemplateVariables: NO_VARIABLES,
       };
-      // Promise.resolve returns a native promise as it is; it guards against a plugin's plain value.
-      answer = Promise.resolve(this.#handler.handle(context.child('router', router), request));
     } catch (error) {
       this.#leave();
       return Promise.reject(error);
     }
+    const answer = answerOf(this.#handler, context.child('router', router), request);
     // Counted down before whoever awaits the answer resumes (this reaction is registered first).
     answer.then(this.#leave, this.#leave);
     return answer;

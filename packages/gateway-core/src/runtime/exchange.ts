@@ -3,6 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { abortOwned, ownedAbortController } from '../context/abort-slot.ts';
 import { Context } from '../context/context.ts';
 import { ErrorCode, isPorticoError } from '../errors.ts';
+import { answerOf } from '../handlers/answer.ts';
 import { commitSession, type SessionHandle, type SessionProducer } from '../handlers/session-producer.ts';
 import { CONNECTION_HEADERS } from '../http/connection-headers.ts';
 import { type Entity, TAKE_SOURCE } from '../http/entity.ts';
@@ -59,7 +60,6 @@ interface ExchangeState {
   logger: Logger;
   request: Request | undefined;
   session: SessionHandle | undefined;
-  context: Context | undefined;
   response: Response | undefined;
   body: Readable | null;
 }
@@ -85,7 +85,6 @@ export function handleExchange(
     logger: options.logger,
     request: undefined,
     session: undefined,
-    context: undefined,
     response: undefined,
     body: null,
   };
@@ -130,25 +129,22 @@ function serve(state: ExchangeState, request: Request, session: SessionHandle | 
     session ? { client, signal, session: () => session.data() } : { client, signal },
   );
   state.session = session;
-  state.context = context;
-  let answer: Promise<Response>;
-  try {
-    // Promise.resolve returns a native promise as it is; it guards against a plugin's plain value.
-    answer = Promise.resolve(options.handler.handle(context, request));
-  } catch (error) {
-    answer = Promise.reject(error);
-  }
-  return answer.then(
-    (response) => answerWith(state, request, response),
+  return answerOf(options.handler, context, request).then(
+    (response) => answerWith(state, request, context, response),
     (error: unknown) => {
       // The rest of a refused body is not worth reading: answer, then close the connection.
       if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) res.shouldKeepAlive = false;
-      return answerWith(state, request, errorResponse(error, context, options.logger));
+      return answerWith(state, request, context, errorResponse(error, context, options.logger));
     },
   );
 }
 
-function answerWith(state: ExchangeState, request: Request, response: Response): boolean | Promise<boolean> {
+function answerWith(
+  state: ExchangeState,
+  request: Request,
+  context: Context,
+  response: Response,
+): boolean | Promise<boolean> {
   const { req, res, options, session } = state;
   if (options.passOn?.(response)) {
     leaveExchange(req, res, request, response, options.logger);
@@ -158,8 +154,7 @@ function answerWith(state: ExchangeState, request: Request, response: Response):
   if (!request.entity.isBuffered && !req.readableEnded) req.resume();
   // A session that cannot be saved turns the answer into a 500 (logged) rather than vanish.
   if (session) {
-    const transactionId = state.context!.transactionId;
-    const committed = commitSession(session, response, options.logger, transactionId);
+    const committed = commitSession(session, response, options.logger, context.transactionId);
     if (committed instanceof Promise) return committed.then((saved) => write(state, request, saved));
     return write(state, request, committed);
   }

@@ -20,6 +20,7 @@ export { checkConfig, parseConfig } from '../config/schema.ts';
 export { resolveTokens, tokenEnvironmentName } from '../config/tokens.ts';
 // Requests, sessions and the exchange.
 export { plainAddress } from '../context/client-address.ts';
+export { packageFolderAbove } from '../core-identity.ts';
 // Expressions: the evaluator's internals, tools and system properties.
 export { getProperty, keysOf, NO_SUCH_METHOD, setProperty } from '../expression/access.ts';
 export type { Node as ExpressionNode } from '../expression/ast.ts';

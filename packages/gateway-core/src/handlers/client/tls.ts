@@ -111,7 +111,8 @@ const keyManagerRefused = (): Schema<never> =>
 // node:tls (with its secure-context and socket modules) is loaded when TLS settings are checked, not
 // with the core: a gateway with no TLS settings and no https upstream never needs it (undici loads
 // it itself for an https origin).
-const loadTls = (): typeof import('node:tls') => createRequire(import.meta.url)('node:tls');
+const requireHere = createRequire(import.meta.url);
+const loadTls = (): typeof import('node:tls') => requireHere('node:tls');
 let supportedCiphers: Set<string> | undefined;
 const isSupportedCipher = (name: string) => (supportedCiphers ??= new Set(loadTls().getCiphers())).has(name);
 /** `TLS_<key exchange>_WITH_<cipher>_<mac>`, for the ciphers OpenSSL still names regularly. */
