@@ -1,3 +1,4 @@
+import http from 'node:http';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
@@ -49,14 +50,46 @@ describe('a gateway process', () => {
         // bundles"): an entry or two and their chunks, not the 108 and 25 modules of the sources.
         expect(footprint.builtCoreFiles).toBeGreaterThan(0);
         expect(footprint.builtCoreFiles).toBeLessThanOrEqual(6);
-        // The app: its entry and the chunks of the `start` command (each command loads on use).
+        // The app: its entry, the launcher's optimising-compilers switch and the chunks of the `start`
+        // command (each command loads on use).
         expect(footprint.builtAppFiles).toBeGreaterThan(0);
-        expect(footprint.builtAppFiles).toBeLessThanOrEqual(4);
+        expect(footprint.builtAppFiles).toBeLessThanOrEqual(5);
       } else {
         expect([footprint.builtCoreFiles, footprint.builtAppFiles]).toEqual([0, 0]);
       }
     });
   }
+
+  it("starts without V8's optimising compilers and has them again for the traffic once it listens", async () => {
+    // Optimising start-up code (read once) would leave about 8 MB in an idle worker
+    // (src/server/optimising-compilers.ts); the request path must still be optimised.
+    upstream ??= await startUpstream();
+    const base = instanceDirectory({
+      'config/routes/plain.json': { name: 'plain', baseURI: upstream.url, handler: 'ReverseProxyHandler' },
+    });
+    const traced = await startGateway({ base, nodeArgs: ['--trace-opt'] });
+    try {
+      const [startingUp] = traced.output().split('Portico is listening on');
+      expect(startingUp).not.toMatch(/completed optimizing/);
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+      try {
+        for (let round = 0; round < 100; round++) {
+          const replies = await Promise.all(
+            Array.from({ length: 20 }, () => send(`${traced.url}/anything`, { agent })),
+          );
+          expect(replies.map((reply) => reply.status)).toEqual(Array(20).fill(200));
+        }
+      } finally {
+        agent.destroy();
+      }
+      await waitFor(
+        'a function of the request path to be optimised',
+        () => /completed optimizing/.test(traced.output()) || undefined,
+      );
+    } finally {
+      await traced.stop();
+    }
+  });
 
   it('gives back what starting up left in its heap once it has been quiet for a second', async () => {
     upstream ??= await startUpstream();

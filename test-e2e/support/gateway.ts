@@ -35,12 +35,15 @@ export async function startGateway(
     base?: string;
     workers?: number;
     args?: string[];
+    /** Options for Node itself, before the launcher's path. */
+    nodeArgs?: string[];
     env?: NodeJS.ProcessEnv;
     /** Listen on admin.json's connectors instead of a free loopback port. */
     adminConnectors?: boolean;
   } = {},
 ): Promise<RunningGateway> {
   const args = [
+    ...(options.nodeArgs ?? []),
     porticoBin,
     'start',
     ...(options.adminConnectors ? [] : ['--port', '0', '--host', '127.0.0.1']),

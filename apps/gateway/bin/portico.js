@@ -40,6 +40,16 @@ if (typeof module.registerHooks !== 'function') {
 
 const HOST = import.meta.url;
 const BUILT = process.env.PORTICO_BUILT === '1';
+
+// `portico start` runs without V8's optimising compilers until it listens: starting up is code that
+// runs once, and optimising it costs about 8 MB of memory that an idle worker would keep
+// (src/server/optimising-compilers.ts). First, before the modules below load.
+if (process.argv[2] === 'start') {
+  const { deferOptimisingCompilers } = await import(
+    BUILT ? '../dist/optimising-compilers.js' : '../src/server/optimising-compilers.ts'
+  );
+  deferOptimisingCompilers();
+}
 const EXTRA_CONDITIONS = BUILT ? [] : ['portico-source'];
 // The type registry resolves plugin entry points itself from the conditions in execArgv (hooks are
 // invisible to it); cluster workers inherit execArgv too.

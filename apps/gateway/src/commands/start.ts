@@ -6,6 +6,7 @@ import { problemsOf, setSystemProperty } from '@portico/gateway-core/runtime';
 import { createLogger, type LogFormat } from '../logging.ts';
 import { startSampleApp } from '../quickstart/sample-app.ts';
 import { locateInstance } from '../server/instance.ts';
+import { resumeOptimisingCompilers } from '../server/optimising-compilers.ts';
 import { type RunningServer, startServer } from '../server/server.ts';
 import { listenError } from './listen-error.ts';
 import { type Output, UsageError } from './output.ts';
@@ -65,6 +66,8 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
     prefix: server.gateway.settings.prefix,
     quickstart: server.gateway.instance.quickstart,
   };
+  // Off since the launcher started (optimising-compilers.ts): from now on, code gets hot under traffic.
+  resumeOptimisingCompilers();
   if (!isWorker) out.stdout(announcement(listening));
   else await tellPrimary({ type: 'portico:listening', ...listening });
   await new Promise<void>((resolve) => {
@@ -152,6 +155,8 @@ async function runPrimary(
       listened.add(worker.id);
       if (!announced) {
         announced = true;
+        // The primary hands new connections to the workers from now on.
+        resumeOptimisingCompilers();
         out.stdout(announcement(message, count));
       }
     });
