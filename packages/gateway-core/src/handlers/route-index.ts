@@ -100,9 +100,14 @@ export function regexPrefix(regex: string, needsAnchor: boolean): string | undef
   return prefix.length > 0 ? prefix : undefined;
 }
 
+/**
+ * A character of the prefixes. Both fields are made when first needed: most nodes of a trie of many
+ * routes lead to one child or end one prefix, and an empty Map costs ~200 bytes of heap (1,000
+ * routes made ~2,000 nodes, bench/README.md, "Idle memory").
+ */
 interface TrieNode {
-  next: Map<string, TrieNode>;
-  routes: number[];
+  next?: Map<string, TrieNode>;
+  routes?: number[];
 }
 
 /**
@@ -114,7 +119,7 @@ interface TrieNode {
 export class RouteIndex<R> {
   readonly #routes: readonly R[];
   readonly #unindexed: number[] = [];
-  readonly #root: TrieNode = { next: new Map(), routes: [] };
+  readonly #root: TrieNode = {};
   readonly #indexed: boolean;
 
   constructor(routes: readonly R[], prefixOf: (route: R) => string | undefined) {
@@ -127,11 +132,12 @@ export class RouteIndex<R> {
       }
       let node = this.#root;
       for (const c of prefix) {
+        node.next ??= new Map();
         let child = node.next.get(c);
-        if (!child) node.next.set(c, (child = { next: new Map(), routes: [] }));
+        if (!child) node.next.set(c, (child = {}));
         node = child;
       }
-      node.routes.push(position);
+      (node.routes ??= []).push(position);
     }
     this.#indexed = this.#unindexed.length < routes.length;
   }
@@ -142,8 +148,8 @@ export class RouteIndex<R> {
     const positions: number[] = [...this.#unindexed];
     let node: TrieNode | undefined = this.#root;
     for (let i = 0; node && i <= path.length; i++) {
-      if (node.routes.length > 0) positions.push(...node.routes);
-      node = i < path.length ? node.next.get(path[i]!) : undefined;
+      if (node.routes !== undefined) positions.push(...node.routes);
+      node = i < path.length ? node.next?.get(path[i]!) : undefined;
     }
     positions.sort((a, b) => a - b);
     return positions.map((p) => this.#routes[p]!);

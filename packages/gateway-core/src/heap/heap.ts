@@ -101,9 +101,12 @@ export class Heap {
   readonly temporaryStorageName: string;
   private readonly globals: readonly DecorationStep[];
   private readonly slots = new Map<string, Slot>();
-  private readonly defaults = new Map<string, Slot>();
+  // The two maps below are made when first needed: a route's heap has no defaults and often no
+  // inline declaration, and an empty Map is ~200 bytes (bench/README.md, "Idle memory").
+  /** The gateway's default objects (the top-level heap only). */
+  private defaults: Map<string, Slot> | undefined;
   /** Inline declarations, by the declaration object itself: resolving one again gives the same object. */
-  private readonly inline = new Map<object, Slot>();
+  private inline: Map<object, Slot> | undefined;
   private readonly objects = new CreatedObjects();
   private destruction: Promise<void> | undefined;
 
@@ -116,17 +119,22 @@ export class Heap {
     this.jsonPath = options.jsonPath ?? '$.heap';
     // The top-level heap binds `openig` (the instance's directories) as the incumbents do; a
     // property of the same name overrides it.
-    this.properties = {
-      ...(options.parent?.properties ?? { openig: openigObject(options.environment) }),
-      ...options.properties,
-    };
+    // A heap that adds no property or global decoration shares its parent's (both are read-only).
+    this.properties =
+      options.parent !== undefined && isEmpty(options.properties)
+        ? options.parent.properties
+        : {
+            ...(options.parent?.properties ?? { openig: openigObject(options.environment) }),
+            ...options.properties,
+          };
     this.logSinkName = options.logSink ?? options.parent?.logSinkName ?? 'LogSink';
     this.temporaryStorageName =
       options.temporaryStorage ?? options.parent?.temporaryStorageName ?? 'TemporaryStorage';
-    this.globals = [
-      ...(options.parent?.globals ?? []),
-      ...globalSteps(options.globalDecorations ?? [], options.file),
-    ];
+    const own = globalSteps(options.globalDecorations ?? [], options.file);
+    this.globals =
+      options.parent !== undefined && own.length === 0
+        ? options.parent.globals
+        : [...(options.parent?.globals ?? []), ...own];
     if (options.defaults !== undefined) this.setDefaults(options.defaults);
   }
 
@@ -279,7 +287,7 @@ export class Heap {
     const names = new Set<string>();
     for (let heap: Heap | undefined = this; heap; heap = heap.parent) {
       for (const name of heap.slots.keys()) names.add(name);
-      for (const name of heap.defaults.keys()) names.add(name);
+      for (const name of heap.defaults?.keys() ?? []) names.add(name);
     }
     return [...names].sort();
   }
@@ -303,6 +311,7 @@ export class Heap {
     // The defaults come from the gateway's code, not from an operator: a bad one is a bug.
     if (errors.length > 0) throw errors[0];
     for (const result of results) {
+      this.defaults ??= new Map();
       if (this.defaults.has(result.name!)) {
         throw new PorticoError(ErrorCode.DUPLICATE_NAME, `two default objects are named '${result.name}'`);
       }
@@ -312,7 +321,7 @@ export class Heap {
 
   private find(name: string): { heap: Heap; slot: Slot } | undefined {
     for (let heap: Heap | undefined = this; heap; heap = heap.parent) {
-      const slot = heap.slots.get(name) ?? (heap.parent === undefined ? heap.defaults.get(name) : undefined);
+      const slot = heap.slots.get(name) ?? heap.defaults?.get(name);
       if (slot !== undefined) return { heap, slot };
     }
     return undefined;
@@ -358,13 +367,13 @@ export class Heap {
     site: Site,
   ) {
     this.assertAlive(String(value.type));
-    let slot = this.inline.get(value);
+    let slot = this.inline?.get(value);
     if (slot === undefined) {
       const file = site.file ?? this.file;
       const jsonPath = site.jsonPath ?? '$';
       const name = (type: string) => `${type}${file === undefined ? '' : `@${file}`}#${jsonPath}`;
       slot = slotOf(readDeclaration(value, { file, jsonPath }, name));
-      this.inline.set(value, slot);
+      (this.inline ??= new Map()).set(value, slot);
     }
     return this.instantiate(slot, kind, types, site);
   }
@@ -600,7 +609,11 @@ export class Heap {
 
   private async destroyAll(): Promise<void> {
     // Creations still under way finish (or fail) first, so that what they create is released too.
-    const slots = [...this.slots.values(), ...this.defaults.values(), ...this.inline.values()];
+    const slots = [
+      ...this.slots.values(),
+      ...(this.defaults?.values() ?? []),
+      ...(this.inline?.values() ?? []),
+    ];
     await Promise.allSettled(slots.map((slot) => slot.creating?.promise));
     await this.objects.destroyAll(this.logger);
   }
@@ -626,4 +639,8 @@ function slotOf(result: DeclarationResult): Slot {
     creating: undefined,
     created: undefined,
   };
+}
+
+function isEmpty(record: Readonly<Record<string, unknown>> | undefined): boolean {
+  return record === undefined || Object.keys(record).length === 0;
 }
