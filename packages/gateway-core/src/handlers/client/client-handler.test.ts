@@ -136,6 +136,25 @@ describe('ClientHandler: requests and responses', () => {
     expect(response.entity.isEmpty).toBe(true);
   });
 
+  it('sends each value of a repeated field as its own line, names spelt and ordered as the request had them', async () => {
+    const up = await upstream();
+    const request = new Request({
+      uri: up.url,
+      headers: { 'X-Many': ['one', 'two'], accept: 'text/plain', 'X-Last': 'z' },
+    });
+    await text(await client().handle(context(), request));
+    const raw = up.seen[0]!.rawHeaders;
+    const names = raw.filter((_, i) => i % 2 === 0);
+    expect(names.filter((name) => name !== 'host' && name !== 'connection')).toEqual([
+      'X-Many',
+      'X-Many',
+      'accept',
+      'X-Last',
+    ]);
+    expect(header(raw, 'x-many')).toEqual(['one', 'two']);
+    expect(header(raw, 'host')).toEqual([new URL(up.url).host]);
+  });
+
   it('sends a buffered body with its recomputed length, ignoring the framing the client sent', async () => {
     const up = await upstream();
     const request = new Request({

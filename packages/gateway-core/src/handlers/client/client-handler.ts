@@ -12,7 +12,13 @@ import { consoleLogger, type Logger } from '../../logging.ts';
 import type { Handler } from '../../types.ts';
 import { DeferredBody } from './body.ts';
 import { type FailureContext, isRetryableConnectFailure, upstreamError } from './errors.ts';
-import { forwardedFor, type HeaderList, responseHeadersFrom, upstreamRequestHeaders } from './headers.ts';
+import {
+  forwardedFor,
+  type HeaderList,
+  responseHeadersFrom,
+  undiciHeaders,
+  upstreamRequestHeaders,
+} from './headers.ts';
 import { IdleWatch } from './idle-watch.ts';
 import { NO_PROXY, type ProxySetting } from './proxy.ts';
 import { type TlsSettings, tlsConnectOptions } from './tls.ts';
@@ -277,7 +283,10 @@ export class ClientHandler implements Handler {
   ): Promise<UpstreamHead> {
     const exchange = new UpstreamExchange(context.signal, this.#idle);
     try {
-      this.dispatcher.dispatch({ origin: target.origin, path: target.path, method, headers, body }, exchange);
+      this.dispatcher.dispatch(
+        { origin: target.origin, path: target.path, method, headers: undiciHeaders(headers), body },
+        exchange,
+      );
     } catch (error) {
       exchange.failed(error as Error);
     }

@@ -32,14 +32,27 @@ describe('responseHeadersFrom', () => {
 describe('upstreamRequestHeaders', () => {
   const request = (headers: Record<string, string | string[]>) =>
     new Request({ uri: 'http://upstream.example/', headers });
+  /** The flat list as a Map, failing when a name comes twice. */
+  const fields = (list: (string | string[])[]) => {
+    expect(list.length % 2).toBe(0);
+    const map = new Map<string, string | string[]>();
+    for (let i = 0; i < list.length; i += 2) {
+      const name = list[i] as string;
+      expect(
+        [...map.keys()].map((n) => n.toLowerCase()),
+        name,
+      ).not.toContain(name.toLowerCase());
+      map.set(name, list[i + 1]!);
+    }
+    return map;
+  };
 
   it("writes the client's X-Forwarded-For first and the client's address last, once", () => {
-    const out = upstreamRequestHeaders(
-      request({ 'x-forwarded-for': ['10.0.0.1', '10.0.0.2'], 'X-Other': 'o' }),
-      {
+    const out = fields(
+      upstreamRequestHeaders(request({ 'x-forwarded-for': ['10.0.0.1', '10.0.0.2'], 'X-Other': 'o' }), {
         host: 'upstream.example',
         forwarded: { for: '192.0.2.7', proto: 'http', host: 'gateway.example' },
-      },
+      }),
     );
     expect(out.get('x-forwarded-for')).toBe('10.0.0.1, 10.0.0.2, 192.0.2.7');
     expect([...out.keys()].filter((name) => name.toLowerCase() === 'x-forwarded-for')).toHaveLength(1);
@@ -47,21 +60,59 @@ describe('upstreamRequestHeaders', () => {
   });
 
   it('without forwarding, passes the client X-Forwarded-For on as it came', () => {
-    const out = upstreamRequestHeaders(request({ 'X-Forwarded-For': '10.0.0.1' }), {
-      host: 'upstream.example',
-    });
+    const out = fields(
+      upstreamRequestHeaders(request({ 'X-Forwarded-For': '10.0.0.1' }), { host: 'upstream.example' }),
+    );
     expect(out.get('X-Forwarded-For')).toBe('10.0.0.1');
   });
 
   it('drops the fields a Connection set by a filter lists, and those the handler replaces', () => {
-    const out = upstreamRequestHeaders(
-      request({ Connection: 'X-Hop', 'X-Hop': 'h', 'X-Set': 'client', 'X-Keep': 'k' }),
-      {
-        host: 'upstream.example',
-        extra: [['x-set', 'handler']],
-      },
+    const out = fields(
+      upstreamRequestHeaders(
+        request({ Connection: 'X-Hop', 'X-Hop': 'h', 'X-Set': 'client', 'X-Keep': 'k' }),
+        {
+          host: 'upstream.example',
+          extra: [['x-set', 'handler']],
+        },
+      ),
     );
     expect([...out.keys()]).toEqual(['Host', 'X-Keep', 'x-set']);
     expect(out.get('x-set')).toBe('handler');
+  });
+
+  it("lets the handler's own fields replace Host, Content-Length and X-Forwarded-*, each sent once", () => {
+    const list = upstreamRequestHeaders(request({ 'X-Forwarded-Proto': 'https', Accept: 'a' }), {
+      host: 'upstream.example',
+      contentLength: 3,
+      forwarded: { for: '192.0.2.7', proto: 'http', host: 'gateway.example' },
+      extra: [
+        ['host', 'virtual.example'],
+        ['content-length', '3'],
+        ['x-forwarded-for', '198.51.100.1'],
+        ['X-Forwarded-Proto', 'http'],
+        ['x-forwarded-host', 'set.example'],
+      ],
+    });
+    expect(list).toEqual([
+      'Accept',
+      'a',
+      'host',
+      'virtual.example',
+      'content-length',
+      '3',
+      'x-forwarded-for',
+      '198.51.100.1',
+      'X-Forwarded-Proto',
+      'http',
+      'x-forwarded-host',
+      'set.example',
+    ]);
+  });
+
+  it('keeps several values of one name as one entry with an array, in order', () => {
+    const list = upstreamRequestHeaders(request({ 'X-Many': ['1', '2'], Accept: 'a' }), {
+      host: 'u.example',
+    });
+    expect(list).toEqual(['Host', 'u.example', 'X-Many', ['1', '2'], 'Accept', 'a']);
   });
 });

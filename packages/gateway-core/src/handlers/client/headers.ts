@@ -34,12 +34,21 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
 const REGENERATED = new Set(['host', 'content-length', 'expect']);
 
 /**
- * Header fields in a form undici takes and writes as given: one entry per name (names are unique
- * here, case-insensitively) in order, several values written as several lines. A Map rather than
- * a flat array because undici's ProxyAgent folds a flat array into an object, keeping only the last
- * of two lines with the same name.
+ * Header fields in the form undici takes fastest and writes as given: a flat list of name, value,
+ * name, value ..., in order, each name once (case-insensitively), several values of one name as an
+ * array written as several lines. (undici reads a Map through its iterator, an array of two per
+ * field; its ProxyAgent folds a flat list into an object, which loses nothing when names are unique.)
  */
-export type HeaderList = Map<string, string | string[]>;
+export type HeaderList = (string | string[])[];
+
+/**
+ * The list as undici's dispatch options take it. Its types name `string[]` for the flat form; at run
+ * time it treats an array value in that form as it does in a Map's (one line per value), which
+ * headers.test.ts and the client handler's tests check through a real upstream.
+ */
+export function undiciHeaders(list: HeaderList): string[] {
+  return list as string[];
+}
 
 /** X-Forwarded-* values for a proxied request. */
 export interface Forwarded {
@@ -66,24 +75,28 @@ export interface UpstreamHeaderOptions {
  */
 export function upstreamRequestHeaders(request: Request, options: UpstreamHeaderOptions): HeaderList {
   const headers = request.headers;
+  const extra = options.extra ?? [];
+  // The handler's own fields replace those of the same name, the request's and the ones set here.
+  let replaced: Set<string> | undefined;
+  for (const [name] of extra) (replaced ??= new Set()).add(name.toLowerCase());
   // Connection was removed on arrival; a filter may have set one again.
   // Made only when something is to be dropped (most requests: nothing beyond the fixed sets).
   let drop = headers.has('connection') ? connectionListed(headers.getAll('connection')) : undefined;
-  const extra = options.extra ?? [];
-  for (const [name] of extra) (drop ??= new Set()).add(name.toLowerCase());
+  if (replaced !== undefined) for (const name of replaced) (drop ??= new Set()).add(name);
   const forwarded = options.forwarded;
-  const out: HeaderList = new Map();
-  out.set('Host', options.host);
+  const out: HeaderList = [];
+  if (!replaced?.has('host')) out.push('Host', options.host);
   headers.forEach((name, values) => {
     const key = name.toLowerCase();
     if (HOP_BY_HOP.has(key) || REGENERATED.has(key) || drop?.has(key)) return;
     // Forwarding, X-Forwarded-For is written whole by addForwarded, the client's values first.
     if (forwarded && key === 'x-forwarded-for') return;
-    out.set(name, values.length === 1 ? values[0]! : [...values]);
+    out.push(name, values.length === 1 ? values[0]! : [...values]);
   });
-  if (options.contentLength !== undefined) out.set('Content-Length', String(options.contentLength));
-  if (forwarded) addForwarded(out, headers, forwarded);
-  for (const [name, value] of extra) out.set(name, value);
+  if (options.contentLength !== undefined && !replaced?.has('content-length'))
+    out.push('Content-Length', String(options.contentLength));
+  if (forwarded) addForwarded(out, headers, forwarded, replaced);
+  for (const [name, value] of extra) out.push(name, value);
   checkFields(out);
   return out;
 }
@@ -93,7 +106,9 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
  * break is a `PORTICO_E_HEADER` error (the handler answers 502), never a header injected upstream.
  */
 function checkFields(fields: HeaderList): void {
-  for (const [name, value] of fields) {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    const value = fields[i + 1]!;
     const problem =
       typeof value === 'string'
         ? headerFieldProblem(name, value)
@@ -102,20 +117,27 @@ function checkFields(fields: HeaderList): void {
   }
 }
 
-function addForwarded(out: HeaderList, headers: Headers, forwarded: Forwarded): void {
+function addForwarded(
+  out: HeaderList,
+  headers: Headers,
+  forwarded: Forwarded,
+  replaced: ReadonlySet<string> | undefined,
+): void {
   const existing = headers.getAll('x-forwarded-for');
   if (forwarded.for) existing.push(forwarded.for);
   // One comma-separated field, the form every reader of X-Forwarded-For understands, spelt as the
   // request spelt it (usually absent: then the common spelling, without a search of every name).
-  if (existing.length > 0) {
+  if (existing.length > 0 && !replaced?.has('x-forwarded-for')) {
     const name =
       existing.length > (forwarded.for ? 1 : 0)
         ? (headers.names().find((n) => n.toLowerCase() === 'x-forwarded-for') ?? 'X-Forwarded-For')
         : 'X-Forwarded-For';
-    out.set(name, existing.length === 1 ? existing[0]! : existing.join(', '));
+    out.push(name, existing.length === 1 ? existing[0]! : existing.join(', '));
   }
-  if (!headers.has('x-forwarded-proto')) out.set('X-Forwarded-Proto', forwarded.proto);
-  if (forwarded.host && !headers.has('x-forwarded-host')) out.set('X-Forwarded-Host', forwarded.host);
+  if (!headers.has('x-forwarded-proto') && !replaced?.has('x-forwarded-proto'))
+    out.push('X-Forwarded-Proto', forwarded.proto);
+  if (forwarded.host && !headers.has('x-forwarded-host') && !replaced?.has('x-forwarded-host'))
+    out.push('X-Forwarded-Host', forwarded.host);
 }
 
 /** An upstream response's fields (Node/undici raw form), hop-by-hop fields removed. */

@@ -5,7 +5,7 @@ import { responseHead } from '../../http/header-validation.ts';
 import { type Request, Response } from '../../http/message.ts';
 import { ClientHandler, type ClientHandlerOptions, originalUri, upstreamTarget } from './client-handler.ts';
 import { isUpstreamError, type UpstreamError } from './errors.ts';
-import { forwardedFor, responseHeadersFrom, upstreamRequestHeaders } from './headers.ts';
+import { forwardedFor, responseHeadersFrom, undiciHeaders, upstreamRequestHeaders } from './headers.ts';
 import { rawStrings } from './upstream-exchange.ts';
 
 export interface ReverseProxyHandlerOptions extends ClientHandlerOptions {
@@ -101,7 +101,7 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
         origin: target.origin,
         path: target.path,
         method: request.method,
-        headers,
+        headers: undiciHeaders(headers),
         upgrade: request.headers.get('upgrade') ?? 'websocket',
         headersTimeout: this.soTimeoutMs,
         signal: abort.signal,
