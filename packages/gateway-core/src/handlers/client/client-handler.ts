@@ -20,9 +20,10 @@ import {
   upstreamRequestHeaders,
 } from './headers.ts';
 import { IdleWatch } from './idle-watch.ts';
+import { OriginPools } from './origin-pools.ts';
 import { NO_PROXY, type ProxySetting } from './proxy.ts';
 import { type TlsSettings, tlsConnectOptions } from './tls.ts';
-import { Agent, EnvHttpProxyAgent, ProxyAgent } from './undici-dispatchers.ts';
+import { EnvHttpProxyAgent, ProxyAgent } from './undici-dispatchers.ts';
 import { UpstreamExchange, type UpstreamHead } from './upstream-exchange.ts';
 
 export interface RetrySettings {
@@ -456,6 +457,6 @@ function createDispatcher(proxy: ProxySetting, tls: ConnectionOptions, pool: Poo
     case 'system':
       return new EnvHttpProxyAgent({ ...pool, connect: tls, requestTls: tls, proxyTls: tls });
     default:
-      return new Agent({ ...pool, connect: tls });
+      return new OriginPools({ ...pool, connect: tls });
   }
 }

@@ -1,15 +1,17 @@
 import { createRequire } from 'node:module';
 import type {
-  Agent as AgentClass,
+  Client as ClientClass,
+  Dispatcher as DispatcherClass,
   EnvHttpProxyAgent as EnvAgentClass,
   errors,
+  Pool as PoolClass,
   ProxyAgent as ProxyAgentClass,
 } from 'undici';
 
 /**
- * The three undici dispatchers the upstream client uses, loaded from their own modules rather than
+ * The undici dispatchers the upstream client uses, loaded from their own modules rather than
  * from undici's index. The index loads all of undici (fetch, WebSocket, caches, mocks ...): 28 MB of
- * resident memory in every process against 15 MB for these three (Node 24, undici 8.12.4, measured
+ * resident memory in every process against 15 MB for the dispatchers (Node 24, undici 8.12.4, measured
  * with `process.memoryUsage().rss` after each require; bench/README.md). undici has no `exports` map,
  * so these paths are its published files; its version is pinned in package.json, and every upstream
  * test goes through these classes, so an upgrade that moves them fails the tests at once.
@@ -20,10 +22,12 @@ const load = createRequire(import.meta.url);
 // prototype, and ProxyAgent tunnels through `connect`.
 Object.assign(load('undici/lib/dispatcher/dispatcher.js').prototype, load('undici/lib/api/index.js'));
 
-export const Agent: typeof AgentClass = load('undici/lib/dispatcher/agent.js');
+export const Dispatcher: typeof DispatcherClass = load('undici/lib/dispatcher/dispatcher.js');
+export const Pool: typeof PoolClass = load('undici/lib/dispatcher/pool.js');
+export const Client: typeof ClientClass = load('undici/lib/dispatcher/client.js');
 export const ProxyAgent: typeof ProxyAgentClass = load('undici/lib/dispatcher/proxy-agent.js');
 export const EnvHttpProxyAgent: typeof EnvAgentClass = load('undici/lib/dispatcher/env-http-proxy-agent.js');
 
 // The upstream client's own idle timeouts fail exchanges with undici's errors, as undici's would.
 const undiciErrors: typeof errors = load('undici/lib/core/errors.js');
-export const { BodyTimeoutError, HeadersTimeoutError } = undiciErrors;
+export const { BodyTimeoutError, ClientClosedError, HeadersTimeoutError } = undiciErrors;
