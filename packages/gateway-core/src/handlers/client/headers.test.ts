@@ -3,6 +3,15 @@ import { Request } from '../../http/message.ts';
 import { responseHeadersFrom, upstreamRequestHeaders } from './headers.ts';
 
 describe('responseHeadersFrom', () => {
+  it('keeps the first spelling of a repeated name and every value in order, found in any case', () => {
+    const headers = responseHeadersFrom(['Set-Cookie', 'a=1', 'X-One', '1', 'set-cookie', 'b=2']);
+    expect(headers.names()).toEqual(['Set-Cookie', 'X-One']);
+    expect(headers.getAll('SET-COOKIE')).toEqual(['a=1', 'b=2']);
+    expect(headers.toRaw()).toEqual(['Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'X-One', '1']);
+    headers.add('x-one', '2');
+    expect(headers.getAll('X-One')).toEqual(['1', '2']);
+  });
+
   it('drops what a one-token Connection field names, whatever its case and spaces', () => {
     const headers = responseHeadersFrom(['Connection', ' X-Hop ', 'x-hop', 'secret', 'X-Kept', 'yes']);
     expect(headers.names()).toEqual(['X-Kept']);
