@@ -127,18 +127,22 @@ export function compileLValue(text: string, options: CompileOptions = {}): LValu
   const read = compileNode(node, ctx).ev;
   return {
     text,
-    evaluate: (bindings = EMPTY_BINDINGS) => guard(() => read(bindings), warnings),
+    evaluate: (bindings = EMPTY_BINDINGS) => guard(read, bindings, warnings),
     assign(bindings, value) {
-      guard(() => {
-        const removing = value === null || value === undefined;
-        const base = container(bindings, !removing);
-        if (base === null || base === undefined) {
-          // Removing something whose container is missing is already done.
-          if (!removing) warnings.warn('the place to assign to does not exist');
-        } else if (!setProperty(base, key(bindings), value ?? null)) {
-          warnings.warn(`cannot assign to a property of ${describeBase(base)}`);
-        }
-      }, warnings);
+      guard(
+        () => {
+          const removing = value === null || value === undefined;
+          const base = container(bindings, !removing);
+          if (base === null || base === undefined) {
+            // Removing something whose container is missing is already done.
+            if (!removing) warnings.warn('the place to assign to does not exist');
+          } else if (!setProperty(base, key(bindings), value ?? null)) {
+            warnings.warn(`cannot assign to a property of ${describeBase(base)}`);
+          }
+        },
+        undefined,
+        warnings,
+      );
     },
   };
 }
@@ -219,15 +223,18 @@ class CompiledExpression<T> implements Expression<T> {
   }
 
   private run(bindings: Bindings): T | null {
-    const value = guard(() => this.evaluator(bindings), this.warnings);
+    const value = guard(this.evaluator, bindings, this.warnings);
     return convert(value, this.expectedType, this.warnings) as T | null;
   }
 }
 
-/** Runs an evaluation; any error becomes null and a (rate-limited) warning naming the expression. */
-function guard(run: () => unknown, warnings: WarningLimiter): unknown {
+/**
+ * Runs an evaluation; any error becomes null and a (rate-limited) warning naming the expression. The
+ * argument is passed, not captured: no closure per evaluation.
+ */
+function guard<A>(run: (arg: A) => unknown, arg: A, warnings: WarningLimiter): unknown {
   try {
-    return run() ?? null;
+    return run(arg) ?? null;
   } catch (error) {
     const message =
       error instanceof EvaluationError || isPorticoError(error)
