@@ -5,17 +5,12 @@ import { deferOptimisingCompilers, resumeOptimisingCompilers } from './optimisin
 const MODULE = new URL('./optimising-compilers.ts', import.meta.url).pathname;
 
 describe('the optimising compilers while the gateway starts', () => {
-  it('are switched off, then on again once, by the function returned or by resumeOptimisingCompilers', () => {
+  it('are switched off, then on again once by resumeOptimisingCompilers', () => {
     const flags: string[] = [];
-    const resume = deferOptimisingCompilers({
-      setFlags: (f) => flags.push(f),
-      execArgv: [],
-      nodeOptions: '',
-    });
+    deferOptimisingCompilers({ setFlags: (f) => flags.push(f), execArgv: [], nodeOptions: '' });
     expect(flags).toEqual(['--no-maglev', '--no-turbofan']);
     resumeOptimisingCompilers();
     expect(flags).toEqual(['--no-maglev', '--no-turbofan', '--maglev', '--turbofan']);
-    resume();
     resumeOptimisingCompilers();
     expect(flags).toHaveLength(4);
   });
@@ -27,19 +22,15 @@ describe('the optimising compilers while the gateway starts', () => {
     [[], '--max-old-space-size=200 --no-opt'],
   ])('are left as the user chose them (execArgv %j, NODE_OPTIONS %j)', (execArgv, nodeOptions) => {
     const flags: string[] = [];
-    const resume = deferOptimisingCompilers({ setFlags: (f) => flags.push(f), execArgv, nodeOptions });
-    resume();
+    deferOptimisingCompilers({ setFlags: (f) => flags.push(f), execArgv, nodeOptions });
     resumeOptimisingCompilers();
     expect(flags).toEqual([]);
   });
 
   it('are not mistaken for a choice by a flag that only ends in -opt', () => {
     const flags: string[] = [];
-    deferOptimisingCompilers({
-      setFlags: (f) => flags.push(f),
-      execArgv: ['--trace-opt'],
-      nodeOptions: '',
-    })();
+    deferOptimisingCompilers({ setFlags: (f) => flags.push(f), execArgv: ['--trace-opt'], nodeOptions: '' });
+    resumeOptimisingCompilers();
     expect(flags).toHaveLength(4);
   });
 

@@ -58,12 +58,7 @@ export class OriginPools extends Dispatcher {
   override close(): Promise<void>;
   override close(callback: () => void): void;
   override close(callback?: () => void): Promise<void> | void {
-    this.#closed = true;
-    const pools = [...this.#pools.values()];
-    this.#pools.clear();
-    const closed = Promise.all(pools.map((pool) => pool.close())).then(() => {});
-    if (callback === undefined) return closed;
-    void closed.then(callback, callback);
+    return this.#endAll((pool) => pool.close(), callback);
   }
 
   override destroy(): Promise<void>;
@@ -72,12 +67,18 @@ export class OriginPools extends Dispatcher {
   override destroy(error: Error | null, callback: () => void): void;
   override destroy(first?: Error | null | (() => void), second?: () => void): Promise<void> | void {
     const error = typeof first === 'function' ? null : (first ?? null);
-    const callback = typeof first === 'function' ? first : second;
+    return this.#endAll((pool) => pool.destroy(error), typeof first === 'function' ? first : second);
+  }
+
+  /** Closes or destroys every pool, refusing new requests; a promise, or the callback called. */
+  #endAll(
+    end: (pool: DispatcherType) => Promise<void>,
+    callback: (() => void) | undefined,
+  ): Promise<void> | void {
     this.#closed = true;
-    const pools = [...this.#pools.values()];
+    const ended = Promise.all([...this.#pools.values()].map(end)).then(() => {});
     this.#pools.clear();
-    const destroyed = Promise.all(pools.map((pool) => pool.destroy(error))).then(() => {});
-    if (callback === undefined) return destroyed;
-    void destroyed.then(callback, callback);
+    if (callback === undefined) return ended;
+    void ended.then(callback, callback);
   }
 }

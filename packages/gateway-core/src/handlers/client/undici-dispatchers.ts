@@ -20,9 +20,9 @@ const load = createRequire(import.meta.url);
 
 // As undici's index does: the request/stream/pipeline/connect/upgrade methods live on the Dispatcher
 // prototype, and ProxyAgent tunnels through `connect`.
-Object.assign(load('undici/lib/dispatcher/dispatcher.js').prototype, load('undici/lib/api/index.js'));
-
 export const Dispatcher: typeof DispatcherClass = load('undici/lib/dispatcher/dispatcher.js');
+Object.assign(Dispatcher.prototype, load('undici/lib/api/index.js'));
+
 export const Pool: typeof PoolClass = load('undici/lib/dispatcher/pool.js');
 export const Client: typeof ClientClass = load('undici/lib/dispatcher/client.js');
 export const ProxyAgent: typeof ProxyAgentClass = load('undici/lib/dispatcher/proxy-agent.js');
