@@ -78,6 +78,10 @@ export function nextTransactionId(): string {
   return TRANSACTION_PREFIX + transactionCount.toString(16).padStart(12, '0');
 }
 
+/** The named contexts every root context has. */
+const ROOT_CONTEXTS: ReadonlySet<string> = new Set(['transactionId', 'client', 'attributes']);
+const NO_INIT = Object.freeze({});
+
 /**
  * The context a request is processed in: its transaction ID, the caller, the request attributes,
  * the session, and named contexts filters add on the way (`contexts.router`, `contexts.oauth2` ...).
@@ -90,8 +94,15 @@ export class Context {
   readonly attributes: Record<string, unknown>;
   /** Aborted when the client goes away; outbound calls made for the request should follow it. */
   readonly signal: AbortSignal;
-  readonly contexts: Readonly<Record<string, unknown>>;
   readonly parent: Context | undefined;
+  /**
+   * The named contexts as one record, made when first read. Most requests only look one up by name
+   * (`get`), which a child answers from the one it adds: no record per child, nor the root's three.
+   */
+  #contexts: Readonly<Record<string, unknown>> | undefined;
+  /** The one named context a child adds (`child`); none for the root or a `withSession` scope. */
+  #name: string | undefined;
+  #value: unknown;
   /**
    * The request's session, or how to load it on first use (the server loads sessions lazily). It
    * lives in one holder shared by every context of the request (but see `withSession`).
@@ -117,7 +128,7 @@ export class Context {
       this.signal = parent.signal;
       this.#session = parent.#session;
       this.parent = parent;
-      this.contexts = contexts!;
+      this.#contexts = contexts;
       return;
     }
     this.transactionId = init.transactionId ?? nextTransactionId();
@@ -126,11 +137,24 @@ export class Context {
     this.#session = { value: init.session ?? {} };
     this.signal = init.signal ?? new AbortController().signal;
     this.parent = undefined;
-    this.contexts = {
-      transactionId: { transactionId: this.transactionId },
-      client: this.client,
-      attributes: { attributes: this.attributes },
-    };
+  }
+
+  /** Every named context, nearest first: a child's own over its parent's. */
+  get contexts(): Readonly<Record<string, unknown>> {
+    if (this.#contexts !== undefined) return this.#contexts;
+    const parent = this.parent;
+    if (parent === undefined) {
+      this.#contexts = {
+        transactionId: { transactionId: this.transactionId },
+        client: this.client,
+        attributes: { attributes: this.attributes },
+      };
+    } else if (this.#name === undefined) {
+      this.#contexts = parent.contexts;
+    } else {
+      this.#contexts = { ...parent.contexts, [this.#name]: this.#value };
+    }
+    return this.#contexts;
   }
 
   /** The session, loaded on first use. */
@@ -150,7 +174,10 @@ export class Context {
 
   /** A context that also carries `contexts[name]`; the rest is shared with this one. */
   child(name: string, value: unknown): Context {
-    return new Context({}, this, { ...this.contexts, [name]: value });
+    const child = new Context(NO_INIT, this);
+    child.#name = name;
+    child.#value = value;
+    return child;
   }
 
   /**
@@ -158,14 +185,20 @@ export class Context {
    * from it share that session; this context keeps its own.
    */
   withSession(session: Session | (() => Session)): Context {
-    const scoped = new Context({}, this, this.contexts);
+    const scoped = new Context(NO_INIT, this);
     scoped.#session = { value: session };
     return scoped;
   }
 
   /** The named context, nearest first. */
   get<T = unknown>(name: string): T | undefined {
-    return this.contexts[name] as T | undefined;
+    // Up the chain without making a record, unless one was made or given.
+    for (let at: Context | undefined = this; at !== undefined; at = at.parent) {
+      if (at.#contexts !== undefined) return at.#contexts[name] as T | undefined;
+      if (at.#name === name) return at.#value as T;
+      if (at.parent === undefined && ROOT_CONTEXTS.has(name)) return at.contexts[name] as T;
+    }
+    return undefined;
   }
 
   get router(): RouterInfo | undefined {
