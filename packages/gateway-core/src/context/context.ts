@@ -224,14 +224,26 @@ const SESSION: PropertyDescriptor = {
   configurable: true,
 };
 
+/**
+ * `contexts` is a getter in the same way: a route condition that never reads it does not make the
+ * record of named contexts (Context.contexts).
+ */
+const CONTEXTS: PropertyDescriptor = {
+  get(this: { context: Context }) {
+    return this.context.contexts;
+  },
+  enumerable: true,
+  configurable: true,
+};
+
 /** What expressions evaluated for a request see. */
 export function bindingsFor(context: Context, request: Request, response?: Response): Bindings {
   const bindings = {
     request,
     response,
     context,
-    contexts: context.contexts,
     attributes: context.attributes,
   };
+  Object.defineProperty(bindings, 'contexts', CONTEXTS);
   return Object.defineProperty(bindings, 'session', SESSION);
 }
