@@ -19,6 +19,12 @@ export interface Row {
   latency?: LatencyResult;
   /** node-floor in plain only: a second fixed-rate run at Portico (1 worker)'s rate, for the bound. */
   latencyAtPortico1Rate?: LatencyResult;
+  /**
+   * portico-1 in plain only: the direct upstream at this row's fixed rate, measured right after it,
+   * so that the latency Portico adds is read from two runs next to each other in time.
+   */
+  directAtSameRate?: LatencyResult;
+  directAtSameRateGeneratorBound?: string | undefined;
   /** RSS and CPU of the contender's process tree during the wrk run and the fixed-rate run. */
   usage?: { closedLoop: Usage; fixedRate: Usage };
   /** Why the fixed-rate figures may measure the load generator rather than the contender. */
@@ -46,9 +52,6 @@ export interface ScenarioResult {
   path: string;
   responseBytes: number;
   rows: Row[];
-  /** plain only: direct measured again at Portico (1 worker)'s fixed rate, for the added latency. */
-  directAtPortico1Rate?: LatencyResult;
-  directAtPortico1RateGeneratorBound?: string | undefined;
 }
 
 export interface StartupRow {
