@@ -10,7 +10,8 @@ import { startUpstream, type Upstream } from '../support/upstream.ts';
 // of node:http pulls in through the module's lazy WebSocket export (another 13 MB; docs/decisions.md,
 // "undici loaded by its parts"). Both are easy to bring back by accident with one import line. Nor
 // Koa's helpers for content negotiation, types and cookies (10 MB; "Koa's helpers loaded on first use"),
-// nor node:http2, which undici's HTTP/2 client loads as it loads (13-15 ms of every start).
+// nor node:http2, which undici's HTTP/2 client loads as it loads (13-15 ms of every start), nor
+// semver, which the plugins' usual core ranges do not need (13-23 ms of a start on a slow machine).
 
 const preload = path.resolve(import.meta.dirname, '../support/footprint.mjs');
 let gateway: RunningGateway | undefined;
@@ -26,7 +27,7 @@ describe('a gateway process', () => {
     ['from sources', {}, false],
     ['built (PORTICO_BUILT=1)', { PORTICO_BUILT: '1' }, true],
   ] as const) {
-    it(`proxies with undici's dispatchers alone, without its index, Node's bundled copy, node:http2 or Koa's helpers, ${mode}`, async () => {
+    it(`proxies with undici's dispatchers alone, without its index, Node's bundled copy, node:http2, Koa's helpers or semver, ${mode}`, async () => {
       upstream ??= await startUpstream();
       const base = instanceDirectory({
         'config/routes/plain.json': { name: 'plain', baseURI: upstream.url, handler: 'ReverseProxyHandler' },
@@ -44,6 +45,7 @@ describe('a gateway process', () => {
         undiciAgent: true,
         koaHelpers: false,
         http2: false,
+        semver: false,
       });
       if (built) {
         // The core and the app as bundles (docs/decisions.md, "The core and the app ship as

@@ -20,6 +20,8 @@ process.on('exit', () => {
     undiciAgent: files.some((file) => /node_modules\/undici\/lib\/dispatcher\/agent\.js$/.test(file)),
     // Koa's helpers for negotiation, types and cookies, which gateway traffic never uses.
     koaHelpers: files.some((file) => /node_modules\/(mime-db|negotiator|keygrip|media-typer)\//.test(file)),
+    // semver, which only a plugin's core range of an unusual form needs (registry/core-range.ts).
+    semver: files.some((file) => /node_modules\/semver\//.test(file)),
     // node:http2, which undici's HTTP/2 client would load (and node:tls with it) for nothing.
     http2: process.moduleLoadList.includes('NativeModule http2'),
     // The files of the core's and the app's dist/ a built gateway loaded (bundles: a handful).

@@ -1,9 +1,7 @@
-// The two functions alone: semver's index loads its whole library (47 modules).
-import satisfies from 'semver/functions/satisfies.js';
-import validRange from 'semver/ranges/valid.js';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import type { Heaplet, PluginManifest } from '../heap/heaplet.ts';
 import { article, KINDS, PLUGIN_BRAND } from '../kinds.ts';
+import { coreRangeAllows } from './core-range.ts';
 import { kindOfType, type PluginPackage } from './plugin-package.ts';
 
 /**
@@ -26,14 +24,15 @@ export function checkManifest(
   if (typeof manifest.name !== 'string' || manifest.name === '') throw fail('the manifest has no name');
   const range = packageRange ?? manifest.core;
   if (range !== undefined) {
-    if (typeof range !== 'string' || validRange(range) === null) {
+    // A pre-release core (0.2.0-next.1) still satisfies the ranges written for its release line.
+    const allowed = typeof range === 'string' ? coreRangeAllows(coreVersion, range) : undefined;
+    if (allowed === undefined) {
       throw fail(
         `the @portico/gateway-core range is not a semver range: ${JSON.stringify(range)}`,
         'a peerDependencies entry such as ">=0.1.0 <1.0.0"',
       );
     }
-    // A pre-release core (0.2.0-next.1) still satisfies the ranges written for its release line.
-    if (!satisfies(coreVersion, range, { includePrerelease: true })) {
+    if (!allowed) {
       throw fail(
         `needs @portico/gateway-core ${range}, but ${coreVersion} is running`,
         `a plugin version made for @portico/gateway-core ${coreVersion}`,

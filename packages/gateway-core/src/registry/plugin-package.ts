@@ -1,10 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-// The two functions alone: semver's index loads its whole library (47 modules).
-import satisfies from 'semver/functions/satisfies.js';
-import validRange from 'semver/ranges/valid.js';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { KINDS, type Kind } from '../kinds.ts';
+import { coreRangeAllows } from './core-range.ts';
 
 /**
  * What a plugin package says about itself in package.json, without running any of its code:
@@ -142,9 +140,6 @@ export async function summarizePluginPackage(
     version: typeof json.version === 'string' ? json.version : '?',
     types: pkg.types,
     coreRange,
-    compatible:
-      coreRange !== undefined &&
-      validRange(coreRange) !== null &&
-      satisfies(coreVersion, coreRange, { includePrerelease: true }),
+    compatible: coreRange !== undefined && coreRangeAllows(coreVersion, coreRange) === true,
   };
 }
