@@ -12,11 +12,13 @@ const koaEntry = require.resolve('koa');
 deferKoaHelpers(koaEntry);
 const Koa = require('koa');
 const fromKoa = createRequire(koaEntry);
-const loaded = () => ['mime-db', 'negotiator', 'keygrip', 'media-typer'].filter((name) =>
+const loaded = () => ['mime-db', 'negotiator', 'keygrip', 'media-typer', 'deep-equal'].filter((name) =>
   Object.keys(require.cache).some((file) => file.includes('/node_modules/' + name + '/')));
 const before = loaded();
 const app = new Koa();
 app.use((ctx) => {
+  ctx.assert(ctx.method === 'POST', 405);
+  ctx.assert.deepEqual({ a: 1 }, { a: 1 }, 500);
   ctx.cookies.set('flavour', 'plain', { signed: false });
   ctx.body = { accepts: ctx.accepts('json', 'html'), is: ctx.is('json'), type: null };
   ctx.type = 'json';
@@ -33,7 +35,7 @@ const server = app.listen(0, async () => {
 `;
 
 describe("Koa's helpers loaded on first use", () => {
-  it('loads none of them with Koa, and each when a middleware first uses it', async () => {
+  it('loads none of them with Koa, and each when a middleware first uses it (assertions included)', async () => {
     const stdout = await new Promise<string>((resolve, reject) =>
       execFile(
         process.execPath,
@@ -44,7 +46,7 @@ describe("Koa's helpers loaded on first use", () => {
     );
     const result = JSON.parse(stdout.trim().split('\n').pop()!);
     expect(result.before).toEqual([]);
-    expect(result.after.sort()).toEqual(['keygrip', 'media-typer', 'mime-db', 'negotiator']);
+    expect(result.after.sort()).toEqual(['deep-equal', 'keygrip', 'media-typer', 'mime-db', 'negotiator']);
     expect(result.body).toEqual({ accepts: 'json', is: 'json', type: null });
     expect(result.type).toBe('application/json; charset=utf-8');
     expect(result.cookie).toMatch(/^flavour=plain; path=\//);

@@ -2,17 +2,19 @@ import Module, { createRequire } from 'node:module';
 
 /**
  * The helpers Koa requires when it loads, for features only some middleware use: content
- * negotiation (`ctx.accepts`), type checks (`ctx.is`), `ctx.type =` and `ctx.cookies`. Between them
- * (two copies of mime-types and its database, negotiator, keygrip ...) they add about 10 MB to every
- * process, and the gateway's own traffic uses none of them (docs/decisions.md, "Koa's helpers
- * loaded on first use"). Each maps to the functions Koa reads from the module as it loads, which
- * the stand-in hands out without loading anything.
+ * negotiation (`ctx.accepts`), type checks (`ctx.is`), `ctx.type =`, `ctx.cookies` and `ctx.assert`.
+ * Between them (two copies of mime-types and its database, negotiator, keygrip, http-assert with its
+ * own older http-errors and deep-equal ...) they add about 10 MB to every process, and the gateway's
+ * own traffic uses none of them (docs/decisions.md, "Koa's helpers loaded on first use"). Each maps
+ * to the functions Koa reads from the module as it loads, which the stand-in hands out without
+ * loading anything.
  */
 const DEFERRED: Readonly<Record<string, readonly string[]>> = {
   'mime-types': ['contentType'],
   'type-is': ['is'],
   accepts: [],
   cookies: [],
+  'http-assert': [],
 };
 
 type Loaded = ((...args: unknown[]) => unknown) & Record<PropertyKey, unknown>;
