@@ -10,7 +10,7 @@ import path from 'node:path';
  */
 export async function serviceUrl(variable: string, service: string): Promise<string | undefined> {
   const url = process.env[variable] || fromServicesFile(variable);
-  const reachable = url !== undefined && (await accepts(url));
+  const reachable = url !== undefined && (await acceptsWithin(url, 3));
   if (reachable) return url;
   const why = url === undefined ? `${variable} is not set` : `nothing answers at ${url}`;
   if (process.env.CI)
@@ -24,6 +24,16 @@ function fromServicesFile(variable: string): string | undefined {
   if (!existsSync(file)) return undefined;
   const value = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)[variable];
   return typeof value === 'string' && value ? value : undefined;
+}
+
+/**
+ * `accepts`, asked up to `attempts` times: at the start of a full run on a slow machine, a test worker
+ * busy loading its files can see a live local service's connect only after its 1 s timer (three
+ * files once failed so, with Redis up the whole time).
+ */
+async function acceptsWithin(url: string, attempts: number): Promise<boolean> {
+  for (let attempt = 1; attempt <= attempts; attempt++) if (await accepts(url)) return true;
+  return false;
 }
 
 /** True when something accepts TCP connections at the URL's host and port. */
