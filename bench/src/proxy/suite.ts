@@ -28,6 +28,7 @@ import {
   type Usage,
   wrkVersion,
 } from './load.ts';
+import { median } from './median.ts';
 import { nginxArgs, writeUpstreamConfig } from './nginx.ts';
 import {
   freePort,
@@ -519,10 +520,9 @@ async function runStartupScenario(
         }
       }
       if (row.runsMs.length > 0) {
-        const sorted = [...row.runsMs].sort((a, b) => a - b);
-        row.medianMs = sorted[Math.floor((sorted.length - 1) / 2)];
-        row.minMs = sorted[0];
-        row.maxMs = sorted[sorted.length - 1];
+        row.medianMs = median(row.runsMs);
+        row.minMs = Math.min(...row.runsMs);
+        row.maxMs = Math.max(...row.runsMs);
       }
     }
   } finally {
@@ -598,11 +598,6 @@ function loadTable(scenario: Scenario, result: ScenarioResult): string {
  * lowers both).
  */
 function roundsTable(result: ScenarioResult, settings: Settings): string {
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  };
   const perContender = settings.contenders
     .map((name) => {
       const rows = result.rows.filter((row) => row.contender === name && row.status === 'ok' && row.wrk);

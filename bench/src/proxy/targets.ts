@@ -1,4 +1,5 @@
 import type { ContenderName } from './contenders.ts';
+import { median } from './median.ts';
 import type { Row, ScenarioResult, StartupRow, Target } from './results.ts';
 
 /**
@@ -52,7 +53,10 @@ export function evaluateTargets(
       candidate.directAtSameRate !== undefined,
   );
   const floorP99 = row(plain, 'node-floor')?.latencyAtPortico1Rate?.latencyMs.p99;
-  const directP99 = median(paired.map((candidate) => candidate.directAtSameRate!.latencyMs.p99));
+  const directP99 =
+    paired.length > 0
+      ? median(paired.map((candidate) => candidate.directAtSameRate!.latencyMs.p99))
+      : undefined;
   if (floorP99 !== undefined && directP99 !== undefined) {
     targets.push({
       text: "plain: Node floor's p99 added latency at Portico (1 worker)'s fixed rate",
@@ -99,7 +103,7 @@ export function evaluateTargets(
       const byRound = paired.map(
         (candidate) => candidate.latency!.latencyMs[key] - candidate.directAtSameRate!.latencyMs[key],
       );
-      const added = median(byRound)!;
+      const added = median(byRound);
       targets.push({
         text,
         status: added <= bound ? 'met' : 'missed',
@@ -223,11 +227,4 @@ export function formatTargets(targets: readonly Target[]): string {
         (target.value ? `: ${target.value}` : ''),
     )
     .join('\n');
-}
-
-/** The middle value (the lower of the two middle ones for an even count), or undefined for none. */
-function median(values: readonly number[]): number | undefined {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
 }
