@@ -4,9 +4,13 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { porticoBin } from '../support/portico.ts';
 
+const threadCounter = path.resolve(import.meta.dirname, '../support/v8-workers.mjs');
+const nodeFirst = `${path.dirname(process.execPath)}:${process.env.PATH}`;
+
 /**
  * The process settings the `portico` command runs with (bench/README.md: "Young-generation size",
- * "Memory under load"), given by its first line when it is run as a program, and by `npm start`.
+ * "Memory under load", "V8's helper threads and the tail"), given by its first line when it is run
+ * as a program, and by `npm start`.
  */
 describe('the settings the portico command starts Node with', () => {
   const shebang = readFileSync(porticoBin, 'utf8').split('\n', 1)[0]!;
@@ -18,25 +22,49 @@ describe('the settings the portico command starts Node with', () => {
         porticoBin,
         ['eval', '${env["MALLOC_ARENA_MAX"]}'],
         // The Node 24 that runs the tests is the `node` the first line finds.
-        { env: { ...env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH}` } },
+        { env: { ...env, PATH: nodeFirst } },
         (error, stdout, stderr) =>
           error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
       );
     });
+
+  // Linux names V8's helper threads in /proc; elsewhere there is nothing to count.
+  it.runIf(process.platform === 'linux')(
+    'runs V8 with one helper thread when executed as a program (four by default)',
+    async () => {
+      const { MALLOC_ARENA_MAX: _, ...env } = process.env;
+      const count = (program: string, args: string[]) =>
+        new Promise<number>((resolve, reject) => {
+          execFile(
+            program,
+            args,
+            { env: { ...env, NODE_OPTIONS: `--import=${threadCounter}`, PATH: nodeFirst } },
+            (error, _stdout, stderr) => {
+              const line = /V8WORKERS (\d+)/.exec(stderr);
+              if (error || !line) reject(new Error(`${error?.message ?? 'no count'}\n${stderr}`));
+              else resolve(Number(line[1]));
+            },
+          );
+        });
+      // The counter sees the default when Node starts without the flag, so it can tell the two apart.
+      expect(await count(process.execPath, ['-e', '0'])).toBe(4);
+      expect(await count(porticoBin, ['eval', '${1 + 1}'])).toBe(1);
+    },
+  );
 
   it('runs with two malloc arenas when executed as a program', async () => {
     const { MALLOC_ARENA_MAX: _, ...env } = process.env;
     expect(JSON.parse(await run(env))).toBe('2');
   });
 
-  it('gives `npm start` the same young-generation flag and, unless one is set, the same arena count', () => {
+  it('gives `npm start` the same V8 flags and, unless one is set, the same arena count', () => {
     const manifest = JSON.parse(
       readFileSync(path.join(path.dirname(porticoBin), '../package.json'), 'utf8'),
     ) as { scripts: Record<string, string> };
     const start = manifest.scripts.start!;
     const flags = shebang.match(/--[\w-]+=\S+/g) ?? [];
-    expect(flags).toContain('--max-semi-space-size=4');
-    for (const flag of flags) expect(start).toContain(`node ${flag}`);
+    expect(flags).toEqual(['--max-semi-space-size=4', '--v8-pool-size=1']);
+    expect(start).toContain(`node ${flags.join(' ')} bin/portico.js`);
     expect(shebang).toContain('MALLOC_ARENA_MAX=2 node');
     expect(start.startsWith('MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} node ')).toBe(true);
   });

@@ -1,10 +1,13 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4 --v8-pool-size=1
 // (The young generation capped at 4 MB semi-spaces: under load the same throughput as 16 MB, or
-// better, and about 17 MB less resident memory per worker (bench/README.md, "Young-generation size");
-// workers inherit the flag. Two malloc arenas instead of glibc's eight per core: V8's compiler
-// threads leave freed memory stranded in arenas of their own, about 11 MB more resident per worker
-// under load ("Memory under load"). `npm start` passes the same flag and variable; cluster workers get
-// the variable from the primary. Run `node bin/portico.js` to choose other values.)
+// better, and about 17 MB less resident memory per worker (bench/README.md, "Young-generation size").
+// One V8 helper thread instead of four: when traffic makes a batch of functions hot, V8 optimises
+// them on its helper threads, and four of them sharing a core with the worker left it a fifth of
+// that core for a few hundred milliseconds, the worst of the latency tail ("V8's helper threads and
+// the tail"). Two malloc arenas instead of glibc's eight per core: V8's compiler threads leave freed
+// memory stranded in arenas of their own, about 11 MB more resident per worker under load ("Memory
+// under load"). `npm start` passes the same flags and variable; cluster workers inherit the flags
+// and get the variable from the primary. Run `node bin/portico.js` to choose other values.)
 // Entry point of the `portico` command.
 // - Workspace packages resolve to their TypeScript sources (the `portico-source` export condition),
 //   which Node 24 runs directly by stripping types. With PORTICO_BUILT=1 (after `npm run build`) the

@@ -233,9 +233,11 @@ export async function startContender(
 
 export function porticoArgs(env: Environment, dir: string, port: number, workers: number): string[] {
   return [
-    // The V8 flag `portico` passes in its shebang (and `npm start`), so the measured process is the
-    // one users run. The Node peers keep 16 MB, about V8's own choice for this machine.
+    // The flags `portico` passes in its shebang (and `npm start`), so the measured process is the
+    // one users run. The Node peers keep 16 MB, about V8's own choice for this machine, and V8's
+    // default of four helper threads.
     '--max-semi-space-size=4',
+    '--v8-pool-size=1',
     path.join(env.repoRoot, 'apps/gateway/bin/portico.js'),
     'start',
     '--base',
