@@ -48,3 +48,17 @@ describe('the responses a connection carries', () => {
     expect([...answering(one)]).toEqual([a]);
   });
 });
+
+describe('where a connection’s responses are kept', () => {
+  it('beside the socket: the socket keeps the shape Node gave it', () => {
+    const socket = new Socket();
+    const before = Reflect.ownKeys(socket);
+    const a = responseOn(socket);
+    const keysWithResponse = Reflect.ownKeys(socket);
+    addAnswering(socket, a);
+    addAnswering(socket, responseOn(socket));
+    removeAnswering(socket, a);
+    expect(Reflect.ownKeys(socket)).toEqual(keysWithResponse);
+    expect(before.length).toBeGreaterThan(0);
+  });
+});

@@ -3,39 +3,45 @@ import type { Socket } from 'node:net';
 
 /**
  * The responses a connection is carrying: usually one, more when the client pipelines. The one is
- * kept in a slot on the socket and only overlapping ones go into a Set made for them. A Set per
- * connection that every response entered and left was rebuilt by V8 every few requests (deleted
- * entries fill its table until it rehashes): about 370 B per proxied request (bench/README.md).
+ * kept in a slot and only overlapping ones go into a Set made for them. A Set per connection that
+ * every response entered and left was rebuilt by V8 every few requests (deleted entries fill its
+ * table until it rehashes): about 370 B per proxied request (bench/README.md). The slots are kept
+ * beside the socket, not on it, so that sockets keep the shape Node gave them (a socket that has
+ * carried a request would otherwise differ from a new one, and Node's socket code be compiled again
+ * for each).
  */
-const FIRST = Symbol('portico.answering');
-const MORE = Symbol('portico.answeringMore');
+interface Carried {
+  first: http.ServerResponse | undefined;
+  more: Set<http.ServerResponse> | undefined;
+}
 
-type AnsweringSocket = Socket & {
-  [FIRST]?: http.ServerResponse | undefined;
-  [MORE]?: Set<http.ServerResponse>;
-};
+const CARRIED = new WeakMap<Socket, Carried>();
 
 /** Records `res` as carried by `socket`; true the first time this socket carries any response. */
 export function addAnswering(socket: Socket, res: http.ServerResponse): boolean {
-  const s = socket as AnsweringSocket;
-  const firstTime = !(FIRST in s);
-  if (s[FIRST] === undefined) s[FIRST] = res;
-  else (s[MORE] ??= new Set()).add(res);
-  return firstTime;
+  const carried = CARRIED.get(socket);
+  if (carried === undefined) {
+    CARRIED.set(socket, { first: res, more: undefined });
+    return true;
+  }
+  if (carried.first === undefined) carried.first = res;
+  else (carried.more ??= new Set()).add(res);
+  return false;
 }
 
 /** Forgets `res` once it has finished or been abandoned. */
 export function removeAnswering(socket: Socket, res: http.ServerResponse): void {
-  const s = socket as AnsweringSocket;
-  if (s[FIRST] === res) s[FIRST] = undefined;
-  else s[MORE]?.delete(res);
+  const carried = CARRIED.get(socket);
+  if (carried === undefined) return;
+  if (carried.first === res) carried.first = undefined;
+  else carried.more?.delete(res);
 }
 
 /** Every response `socket` is carrying now. */
 export function* answering(socket: Socket): Generator<http.ServerResponse> {
-  const s = socket as AnsweringSocket;
-  if (s[FIRST] !== undefined) yield s[FIRST];
-  if (s[MORE] !== undefined) yield* s[MORE];
+  const carried = CARRIED.get(socket);
+  if (carried?.first !== undefined) yield carried.first;
+  if (carried?.more !== undefined) yield* carried.more;
 }
 
 /** True when a response on `socket` has begun, so nothing else may be written to it. */

@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toRequest } from './arrival.ts';
+import type { ClientInfo } from '../context/context.ts';
+import { clientOf, toRequest } from './arrival.ts';
 
 // A real server: each request's Host goes through toRequest, and the answer says what came of it.
 let server: http.Server;
@@ -56,5 +57,39 @@ describe('the Host field on arrival', () => {
     ['gw/example', 'a Host field that is not host[:port]'],
   ])('refuses %j', async (host, reason) => {
     expect(await withHost(host)).toBe(`refused ${reason}`);
+  });
+});
+
+describe('the client of a connection', () => {
+  it('is made once per connection and kept beside the socket, not on it', async () => {
+    // A property added to a socket after Node made it gives sockets that have carried a request
+    // another shape than new ones, and Node's socket code is compiled again for each.
+    const clients: ClientInfo[] = [];
+    const added: (string | symbol)[] = [];
+    const probe = http.createServer((req, res) => {
+      const before = new Set(Reflect.ownKeys(req.socket));
+      clients.push(clientOf(req));
+      // Node caches the addresses it was asked for (_peername, _sockname); nothing else may appear.
+      for (const key of Reflect.ownKeys(req.socket))
+        if (!before.has(key) && !String(key).startsWith('_')) added.push(key);
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let i = 0; i < 2; i++) {
+        await new Promise<void>((resolve, reject) => {
+          const target = { port: (probe.address() as AddressInfo).port, host: '127.0.0.1', path: '/', agent };
+          http.get(target, (res) => res.resume().on('end', resolve)).on('error', reject);
+        });
+      }
+    } finally {
+      agent.destroy();
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+    }
+    expect(added).toEqual([]);
+    expect(clients).toHaveLength(2);
+    expect(clients[1]).toBe(clients[0]);
+    expect(clients[0]!.remoteAddress).toBe('127.0.0.1');
   });
 });

@@ -145,15 +145,18 @@ function localAuthority(req: IncomingMessage): string {
 }
 
 /**
- * The caller, as `contexts.client` shows it. Kept on the socket and reused by the next request on a
+ * The caller, as `contexts.client` shows it. Kept for the socket and reused by the next request on a
  * keep-alive connection when its User-Agent is the same (addresses and certificate cannot change).
+ * Kept beside the socket, not on it: a property added to a socket after Node made it gives sockets
+ * that have carried a request another shape than new ones, and Node's socket code, optimised for
+ * one, is thrown away and compiled again each time the other arrives.
  */
-const CLIENT = Symbol('portico.client');
+const CLIENTS = new WeakMap<object, ClientInfo>();
 
 export function clientOf(req: IncomingMessage): ClientInfo {
-  const socket = req.socket as TLSSocket & { [CLIENT]?: ClientInfo };
+  const socket = req.socket as TLSSocket;
   const userAgent = req.headers['user-agent'] ?? null;
-  const known = socket[CLIENT];
+  const known = CLIENTS.get(socket);
   if (known !== undefined && known.userAgent === userAgent) return known;
   const certificate = socket.encrypted ? socket.getPeerCertificate?.(false) : undefined;
   const client: ClientInfo = Object.freeze({
@@ -165,6 +168,6 @@ export function clientOf(req: IncomingMessage): ClientInfo {
     certificates: certificate?.raw ? [certificate.raw] : [],
     userAgent,
   });
-  socket[CLIENT] = client;
+  CLIENTS.set(socket, client);
   return client;
 }
