@@ -38,7 +38,7 @@ if (mode === 'koa') {
 } else {
   listener = gateway.listener();
 }
-const server = http.createServer({ requireHostHeader: false }, listener);
+const server = http.createServer({ requireHostHeader: false, optimizeEmptyRequests: true }, listener);
 server.on('upgrade', (req, socket, head) => void gateway.upgrade(req, socket, head));
 server.listen(Number(port), '127.0.0.1', () => console.log(`listening (${mode}) on 127.0.0.1:${port}`));
 const stop = () => {

@@ -39,7 +39,7 @@ class Forward {
   }
 }
 http
-  .createServer((req, res) => {
+  .createServer({ optimizeEmptyRequests: true }, (req, res) => {
     const headers = [];
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) {

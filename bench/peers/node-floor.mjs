@@ -9,7 +9,7 @@ const [port, upstreamPort] = process.argv.slice(2).map(Number);
 const pool = new Pool(`http://127.0.0.1:${upstreamPort}`, { connections: 64 });
 
 http
-  .createServer(async (req, res) => {
+  .createServer({ optimizeEmptyRequests: true }, async (req, res) => {
     try {
       const { statusCode, headers, body } = await pool.request({
         path: req.url,

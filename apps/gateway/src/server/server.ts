@@ -8,7 +8,7 @@ import { scheduleIdleCompaction } from './idle-compaction.ts';
 import type { Instance } from './instance.ts';
 import { http as nodeHttp } from './node-http.ts';
 import { openSessions } from './sessions.ts';
-import type { ConnectorSettings } from './settings.ts';
+import type { AdminSettings, ConnectorSettings } from './settings.ts';
 import { handleUpgrade } from './upgrade.ts';
 
 export interface RunningServer {
@@ -93,15 +93,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   try {
     for (const [index, connector] of connectors.entries()) {
       const tls = options.port === undefined ? gateway.connectorTls[index] : undefined;
-      const serverOptions: http.ServerOptions = {
-        maxHeaderSize: limits.maxHeaderSize,
-        requestTimeout: limits.requestTimeout.toMillis(),
-        headersTimeout: limits.headersTimeout.toMillis(),
-        keepAliveTimeout: limits.keepAliveTimeout.toMillis(),
-        // Node checks the two timeouts above only this often (30 seconds by default).
-        connectionsCheckingInterval: checkingInterval(limits.headersTimeout, limits.requestTimeout),
-        requireHostHeader: false,
-      };
+      const serverOptions = httpServerOptions(limits);
       // node:https (and node:tls with it) is loaded only for a TLS connector.
       const server = tls
         ? (await import('node:https')).createServer({ ...serverOptions, ...tls }, track)
@@ -179,6 +171,23 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await sessions.close();
     })());
   return { gateway, urls, stop };
+}
+
+/** The options of each connector's node:http (or node:https) server, from admin.json's limits. */
+export function httpServerOptions(limits: AdminSettings['limits']): http.ServerOptions {
+  return {
+    maxHeaderSize: limits.maxHeaderSize,
+    requestTimeout: limits.requestTimeout.toMillis(),
+    headersTimeout: limits.headersTimeout.toMillis(),
+    keepAliveTimeout: limits.keepAliveTimeout.toMillis(),
+    // Node checks the two timeouts above only this often (30 seconds by default).
+    connectionsCheckingInterval: checkingInterval(limits.headersTimeout, limits.requestTimeout),
+    requireHostHeader: false,
+    // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): Node then
+    // hands it over already ended, without the stream's end, destroy and close steps it would
+    // otherwise run for nothing (Node 24.12 and later; earlier ones ignore the option).
+    optimizeEmptyRequests: true,
+  };
 }
 
 /** How often to look for connections past headersTimeout or requestTimeout (1/10 of the shorter). */
