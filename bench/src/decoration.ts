@@ -12,7 +12,7 @@ import {
   s,
 } from '@portico/gateway-core';
 import { coreManifest, createMemoryLogger, Heap, TypeRegistry } from '@portico/gateway-core/runtime';
-import { median } from './proxy/median.ts';
+import { median } from './median.ts';
 
 /**
  * What decoration costs objects that are not decorated. The same route (a Chain of 10 filters and

@@ -15,16 +15,15 @@ const nodeFirst = `${path.dirname(process.execPath)}:${process.env.PATH}`;
 describe('the settings the portico command starts Node with', () => {
   const shebang = readFileSync(porticoBin, 'utf8').split('\n', 1)[0]!;
 
-  const run = (env: NodeJS.ProcessEnv): Promise<string> =>
-    new Promise((resolve, reject) => {
-      // Executed as a program, as an installed `portico` is: its `#!` line chooses how Node starts.
-      execFile(
-        porticoBin,
-        ['eval', '${env["MALLOC_ARENA_MAX"]}'],
-        // The Node 24 that runs the tests is the `node` the first line finds.
-        { env: { ...env, PATH: nodeFirst } },
-        (error, stdout, stderr) =>
-          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+  /**
+   * Runs a program with MALLOC_ARENA_MAX unset (so that what it gets is its own choice) and the Node 24
+   * that runs the tests first on PATH (the `node` the `#!` line finds); its stdout and stderr.
+   */
+  const run = (program: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
+    new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      const { MALLOC_ARENA_MAX: _, ...inherited } = process.env;
+      execFile(program, args, { env: { ...inherited, ...env, PATH: nodeFirst } }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve({ stdout, stderr }),
       );
     });
 
@@ -32,29 +31,22 @@ describe('the settings the portico command starts Node with', () => {
   it.runIf(process.platform === 'linux')(
     'runs V8 with one helper thread when executed as a program (four by default)',
     async () => {
-      const { MALLOC_ARENA_MAX: _, ...env } = process.env;
-      const count = (program: string, args: string[]) =>
-        new Promise<number>((resolve, reject) => {
-          execFile(
-            program,
-            args,
-            { env: { ...env, NODE_OPTIONS: `--import=${threadCounter}`, PATH: nodeFirst } },
-            (error, _stdout, stderr) => {
-              const line = /V8WORKERS (\d+)/.exec(stderr);
-              if (error || !line) reject(new Error(`${error?.message ?? 'no count'}\n${stderr}`));
-              else resolve(Number(line[1]));
-            },
-          );
-        });
+      const count = async (program: string, args: string[]) => {
+        const { stderr } = await run(program, args, { NODE_OPTIONS: `--import=${threadCounter}` });
+        const line = /V8WORKERS (\d+)/.exec(stderr);
+        if (!line) throw new Error(`no count\n${stderr}`);
+        return Number(line[1]);
+      };
       // The counter sees the default when Node starts without the flag, so it can tell the two apart.
       expect(await count(process.execPath, ['-e', '0'])).toBe(4);
+      // Executed as a program, as an installed `portico` is: its `#!` line chooses how Node starts.
       expect(await count(porticoBin, ['eval', '${1 + 1}'])).toBe(1);
     },
   );
 
   it('runs with two malloc arenas when executed as a program', async () => {
-    const { MALLOC_ARENA_MAX: _, ...env } = process.env;
-    expect(JSON.parse(await run(env))).toBe('2');
+    const { stdout } = await run(porticoBin, ['eval', '${env["MALLOC_ARENA_MAX"]}']);
+    expect(JSON.parse(stdout)).toBe('2');
   });
 
   it('gives `npm start` the same V8 flags and, unless one is set, the same arena count', () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -232,13 +232,13 @@ export async function startContender(
 }
 
 export function porticoArgs(env: Environment, dir: string, port: number, workers: number): string[] {
+  const bin = path.join(env.repoRoot, 'apps/gateway/bin/portico.js');
   return [
-    // The flags `portico` passes in its shebang (and `npm start`), so the measured process is the
-    // one users run. The Node peers keep 16 MB, about V8's own choice for this machine, and V8's
-    // default of four helper threads.
-    '--max-semi-space-size=4',
-    '--v8-pool-size=1',
-    path.join(env.repoRoot, 'apps/gateway/bin/portico.js'),
+    // The Node flags `portico` passes in its shebang (and `npm start`: a test keeps the two equal),
+    // read from it, so that the measured process is the one users run. The Node peers keep 16 MB
+    // semi-spaces, about V8's own choice for this machine, and V8's four helper threads.
+    ...shebangFlags(bin),
+    bin,
     'start',
     '--base',
     dir,
@@ -359,4 +359,10 @@ export async function prepareOpenig(repoRoot: string, logDir: string): Promise<O
       reason: `${OPENIG_SCRIPT} fetch exited ${fetched.status}: ${tail(fetched.log, 2) || 'no output'}`,
     };
   return { available: true, script };
+}
+
+/** The `--name=value` flags of a script's `#!` line. */
+export function shebangFlags(script: string): string[] {
+  const first = readFileSync(script, 'utf8').split('\n', 1)[0] ?? '';
+  return first.startsWith('#!') ? (first.match(/--[\w-]+=\S+/g) ?? []) : [];
 }

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from '../median.ts';
 import {
   CONTENDERS,
   type ContenderName,
@@ -28,7 +29,6 @@ import {
   type Usage,
   wrkVersion,
 } from './load.ts';
-import { median } from './median.ts';
 import { nginxArgs, writeUpstreamConfig } from './nginx.ts';
 import {
   freePort,

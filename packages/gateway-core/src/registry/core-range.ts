@@ -22,11 +22,11 @@ export function coreRangeAllows(version: string, range: string): boolean | undef
   return semver.satisfies(version, range, { includePrerelease: true });
 }
 
-const VERSION = /^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})(?:-([0-9A-Za-z.-]+))?$/;
-const BETWEEN =
-  /^>=(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8}) <(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})$/;
-
-const CARET = /^\^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})$/;
+/** major.minor.patch, each number without a leading zero (as semver requires), captured. */
+const TRIPLE = String.raw`(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})`;
+const VERSION = new RegExp(`^${TRIPLE}(?:-([0-9A-Za-z.-]+))?$`);
+const BETWEEN = new RegExp(`^>=${TRIPLE} <${TRIPLE}$`);
+const CARET = new RegExp(String.raw`^\^${TRIPLE}$`);
 
 /** The answer for a release-bounded range and a plain version, or undefined to ask semver. */
 function quickAnswer(version: string, range: string): boolean | undefined {
