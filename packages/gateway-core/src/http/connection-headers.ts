@@ -1,3 +1,5 @@
+import { FieldNameSet } from './field-names.ts';
+
 /**
  * Header fields that describe one connection, not the message (RFC 9110 §7.6.1): Connection itself,
  * the fields it lists, and those "known to require removal before forwarding" (Proxy-Connection,
@@ -14,6 +16,9 @@ export const CONNECTION_HEADERS: ReadonlySet<string> = new Set([
   'transfer-encoding',
   'upgrade',
 ]);
+
+/** CONNECTION_HEADERS asked about in any case without a lower-cased copy of every name. */
+export const CONNECTION_FIELDS = new FieldNameSet(CONNECTION_HEADERS);
 
 /**
  * Calls `visit` with each name (lower case) one Connection field value lists, without making a list

@@ -1,16 +1,32 @@
 import { brandClass } from '../brand.ts';
 import { EL_CALL, EL_GET, EL_KEYS, EL_SET, type ElObject, NO_SUCH_METHOD } from '../expression/access.ts';
 import { toText } from '../expression/coercion.ts';
+import { sameFieldName } from './field-names.ts';
 
 type HeaderValue = string | number | readonly (string | number)[];
+
+type Entry = { name: string; values: string[] };
+
+/** The fields of a message with none. */
+const NO_FIELDS: readonly string[] = Object.freeze([]);
 
 /**
  * HTTP headers: names are case-insensitive, each name holds a list of values, and both the order in
  * which names first appeared and their original spelling are kept for the wire. In expressions,
  * `request.headers['X-Foo']` is the list of values (or null) and assigning to it replaces them.
+ *
+ * Headers read off the wire (`fromRaw`) stay the list they arrived as until something changes them or
+ * asks for them by name as a whole (`names`, `forEach`, the iterator, expressions): most requests and
+ * responses cross a gateway with a lookup or two and no change, and a Map with an entry and a list per
+ * field cost every message about 0.7 KB. While unchanged, `forEachField` and `toRaw` give the fields
+ * exactly as they arrived, each line in its place; once changed, the values of one name are given
+ * together where the name first appeared. Both orders keep the values of one name in order, which is
+ * the only order HTTP gives a meaning to (RFC 9110 §5.3).
  */
 export class Headers implements ElObject {
-  readonly #entries = new Map<string, { name: string; values: string[] }>();
+  /** The fields as they arrived (name, value, ...; never changed in place), or undefined once grouped. */
+  #fields: readonly string[] | undefined = NO_FIELDS;
+  #grouped: Map<string, Entry> | undefined;
 
   constructor(init?: Iterable<readonly [string, HeaderValue]> | Record<string, HeaderValue | undefined>) {
     if (!init) return;
@@ -20,25 +36,55 @@ export class Headers implements ElObject {
     }
   }
 
-  /** From Node's `rawHeaders` (name, value, name, value ...), keeping spelling and order. */
+  /**
+   * From Node's or undici's raw form (name, value, name, value ...), keeping spelling and order. The
+   * list is kept as it is and read when asked: it must not change afterwards.
+   */
   static fromRaw(raw: readonly string[]): Headers {
     const headers = new Headers();
-    for (let i = 0; i + 1 < raw.length; i += 2) headers.add(raw[i]!, raw[i + 1]!);
+    headers.#fields = raw;
     return headers;
+  }
+
+  /** By lower-case name, grouped on first need from the fields as they arrived. */
+  get #entries(): Map<string, Entry> {
+    if (this.#grouped !== undefined) return this.#grouped;
+    const grouped = new Map<string, Entry>();
+    const fields = this.#fields!;
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const name = fields[i]!;
+      const key = name.toLowerCase();
+      const entry = grouped.get(key);
+      if (entry) entry.values.push(fields[i + 1]!);
+      else grouped.set(key, { name, values: [fields[i + 1]!] });
+    }
+    this.#fields = undefined;
+    this.#grouped = grouped;
+    return grouped;
   }
 
   /** The first value, or undefined. */
   get(name: string): string | undefined {
-    return this.#entries.get(name.toLowerCase())?.values[0];
+    const fields = this.#fields;
+    if (fields === undefined) return this.#entries.get(name.toLowerCase())?.values[0];
+    const at = fieldIndex(fields, name, 0);
+    return at < 0 ? undefined : fields[at + 1];
   }
 
   /** Every value (a copy), or an empty list. */
   getAll(name: string): string[] {
-    return [...(this.#entries.get(name.toLowerCase())?.values ?? [])];
+    const fields = this.#fields;
+    if (fields === undefined) return [...(this.#entries.get(name.toLowerCase())?.values ?? [])];
+    const values: string[] = [];
+    for (let at = fieldIndex(fields, name, 0); at >= 0; at = fieldIndex(fields, name, at + 2))
+      values.push(fields[at + 1]!);
+    return values;
   }
 
   has(name: string): boolean {
-    return this.#entries.has(name.toLowerCase());
+    const fields = this.#fields;
+    if (fields === undefined) return this.#entries.has(name.toLowerCase());
+    return fieldIndex(fields, name, 0) >= 0;
   }
 
   /** Replaces every value of the header. */
@@ -65,7 +111,17 @@ export class Headers implements ElObject {
   }
 
   delete(name: string): boolean {
-    return this.#entries.delete(name.toLowerCase());
+    const fields = this.#fields;
+    if (fields === undefined) return this.#entries.delete(name.toLowerCase());
+    // A copy without the name's fields: the list may be Node's own, and a removal (the connection's
+    // fields on arrival) is no reason to group the rest.
+    const first = fieldIndex(fields, name, 0);
+    if (first < 0) return false;
+    const kept = fields.slice(0, first);
+    for (let i = first + 2; i + 1 < fields.length; i += 2)
+      if (!sameFieldName(fields[i]!, name)) kept.push(fields[i]!, fields[i + 1]!);
+    this.#fields = kept;
+    return true;
   }
 
   get size(): number {
@@ -85,12 +141,28 @@ export class Headers implements ElObject {
     for (const entry of this.#entries.values()) fn(entry.name, entry.values);
   }
 
+  /**
+   * Calls `fn` with each value and its name, one call per field line as the wire carries it: the
+   * fields as they arrived while unchanged, else each name's values together. Groups nothing and
+   * allocates nothing, for writing a message.
+   */
+  forEachField(fn: (name: string, value: string) => void): void {
+    const fields = this.#fields;
+    if (fields !== undefined) {
+      for (let i = 0; i + 1 < fields.length; i += 2) fn(fields[i]!, fields[i + 1]!);
+      return;
+    }
+    for (const { name, values } of this.#entries.values()) for (const value of values) fn(name, value);
+  }
+
   *[Symbol.iterator](): IterableIterator<[string, string[]]> {
     for (const { name, values } of this.#entries.values()) yield [name, values];
   }
 
   /** `[name, value, name, value ...]`, one pair per value, for Node and undici. */
   toRaw(): string[] {
+    const fields = this.#fields;
+    if (fields !== undefined) return fields.length % 2 === 0 ? fields.slice() : fields.slice(0, -1);
     const raw: string[] = [];
     for (const { name, values } of this.#entries.values()) for (const v of values) raw.push(name, v);
     return raw;
@@ -104,6 +176,11 @@ export class Headers implements ElObject {
 
   clone(): Headers {
     const copy = new Headers();
+    // The arrived fields are never changed in place: the copy may share them.
+    if (this.#fields !== undefined) {
+      copy.#fields = this.#fields;
+      return copy;
+    }
     for (const { name, values } of this.#entries.values())
       copy.#entries.set(name.toLowerCase(), { name, values: [...values] });
     return copy;
@@ -148,6 +225,28 @@ export class Headers implements ElObject {
         return NO_SUCH_METHOD;
     }
   }
+}
+
+/**
+ * Each field line of `headers` as `Headers.forEachField` gives them, also for Headers made by a copy
+ * of the core older than that method (npm may install one beside a plugin) and for a plugin's own
+ * iterable of [name, values] pairs.
+ */
+export function forEachFieldOf(
+  headers: Headers | Iterable<readonly [string, readonly string[]]>,
+  fn: (name: string, value: string) => void,
+): void {
+  const ours = headers as Partial<Headers>;
+  if (typeof ours.forEachField === 'function') ours.forEachField(fn);
+  else
+    for (const [name, values] of headers as Iterable<readonly [string, readonly string[]]>)
+      for (const value of values) fn(name, value);
+}
+
+/** Where the next field named `name` (any case) is, from position `from`, or -1; allocates nothing. */
+function fieldIndex(fields: readonly string[], name: string, from: number): number {
+  for (let i = from; i + 1 < fields.length; i += 2) if (sameFieldName(fields[i]!, name)) return i;
+  return -1;
 }
 
 function toValues(value: HeaderValue): string[] {

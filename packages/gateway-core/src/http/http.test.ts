@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { compile, compileLValue } from '../expression/expression.ts';
 import { Entity } from './entity.ts';
-import { Headers } from './headers.ts';
+import { forEachFieldOf, Headers } from './headers.ts';
 import { Request, Response } from './message.ts';
 import { Uri } from './uri.ts';
 
@@ -64,6 +64,84 @@ describe('Headers', () => {
     expect(request.headers.toJSON()).toEqual({ 'X-New': ['v'] });
     compileLValue("${request.headers['X-List']}").assign({ request }, ['a', 'b']);
     expect(request.headers.getAll('x-list')).toEqual(['a', 'b']);
+  });
+});
+
+describe('Headers read off the wire', () => {
+  const arrived = () => ['Set-Cookie', 'a=1', 'X-One', '1', 'set-cookie', 'b=2', 'Date', 'd'];
+  const lines = (headers: Headers) => {
+    const out: string[] = [];
+    headers.forEachField((name, value) => out.push(`${name}: ${value}`));
+    return out;
+  };
+
+  it('are given field by field as they arrived while nothing changes them, lookups included', () => {
+    const headers = Headers.fromRaw(arrived());
+    expect(headers.get('SET-COOKIE')).toBe('a=1');
+    expect(headers.getAll('set-cookie')).toEqual(['a=1', 'b=2']);
+    expect(headers.has('x-one')).toBe(true);
+    expect(headers.has('X-Two')).toBe(false);
+    expect(headers.delete('X-Two')).toBe(false);
+    expect(lines(headers)).toEqual(['Set-Cookie: a=1', 'X-One: 1', 'set-cookie: b=2', 'Date: d']);
+    expect(headers.toRaw()).toEqual(arrived());
+  });
+
+  it("gather each name's values where it first came once changed, in order, first spelling kept", () => {
+    const headers = Headers.fromRaw(arrived());
+    headers.add('x-one', '2');
+    expect(lines(headers)).toEqual(['Set-Cookie: a=1', 'Set-Cookie: b=2', 'X-One: 1', 'X-One: 2', 'Date: d']);
+  });
+
+  it('remove every line of a name in any case, without touching the list they were read from', () => {
+    const raw = arrived();
+    const headers = Headers.fromRaw(raw);
+    expect(headers.delete('SET-cookie')).toBe(true);
+    expect(headers.toRaw()).toEqual(['X-One', '1', 'Date', 'd']);
+    expect(raw).toEqual(arrived());
+    expect(headers.has('set-cookie')).toBe(false);
+  });
+
+  it('give a copy that changes apart from them, and a toRaw list of their own', () => {
+    const headers = Headers.fromRaw(arrived());
+    const copy = headers.clone();
+    copy.set('Date', 'e');
+    copy.delete('x-one');
+    expect(headers.get('date')).toBe('d');
+    expect(headers.get('x-one')).toBe('1');
+    headers.toRaw().push('X-Injected', 'x');
+    expect(headers.has('x-injected')).toBe(false);
+  });
+
+  it('ignore a name without a value at the end, as before', () => {
+    const headers = Headers.fromRaw(['A', '1', 'B']);
+    expect(headers.toRaw()).toEqual(['A', '1']);
+    expect(headers.has('b')).toBe(false);
+    expect(headers.names()).toEqual(['A']);
+  });
+
+  it('match names in ASCII case only, as HTTP does (the Kelvin sign is not a K)', () => {
+    const headers = Headers.fromRaw(['Key', 'v']);
+    expect(headers.get('\u212Aey')).toBeUndefined();
+    expect(headers.get('KEY')).toBe('v');
+  });
+
+  it('answer expressions as the grouped form does', () => {
+    const request = new Request({ uri: 'http://h/p' });
+    request.headers = Headers.fromRaw(arrived());
+    expect(compile("${request.headers['set-cookie']}").evaluate({ request })).toEqual(['a=1', 'b=2']);
+    expect(compile('${request.headers.size()}').evaluate({ request })).toBe(3);
+  });
+});
+
+describe('forEachFieldOf', () => {
+  it('gives the lines of headers without forEachField (an older core, a plugin) from their pairs', () => {
+    const out: string[] = [];
+    const pairs: [string, string[]][] = [
+      ['A', ['1', '2']],
+      ['B', ['3']],
+    ];
+    forEachFieldOf(pairs, (name, value) => out.push(`${name}=${value}`));
+    expect(out).toEqual(['A=1', 'A=2', 'B=3']);
   });
 });
 

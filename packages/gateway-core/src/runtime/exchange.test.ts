@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Context } from '../context/context.ts';
 import { entityTooLarge } from '../http/entity.ts';
+import { Headers } from '../http/headers.ts';
 import { type Request, Response } from '../http/message.ts';
 import { createMemoryLogger } from '../logging.ts';
 import type { Handler } from '../types.ts';
@@ -88,5 +89,49 @@ describe('the exchange answers whatever way a handler ends', () => {
     };
     const response = await fetch(await serve(listener));
     expect([response.status, await response.text()]).toEqual([299, 'next']);
+  });
+});
+
+describe('the response head on the wire', () => {
+  const rawHeadersOf = (url: string) =>
+    new Promise<string[]>((resolve, reject) =>
+      http
+        .get(url, (res) => {
+          res.resume();
+          resolve(res.rawHeaders);
+        })
+        .on('error', reject),
+    );
+
+  it('carries fields read off the wire as they came, each line in its place and spelling', async () => {
+    const url = await serve(
+      exchangeListener({
+        handler: handlerOf(async () => {
+          const headers = Headers.fromRaw(['Set-Cookie', 'a=1', 'X-One', '1', 'set-cookie', 'b=2']);
+          return new Response({ status: 200, headers, entity: 'ok' });
+        }),
+        logger,
+      }),
+    );
+    const raw = await rawHeadersOf(url);
+    expect(raw.slice(0, 6)).toEqual(['Set-Cookie', 'a=1', 'X-One', '1', 'set-cookie', 'b=2']);
+  });
+
+  it('leaves out connection fields in any case, whatever their place among the fields', async () => {
+    const url = await serve(
+      exchangeListener({
+        handler: handlerOf(async () => {
+          const headers = Headers.fromRaw(['X-A', '1', 'CONNECTION', 'close', 'Keep-ALIVE', 'x', 'X-B', '2']);
+          return new Response({ status: 200, headers, entity: 'ok' });
+        }),
+        logger,
+      }),
+    );
+    const raw = await rawHeadersOf(url);
+    expect(raw.slice(0, 4)).toEqual(['X-A', '1', 'X-B', '2']);
+    // Node writes its own Connection and Keep-Alive; the response's never reach the wire.
+    const valueOf = (name: string) => raw[raw.findIndex((n) => n.toLowerCase() === name) + 1];
+    expect(valueOf('connection')).toBe('keep-alive');
+    expect(valueOf('keep-alive')).not.toBe('x');
   });
 });

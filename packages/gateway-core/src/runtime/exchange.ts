@@ -5,10 +5,10 @@ import { Context } from '../context/context.ts';
 import { ErrorCode, isPorticoError } from '../errors.ts';
 import { answerOf } from '../handlers/answer.ts';
 import { commitSession, type SessionHandle, type SessionProducer } from '../handlers/session-producer.ts';
-import { CONNECTION_HEADERS } from '../http/connection-headers.ts';
+import { CONNECTION_FIELDS } from '../http/connection-headers.ts';
 import { type Entity, TAKE_SOURCE } from '../http/entity.ts';
 import { headerFieldProblem, invalidHeaderError, isReasonPhrase } from '../http/header-validation.ts';
-import { Headers } from '../http/headers.ts';
+import { forEachFieldOf } from '../http/headers.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
@@ -282,17 +282,14 @@ export function writeResponse(res: ServerResponse, response: Response, method: s
   }
   const raw: string[] = [];
   let problem: string | undefined;
-  const add = (name: string, values: readonly string[]) => {
+  const add = (name: string, value: string) => {
     // Connection fields describe the upstream's connection (or none): ours are Node's to write.
-    if (CONNECTION_HEADERS.has(name.toLowerCase())) return;
-    for (const value of values) {
-      problem ??= headerFieldProblem(name, value);
-      raw.push(name, value);
-    }
+    if (CONNECTION_FIELDS.has(name)) return;
+    problem ??= headerFieldProblem(name, value);
+    raw.push(name, value);
   };
-  // Our Headers without an iterator per entry; a plugin's own response may hold any iterable of pairs.
-  if (response.headers instanceof Headers) response.headers.forEach(add);
-  else for (const [name, values] of response.headers as Iterable<[string, string[]]>) add(name, values);
+  // Field by field, as they arrived if unchanged; a plugin's own response may hold any pairs.
+  forEachFieldOf(response.headers, add);
   if (response.reason !== undefined && !isReasonPhrase(response.reason))
     problem ??= 'the reason phrase holds a control character';
   if (problem !== undefined) {

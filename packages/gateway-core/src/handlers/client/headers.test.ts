@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { Headers } from '../../http/headers.ts';
 import { Request } from '../../http/message.ts';
 import { responseHeadersFrom, upstreamRequestHeaders } from './headers.ts';
 
@@ -35,6 +36,40 @@ describe('responseHeadersFrom', () => {
       '3',
     ]);
     expect(headers.names()).toEqual(['X-Three']);
+  });
+});
+
+describe('responseHeadersFrom, without a copy', () => {
+  it('keeps the upstream list itself when it drops nothing, lines in their places', () => {
+    const raw = ['Set-Cookie', 'a=1', 'X-One', '1', 'set-cookie', 'b=2'];
+    expect(responseHeadersFrom(raw).toRaw()).toEqual(raw);
+  });
+
+  it('drops hop-by-hop fields in any case wherever they stand, keeping the rest in order', () => {
+    const raw = ['Date', 'd', 'CONNECTION', 'keep-alive', 'Keep-Alive', 'timeout=5', 'X-A', '1', 'Te', 't'];
+    expect(responseHeadersFrom(raw).toRaw()).toEqual(['Date', 'd', 'X-A', '1']);
+    expect(raw).toHaveLength(10);
+  });
+
+  it('keeps Connection and Upgrade for a 101, and still drops the other hop-by-hop fields', () => {
+    const raw = [
+      'Upgrade',
+      'websocket',
+      'Connection',
+      'Upgrade',
+      'Keep-Alive',
+      'x',
+      'Sec-WebSocket-Accept',
+      's',
+    ];
+    expect(responseHeadersFrom(raw, { keepUpgrade: true }).toRaw()).toEqual([
+      'Upgrade',
+      'websocket',
+      'Connection',
+      'Upgrade',
+      'Sec-WebSocket-Accept',
+      's',
+    ]);
   });
 });
 
@@ -116,6 +151,26 @@ describe('upstreamRequestHeaders', () => {
       'x-forwarded-host',
       'set.example',
     ]);
+  });
+
+  it('gathers a name the client repeats, in any case and apart, where it first came, first spelling', () => {
+    const request = new Request({
+      uri: 'http://upstream.example/',
+      headers: Headers.fromRaw(['Accept', 'a', 'X-Many', '1', 'Cookie', 'c', 'x-many', '2', 'X-MANY', '3']),
+    });
+    const list = upstreamRequestHeaders(request, { host: 'u.example' });
+    expect(list).toEqual(['Host', 'u.example', 'Accept', 'a', 'X-Many', ['1', '2', '3'], 'Cookie', 'c']);
+  });
+
+  it('gathers repeated names the same way in a request of many fields (past the pairwise search)', () => {
+    const raw: string[] = [];
+    for (let i = 0; i < 40; i++) raw.push(`X-F${i}`, String(i));
+    raw.push('x-f3', 'again', 'X-Last', 'l');
+    const request = new Request({ uri: 'http://upstream.example/', headers: Headers.fromRaw(raw) });
+    const list = upstreamRequestHeaders(request, { host: 'u.example' });
+    expect(list).toHaveLength(2 + 41 * 2);
+    expect(list.slice(8, 10)).toEqual(['X-F3', ['3', 'again']]);
+    expect(list.slice(-2)).toEqual(['X-Last', 'l']);
   });
 
   it('keeps several values of one name as one entry with an array, in order', () => {

@@ -3,8 +3,9 @@ import {
   connectionListed,
   forEachConnectionToken,
 } from '../../http/connection-headers.ts';
+import { FieldNameSet, sameFieldName } from '../../http/field-names.ts';
 import { headerFieldProblem, invalidHeaderError } from '../../http/header-validation.ts';
-import { Headers } from '../../http/headers.ts';
+import { forEachFieldOf, Headers } from '../../http/headers.ts';
 import type { Request } from '../../http/message.ts';
 import type { Uri } from '../../http/uri.ts';
 
@@ -26,12 +27,19 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'proxy-authenticate',
 ]);
 
+const HOP_BY_HOP_NAMES = new FieldNameSet(HOP_BY_HOP);
+
+const UPGRADE_HANDSHAKE = new FieldNameSet(['connection', 'upgrade']);
+
 /**
  * Request fields the client sends that are not forwarded for other reasons: Host is chosen by the
  * handler (the target's, or one a filter set), Content-Length is recomputed, and Expect has already been answered by the gateway's
  * server (Node answers `100-continue` itself) and cannot be honoured again by the upstream client.
  */
 const REGENERATED = new Set(['host', 'content-length', 'expect']);
+
+/** HOP_BY_HOP and REGENERATED, asked about in any case. */
+const NOT_FORWARDED = new FieldNameSet([...HOP_BY_HOP, ...REGENERATED]);
 
 /**
  * Header fields in the form undici takes fastest and writes as given: a flat list of name, value,
@@ -86,19 +94,56 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
   const forwarded = options.forwarded;
   const out: HeaderList = [];
   if (!replaced?.has('host')) out.push('Host', options.host);
-  headers.forEach((name, values) => {
-    const key = name.toLowerCase();
-    if (HOP_BY_HOP.has(key) || REGENERATED.has(key) || drop?.has(key)) return;
+  const start = out.length;
+  forEachFieldOf(headers, (name, value) => {
+    if (NOT_FORWARDED.has(name) || drop?.has(name.toLowerCase())) return;
     // Forwarding, X-Forwarded-For is written whole by addForwarded, the client's values first.
-    if (forwarded && key === 'x-forwarded-for') return;
-    out.push(name, values.length === 1 ? values[0]! : [...values]);
+    if (forwarded && sameFieldName(name, 'x-forwarded-for')) return;
+    out.push(name, value);
   });
+  gatherRepeated(out, start);
   if (options.contentLength !== undefined && !replaced?.has('content-length'))
     out.push('Content-Length', String(options.contentLength));
   if (forwarded) addForwarded(out, headers, forwarded, replaced);
   for (const [name, value] of extra) out.push(name, value);
   checkFields(out);
   return out;
+}
+
+/** Past this many fields, repeated names are found through a Map instead of by comparing each pair. */
+const PAIRWISE_FIELDS = 32;
+
+/**
+ * A HeaderList names each field once: the values of a name the request repeats join its first
+ * appearance, in order. Requests rarely repeat a name, and comparing a few dozen names pairwise
+ * allocates nothing; a request with many fields (up to the server's `maxHeadersCount`) goes through
+ * a Map so the work stays linear.
+ */
+function gatherRepeated(list: HeaderList, from: number): void {
+  const count = (list.length - from) / 2;
+  if (count < 2) return;
+  if (count <= PAIRWISE_FIELDS && !hasRepeatedName(list, from)) return;
+  const fields = list.splice(from);
+  const positions = new Map<string, number>();
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    const value = fields[i + 1] as string;
+    const key = name.toLowerCase();
+    const at = positions.get(key);
+    if (at === undefined) {
+      positions.set(key, list.length);
+      list.push(name, value);
+    } else {
+      const prior = list[at + 1]!;
+      list[at + 1] = typeof prior === 'string' ? [prior, value] : [...prior, value];
+    }
+  }
+}
+
+function hasRepeatedName(list: HeaderList, from: number): boolean {
+  for (let i = from + 2; i < list.length; i += 2)
+    for (let j = from; j < i; j += 2) if (sameFieldName(list[i] as string, list[j] as string)) return true;
+  return false;
 }
 
 /**
@@ -140,7 +185,10 @@ function addForwarded(
     out.push('X-Forwarded-Host', forwarded.host);
 }
 
-/** An upstream response's fields (Node/undici raw form), hop-by-hop fields removed. */
+/**
+ * An upstream response's fields (Node/undici raw form), hop-by-hop fields removed. The list is kept
+ * as the Headers' own (copied only from the first field dropped), so it must be the caller's to give.
+ */
 export function responseHeadersFrom(
   raw: readonly string[],
   options: { keepUpgrade?: boolean } = {},
@@ -155,19 +203,16 @@ export function responseHeadersFrom(
       if (!HOP_BY_HOP.has(token)) (listed ??= new Set()).add(token);
     });
   }
-  const headers = new Headers();
+  let kept: string[] | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
-    const key = name.toLowerCase();
     // A 101 answer to an upgrade must keep Connection and Upgrade: they are the handshake.
-    if (options.keepUpgrade && (key === 'connection' || key === 'upgrade')) {
-      headers.add(name, raw[i + 1]!);
-      continue;
-    }
-    if (HOP_BY_HOP.has(key) || listed?.has(key)) continue;
-    headers.add(name, raw[i + 1]!);
+    const handshake = options.keepUpgrade === true && UPGRADE_HANDSHAKE.has(name);
+    if (!handshake && (HOP_BY_HOP_NAMES.has(name) || listed?.has(name.toLowerCase())))
+      kept ??= raw.slice(0, i);
+    else kept?.push(name, raw[i + 1]!);
   }
-  return headers;
+  return Headers.fromRaw(kept ?? raw);
 }
 
 /** The client's side of the exchange, for X-Forwarded-*: the original URI when a router saw it. */

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { FieldNameSet, sameFieldName } from './field-names.ts';
+
+describe('FieldNameSet', () => {
+  const set = new FieldNameSet(['connection', 'te']);
+
+  it('knows its names in any case', () => {
+    expect(set.has('Connection')).toBe(true);
+    expect(set.has('CONNECTION')).toBe(true);
+    expect(set.has('tE')).toBe(true);
+  });
+
+  it('knows no other name, of its lengths or not', () => {
+    expect(set.has('Set-Cookie')).toBe(false);
+    expect(set.has('connectio')).toBe(false);
+    expect(set.has('ab')).toBe(false);
+    expect(set.has('')).toBe(false);
+  });
+});
+
+describe('sameFieldName', () => {
+  it.each([
+    ['Content-Type', 'content-type', true],
+    ['X-ABC', 'x-abc', true],
+    ['x', 'x', true],
+    ['Accept-Encoding', 'Accept-Language', false],
+    ['Accept', 'Accept-', false],
+    // Only ASCII letters fold: `[` and `{` differ by 32 as `A` and `a` do, and are different names.
+    ['x[', 'x{', false],
+    ['\u212Aey', 'key', false],
+  ])('%s and %s: %s', (a, b, same) => {
+    expect(sameFieldName(a, b)).toBe(same);
+    expect(sameFieldName(b, a)).toBe(same);
+  });
+});
