@@ -64,3 +64,27 @@ describe('named contexts', () => {
     expect(child.get('transactionId')).toBeUndefined();
   });
 });
+
+describe('transaction IDs', () => {
+  const UUID4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it('are version-4 UUIDs, one per root, the same however often and from whichever child read', () => {
+    const root = new Context();
+    const child = root.child('router', {}).withSession({});
+    const other = new Context();
+    expect(child.transactionId).toMatch(UUID4);
+    expect(root.transactionId).toBe(child.transactionId);
+    expect(root.transactionId).toBe(root.transactionId);
+    expect(root.get('transactionId')).toEqual({ transactionId: root.transactionId });
+    expect(other.transactionId).toMatch(UUID4);
+    expect(other.transactionId).not.toBe(root.transactionId);
+  });
+
+  it('follow the order the requests came in, not the order they were read', () => {
+    const first = new Context();
+    const second = new Context();
+    const serial = (id: string) => Number.parseInt(id.slice(-12), 16);
+    const late = second.transactionId;
+    expect(serial(first.transactionId)).toBe(serial(late) - 1);
+  });
+});

@@ -73,9 +73,14 @@ const TRANSACTION_PREFIX = (() => {
 })();
 let transactionCount = 0;
 
-export function nextTransactionId(): string {
+/** The next transaction's serial; its ID is made from it when first read (transactionIdOf). */
+function nextTransactionSerial(): number {
   transactionCount = (transactionCount + 1) % 0x1000000000000;
-  return TRANSACTION_PREFIX + transactionCount.toString(16).padStart(12, '0');
+  return transactionCount;
+}
+
+function transactionIdOf(serial: number): string {
+  return TRANSACTION_PREFIX + serial.toString(16).padStart(12, '0');
 }
 
 /** The named contexts every root context has. */
@@ -89,7 +94,12 @@ const NO_INIT = Object.freeze({});
  * parent, so a filter can hand the next handler more context without changing what others see.
  */
 export class Context {
-  readonly transactionId: string;
+  /**
+   * The root's transaction ID, or the serial it is made from on first read: most requests end
+   * without anything reading it (logs of failures, sessions and audit do), and formatting it cost
+   * three strings per request.
+   */
+  #transaction: string | number = 0;
   readonly client: ClientInfo;
   readonly attributes: Record<string, unknown>;
   /** Aborted when the client goes away; outbound calls made for the request should follow it. */
@@ -122,7 +132,6 @@ export class Context {
   ) {
     if (parent) {
       // A child shares everything with its parent but the named contexts.
-      this.transactionId = parent.transactionId;
       this.client = parent.client;
       this.attributes = parent.attributes;
       this.signal = parent.signal;
@@ -131,12 +140,22 @@ export class Context {
       this.#contexts = contexts;
       return;
     }
-    this.transactionId = init.transactionId ?? nextTransactionId();
+    this.#transaction = init.transactionId ?? nextTransactionSerial();
     this.client = init.client ? completeClient(init.client) : UNKNOWN_CLIENT;
     this.attributes = init.attributes ?? {};
     this.#session = { value: init.session ?? {} };
     this.signal = init.signal ?? new AbortController().signal;
     this.parent = undefined;
+  }
+
+  /** The request's transaction ID, shared by every context made from the root. */
+  get transactionId(): string {
+    if (this.parent !== undefined) return this.parent.transactionId;
+    const transaction = this.#transaction;
+    if (typeof transaction === 'string') return transaction;
+    const id = transactionIdOf(transaction);
+    this.#transaction = id;
+    return id;
   }
 
   /** Every named context, nearest first: a child's own over its parent's. */

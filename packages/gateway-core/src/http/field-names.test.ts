@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FieldNameSet, sameFieldName } from './field-names.ts';
+import { equalIgnoringAsciiCase, FieldNameSet } from './field-names.ts';
 
 describe('FieldNameSet', () => {
   const set = new FieldNameSet(['connection', 'te']);
@@ -18,7 +18,7 @@ describe('FieldNameSet', () => {
   });
 });
 
-describe('sameFieldName', () => {
+describe('equalIgnoringAsciiCase', () => {
   it.each([
     ['Content-Type', 'content-type', true],
     ['X-ABC', 'x-abc', true],
@@ -29,7 +29,7 @@ describe('sameFieldName', () => {
     ['x[', 'x{', false],
     ['\u212Aey', 'key', false],
   ])('%s and %s: %s', (a, b, same) => {
-    expect(sameFieldName(a, b)).toBe(same);
-    expect(sameFieldName(b, a)).toBe(same);
+    expect(equalIgnoringAsciiCase(a, b)).toBe(same);
+    expect(equalIgnoringAsciiCase(b, a)).toBe(same);
   });
 });

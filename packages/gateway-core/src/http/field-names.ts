@@ -1,25 +1,32 @@
 /**
- * A set of header field names asked about in any case, for the request path: only a name of a length
- * the set holds is lower-cased to be looked up, so the usual fields (Date, Content-Type, ...) cost no
- * new string each time they pass.
+ * A set of header field names asked about in any case, for the request path: a name is compared
+ * with the set's names of its length, letter by letter, so asking makes no lower-cased copy.
  */
 export class FieldNameSet {
-  readonly #names: ReadonlySet<string>;
-  readonly #lengths: ReadonlySet<number>;
+  /** The set's names (lower case) by their length. */
+  readonly #byLength: (readonly string[] | undefined)[] = [];
 
   /** `names` in lower case. */
   constructor(names: Iterable<string>) {
-    this.#names = new Set(names);
-    this.#lengths = new Set([...this.#names].map((name) => name.length));
+    for (const name of new Set(names)) {
+      const same = this.#byLength[name.length];
+      this.#byLength[name.length] = same === undefined ? [name] : [...same, name];
+    }
   }
 
   has(name: string): boolean {
-    return this.#lengths.has(name.length) && this.#names.has(name.toLowerCase());
+    const candidates = this.#byLength[name.length];
+    if (candidates === undefined) return false;
+    for (const candidate of candidates) if (equalIgnoringAsciiCase(name, candidate)) return true;
+    return false;
   }
 }
 
-/** Whether two field names are the same name: ASCII letters in any case, nothing allocated. */
-export function sameFieldName(a: string, b: string): boolean {
+/**
+ * Whether two strings are equal when ASCII letters are compared in any case, as header field names
+ * and host names are (non-ASCII characters must match exactly); allocates nothing.
+ */
+export function equalIgnoringAsciiCase(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
   if (a === b) return true;
   for (let i = 0; i < a.length; i++) {

@@ -1,7 +1,7 @@
 import { brandClass } from '../brand.ts';
 import { EL_CALL, EL_GET, EL_KEYS, EL_SET, type ElObject, NO_SUCH_METHOD } from '../expression/access.ts';
 import { toText } from '../expression/coercion.ts';
-import { sameFieldName } from './field-names.ts';
+import { equalIgnoringAsciiCase } from './field-names.ts';
 
 type HeaderValue = string | number | readonly (string | number)[];
 
@@ -119,7 +119,7 @@ export class Headers implements ElObject {
     if (first < 0) return false;
     const kept = fields.slice(0, first);
     for (let i = first + 2; i + 1 < fields.length; i += 2)
-      if (!sameFieldName(fields[i]!, name)) kept.push(fields[i]!, fields[i + 1]!);
+      if (!equalIgnoringAsciiCase(fields[i]!, name)) kept.push(fields[i]!, fields[i + 1]!);
     this.#fields = kept;
     return true;
   }
@@ -245,7 +245,7 @@ export function forEachFieldOf(
 
 /** Where the next field named `name` (any case) is, from position `from`, or -1; allocates nothing. */
 function fieldIndex(fields: readonly string[], name: string, from: number): number {
-  for (let i = from; i + 1 < fields.length; i += 2) if (sameFieldName(fields[i]!, name)) return i;
+  for (let i = from; i + 1 < fields.length; i += 2) if (equalIgnoringAsciiCase(fields[i]!, name)) return i;
   return -1;
 }
 

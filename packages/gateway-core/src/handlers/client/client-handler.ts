@@ -6,6 +6,7 @@ import type { Context } from '../../context/context.ts';
 import { Duration } from '../../duration/index.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../../errors.ts';
 import { Entity } from '../../http/entity.ts';
+import { equalIgnoringAsciiCase } from '../../http/field-names.ts';
 import { type Request, Response } from '../../http/message.ts';
 import type { Uri } from '../../http/uri.ts';
 import { consoleLogger, type Logger } from '../../logging.ts';
@@ -419,7 +420,7 @@ function upstreamHost(request: Request, context: Context, target: UpstreamTarget
   const declared = request.headers.get('host');
   if (declared === undefined) return target.host;
   const original = context.router?.originalUri.authority;
-  if (!original || declared.toLowerCase() === original.toLowerCase()) return target.host;
+  if (!original || equalIgnoringAsciiCase(declared, original)) return target.host;
   return declared;
 }
 

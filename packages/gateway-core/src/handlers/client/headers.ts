@@ -3,7 +3,7 @@ import {
   connectionListed,
   forEachConnectionToken,
 } from '../../http/connection-headers.ts';
-import { FieldNameSet, sameFieldName } from '../../http/field-names.ts';
+import { equalIgnoringAsciiCase, FieldNameSet } from '../../http/field-names.ts';
 import { headerFieldProblem, invalidHeaderError } from '../../http/header-validation.ts';
 import { forEachFieldOf, Headers } from '../../http/headers.ts';
 import type { Request } from '../../http/message.ts';
@@ -98,7 +98,7 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
   forEachFieldOf(headers, (name, value) => {
     if (NOT_FORWARDED.has(name) || drop?.has(name.toLowerCase())) return;
     // Forwarding, X-Forwarded-For is written whole by addForwarded, the client's values first.
-    if (forwarded && sameFieldName(name, 'x-forwarded-for')) return;
+    if (forwarded && equalIgnoringAsciiCase(name, 'x-forwarded-for')) return;
     out.push(name, value);
   });
   gatherRepeated(out, start);
@@ -142,7 +142,8 @@ function gatherRepeated(list: HeaderList, from: number): void {
 
 function hasRepeatedName(list: HeaderList, from: number): boolean {
   for (let i = from + 2; i < list.length; i += 2)
-    for (let j = from; j < i; j += 2) if (sameFieldName(list[i] as string, list[j] as string)) return true;
+    for (let j = from; j < i; j += 2)
+      if (equalIgnoringAsciiCase(list[i] as string, list[j] as string)) return true;
   return false;
 }
 
@@ -198,7 +199,7 @@ export function responseHeadersFrom(
   let listed: Set<string> | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
-    if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
+    if (!equalIgnoringAsciiCase(name, 'connection')) continue;
     forEachConnectionToken(raw[i + 1]!, (token) => {
       if (!HOP_BY_HOP.has(token)) (listed ??= new Set()).add(token);
     });
