@@ -1,4 +1,4 @@
-import { FieldNameSet } from './field-names.ts';
+import { FieldNameSet, fieldKey } from './field-names.ts';
 
 /**
  * Header fields that describe one connection, not the message (RFC 9110 §7.6.1): Connection itself,
@@ -26,12 +26,12 @@ export const CONNECTION_FIELDS = new FieldNameSet(CONNECTION_HEADERS);
  */
 export function forEachConnectionToken(value: string, visit: (name: string) => void): void {
   if (!value.includes(',')) {
-    const name = value.trim().toLowerCase();
+    const name = fieldKey(value.trim());
     if (name) visit(name);
     return;
   }
   for (const token of value.split(',')) {
-    const name = token.trim().toLowerCase();
+    const name = fieldKey(token.trim());
     if (name) visit(name);
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { equalIgnoringAsciiCase, FieldNameSet } from './field-names.ts';
+import { equalIgnoringAsciiCase, FieldNameSet, fieldKey } from './field-names.ts';
 
 describe('FieldNameSet', () => {
   const set = new FieldNameSet(['connection', 'te']);
@@ -31,5 +31,17 @@ describe('equalIgnoringAsciiCase', () => {
   ])('%s and %s: %s', (a, b, same) => {
     expect(equalIgnoringAsciiCase(a, b)).toBe(same);
     expect(equalIgnoringAsciiCase(b, a)).toBe(same);
+  });
+});
+
+describe('fieldKey', () => {
+  it.each([
+    ['Content-Type', 'content-type'],
+    ['x-already', 'x-already'],
+    ['\u212Aey', '\u212Aey'],
+    ['\u212AEY', '\u212Aey'],
+    ['X-\u00C9T\u00C9', 'x-\u00C9t\u00C9'],
+  ])('%s is %s', (name, key) => {
+    expect(fieldKey(name)).toBe(key);
   });
 });

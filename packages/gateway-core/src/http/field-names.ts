@@ -40,3 +40,13 @@ export function equalIgnoringAsciiCase(a: string, b: string): boolean {
 function toLowerAscii(code: number): number {
   return code >= 65 && code <= 90 ? code + 32 : code;
 }
+
+/**
+ * A name's key for lookups by name, agreeing with equalIgnoringAsciiCase: ASCII letters in lower
+ * case, every other character as it is (`toLowerCase` alone would make the Kelvin sign a `k`).
+ */
+export function fieldKey(name: string): string {
+  for (let i = 0; i < name.length; i++)
+    if (name.charCodeAt(i) > 127) return name.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
+  return name.toLowerCase();
+}

@@ -1,7 +1,7 @@
 import { brandClass } from '../brand.ts';
 import { EL_CALL, EL_GET, EL_KEYS, EL_SET, type ElObject, NO_SUCH_METHOD } from '../expression/access.ts';
 import { toText } from '../expression/coercion.ts';
-import { equalIgnoringAsciiCase } from './field-names.ts';
+import { equalIgnoringAsciiCase, fieldKey } from './field-names.ts';
 
 type HeaderValue = string | number | readonly (string | number)[];
 
@@ -53,7 +53,7 @@ export class Headers implements ElObject {
     const fields = this.#fields!;
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const name = fields[i]!;
-      const key = name.toLowerCase();
+      const key = fieldKey(name);
       const entry = grouped.get(key);
       if (entry) entry.values.push(fields[i + 1]!);
       else grouped.set(key, { name, values: [fields[i + 1]!] });
@@ -66,7 +66,7 @@ export class Headers implements ElObject {
   /** The first value, or undefined. */
   get(name: string): string | undefined {
     const fields = this.#fields;
-    if (fields === undefined) return this.#entries.get(name.toLowerCase())?.values[0];
+    if (fields === undefined) return this.#entries.get(fieldKey(name))?.values[0];
     const at = fieldIndex(fields, name, 0);
     return at < 0 ? undefined : fields[at + 1];
   }
@@ -74,7 +74,7 @@ export class Headers implements ElObject {
   /** Every value (a copy), or an empty list. */
   getAll(name: string): string[] {
     const fields = this.#fields;
-    if (fields === undefined) return [...(this.#entries.get(name.toLowerCase())?.values ?? [])];
+    if (fields === undefined) return [...(this.#entries.get(fieldKey(name))?.values ?? [])];
     const values: string[] = [];
     for (let at = fieldIndex(fields, name, 0); at >= 0; at = fieldIndex(fields, name, at + 2))
       values.push(fields[at + 1]!);
@@ -83,7 +83,7 @@ export class Headers implements ElObject {
 
   has(name: string): boolean {
     const fields = this.#fields;
-    if (fields === undefined) return this.#entries.has(name.toLowerCase());
+    if (fields === undefined) return this.#entries.has(fieldKey(name));
     return fieldIndex(fields, name, 0) >= 0;
   }
 
@@ -91,13 +91,13 @@ export class Headers implements ElObject {
   set(name: string, value: HeaderValue): this {
     const values = toValues(value);
     if (values.length === 0) this.delete(name);
-    else this.#entries.set(name.toLowerCase(), { name, values });
+    else this.#entries.set(fieldKey(name), { name, values });
     return this;
   }
 
   /** Appends values, keeping the existing ones. */
   add(name: string, value: HeaderValue): this {
-    const key = name.toLowerCase();
+    const key = fieldKey(name);
     const entry = this.#entries.get(key);
     // One string, the usual case (every header read off the wire): no intermediate list.
     if (typeof value === 'string') {
@@ -112,7 +112,7 @@ export class Headers implements ElObject {
 
   delete(name: string): boolean {
     const fields = this.#fields;
-    if (fields === undefined) return this.#entries.delete(name.toLowerCase());
+    if (fields === undefined) return this.#entries.delete(fieldKey(name));
     // A copy without the name's fields: the list may be Node's own, and a removal (the connection's
     // fields on arrival) is no reason to group the rest.
     const first = fieldIndex(fields, name, 0);
@@ -182,7 +182,7 @@ export class Headers implements ElObject {
       return copy;
     }
     for (const { name, values } of this.#entries.values())
-      copy.#entries.set(name.toLowerCase(), { name, values: [...values] });
+      copy.#entries.set(fieldKey(name), { name, values: [...values] });
     return copy;
   }
 
@@ -191,7 +191,7 @@ export class Headers implements ElObject {
   }
 
   [EL_GET](key: string): unknown {
-    const entry = this.#entries.get(key.toLowerCase());
+    const entry = this.#entries.get(fieldKey(key));
     return entry ? entry.values : undefined;
   }
 

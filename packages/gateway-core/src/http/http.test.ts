@@ -119,10 +119,17 @@ describe('Headers read off the wire', () => {
     expect(headers.names()).toEqual(['A']);
   });
 
-  it('match names in ASCII case only, as HTTP does (the Kelvin sign is not a K)', () => {
-    const headers = Headers.fromRaw(['Key', 'v']);
-    expect(headers.get('\u212Aey')).toBeUndefined();
-    expect(headers.get('KEY')).toBe('v');
+  it('match names in ASCII case only, as HTTP does (the Kelvin sign is not a K), changed or not', () => {
+    const arrived = Headers.fromRaw(['Key', 'v']);
+    const changed = Headers.fromRaw(['Key', 'v']).set('Other', 'o');
+    for (const headers of [arrived, changed]) {
+      expect(headers.get('\u212Aey')).toBeUndefined();
+      expect(headers.has('\u212AEY')).toBe(false);
+      expect(headers.get('KEY')).toBe('v');
+    }
+    changed.set('\u212Aey', 'kelvin');
+    expect(changed.getAll('key')).toEqual(['v']);
+    expect(changed.get('\u212AEY')).toBe('kelvin');
   });
 
   it('answer expressions as the grouped form does', () => {

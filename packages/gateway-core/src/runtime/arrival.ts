@@ -5,6 +5,7 @@ import type { ClientInfo } from '../context/context.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { CONNECTION_HEADERS, connectionListed } from '../http/connection-headers.ts';
 import { Entity } from '../http/entity.ts';
+import { equalIgnoringAsciiCase } from '../http/field-names.ts';
 import { Headers } from '../http/headers.ts';
 import { Request } from '../http/message.ts';
 import { normalizeRawPath, Uri } from '../http/uri.ts';
@@ -115,7 +116,7 @@ function hostFields(raw: readonly string[]): number {
   let count = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+    if (equalIgnoringAsciiCase(name, 'host')) count++;
   }
   return count;
 }

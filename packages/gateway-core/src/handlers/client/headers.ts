@@ -3,7 +3,7 @@ import {
   connectionListed,
   forEachConnectionToken,
 } from '../../http/connection-headers.ts';
-import { equalIgnoringAsciiCase, FieldNameSet } from '../../http/field-names.ts';
+import { equalIgnoringAsciiCase, FieldNameSet, fieldKey } from '../../http/field-names.ts';
 import { headerFieldProblem, invalidHeaderError } from '../../http/header-validation.ts';
 import { forEachFieldOf, Headers } from '../../http/headers.ts';
 import type { Request } from '../../http/message.ts';
@@ -86,7 +86,7 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
   const extra = options.extra ?? [];
   // The handler's own fields replace those of the same name, the request's and the ones set here.
   let replaced: Set<string> | undefined;
-  for (const [name] of extra) (replaced ??= new Set()).add(name.toLowerCase());
+  for (const [name] of extra) (replaced ??= new Set()).add(fieldKey(name));
   // Connection was removed on arrival; a filter may have set one again.
   // Made only when something is to be dropped (most requests: nothing beyond the fixed sets).
   let drop = headers.has('connection') ? connectionListed(headers.getAll('connection')) : undefined;
@@ -96,7 +96,7 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
   if (!replaced?.has('host')) out.push('Host', options.host);
   const start = out.length;
   forEachFieldOf(headers, (name, value) => {
-    if (NOT_FORWARDED.has(name) || drop?.has(name.toLowerCase())) return;
+    if (NOT_FORWARDED.has(name) || drop?.has(fieldKey(name))) return;
     // Forwarding, X-Forwarded-For is written whole by addForwarded, the client's values first.
     if (forwarded && equalIgnoringAsciiCase(name, 'x-forwarded-for')) return;
     out.push(name, value);
@@ -128,7 +128,7 @@ function gatherRepeated(list: HeaderList, from: number): void {
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i] as string;
     const value = fields[i + 1] as string;
-    const key = name.toLowerCase();
+    const key = fieldKey(name);
     const at = positions.get(key);
     if (at === undefined) {
       positions.set(key, list.length);
@@ -176,7 +176,7 @@ function addForwarded(
   if (existing.length > 0 && !replaced?.has('x-forwarded-for')) {
     const name =
       existing.length > (forwarded.for ? 1 : 0)
-        ? (headers.names().find((n) => n.toLowerCase() === 'x-forwarded-for') ?? 'X-Forwarded-For')
+        ? (headers.names().find((n) => equalIgnoringAsciiCase(n, 'x-forwarded-for')) ?? 'X-Forwarded-For')
         : 'X-Forwarded-For';
     out.push(name, existing.length === 1 ? existing[0]! : existing.join(', '));
   }
@@ -209,8 +209,7 @@ export function responseHeadersFrom(
     const name = raw[i]!;
     // A 101 answer to an upgrade must keep Connection and Upgrade: they are the handshake.
     const handshake = options.keepUpgrade === true && UPGRADE_HANDSHAKE.has(name);
-    if (!handshake && (HOP_BY_HOP_NAMES.has(name) || listed?.has(name.toLowerCase())))
-      kept ??= raw.slice(0, i);
+    if (!handshake && (HOP_BY_HOP_NAMES.has(name) || listed?.has(fieldKey(name)))) kept ??= raw.slice(0, i);
     else kept?.push(name, raw[i + 1]!);
   }
   return Headers.fromRaw(kept ?? raw);
