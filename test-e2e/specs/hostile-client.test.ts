@@ -203,6 +203,26 @@ describe('a hostile client against portico start', () => {
     });
   });
 
+  describe('header fields a client repeats, or names in Connection', () => {
+    it('reach the upstream under the first spelling, values in order; fields Connection lists never', async () => {
+      const before = seen.length;
+      const reply = await get(
+        '/public/fields',
+        'Host: gw.example\r\nX-Many: 1\r\nconnection: X-Secret\r\nX-Secret: s\r\nx-many: 2\r\n' +
+          'x-SECRET: t\r\nX-MANY: 3\r\n',
+      );
+      expect(reply.text).toMatch(/^HTTP\/1\.1 200 /);
+      const fields = seen[before]!.rawHeaders;
+      const many = fields.flatMap((name, i) =>
+        i % 2 === 0 && name.toLowerCase() === 'x-many' ? [`${name}: ${fields[i + 1]}`] : [],
+      );
+      expect(many).toEqual(['X-Many: 1', 'X-Many: 2', 'X-Many: 3']);
+      expect(fields.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase())).not.toContain(
+        'x-secret',
+      );
+    });
+  });
+
   describe('the client never chooses the upstream Host or the path', () => {
     it.each([
       ['no Host on HTTP/1.1', ''],
