@@ -16,7 +16,7 @@ type Koa = KoaApplication;
 
 /**
  * The server's Koa application. Its middleware: the administrative endpoints under the reserved
- * prefix (no route ever sees those requests), then the gateway's own middleware for everything else.
+ * prefix (no route ever sees those requests), the gateway's own middleware for everything else.
  * Both write the raw response through the runtime's exchange adapter (`ctx.respond = false`).
  */
 export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionProducer): Koa {
@@ -25,8 +25,7 @@ export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionPr
   // The adapter answers every failure of a handler itself: what Koa reports is a connection that
   // failed (a client that went away), which is not the server's fault.
   app.on('error', (error: Error) => logger.debug('connection error', { error: error.message }));
-  app.use(adminMiddleware(gateway, logger));
-  app.use(gateway.koa({ logger, ...(sessions ? { sessions } : {}) }));
+  app.use(adminOrGateway(gateway, logger, gateway.koa({ logger, ...(sessions ? { sessions } : {}) })));
   return app;
 }
 
@@ -46,8 +45,12 @@ class RawResponseKoa extends Koa {
   }
 }
 
-/** The administrative endpoints for requests under the reserved prefix; the rest go on. */
-export function adminMiddleware(gateway: Gateway, logger: Logger): KoaMiddleware {
+/**
+ * The administrative endpoints for requests under the reserved prefix, `rest` for the others: one
+ * middleware rather than two in a row, since Koa's composition binds a `next` for each one on every
+ * request.
+ */
+export function adminOrGateway(gateway: Gateway, logger: Logger, rest: KoaMiddleware): KoaMiddleware {
   const prefix = gateway.settings.prefix.replace(/^\/+|\/+$/g, '');
   const admin = koaExchange({
     handler: gateway.guard(adminHandler(gateway, prefix)),
@@ -55,9 +58,7 @@ export function adminMiddleware(gateway: Gateway, logger: Logger): KoaMiddleware
     maxBufferedBodySize: gateway.settings.limits.maxBufferedBodySize,
   });
   const reserved = reservedPrefix(prefix);
-  // Koa ignores what a middleware resolves with: the gateway's own promise is passed on as it is,
-  // without a reaction per request to turn its value into void.
-  return (ctx, next) => (reserved(pathOf(ctx.req.url)) ? admin(ctx, next) : (next() as Promise<void>));
+  return (ctx, next) => (reserved(pathOf(ctx.req.url)) ? admin(ctx, next) : rest(ctx, next));
 }
 
 /** Every request the server receives, served by the Koa application. */
