@@ -75,8 +75,11 @@ export class Headers implements ElObject {
   getAll(name: string): string[] {
     const fields = this.#fields;
     if (fields === undefined) return [...(this.#entries.get(fieldKey(name))?.values ?? [])];
-    const values: string[] = [];
-    for (let at = fieldIndex(fields, name, 0); at >= 0; at = fieldIndex(fields, name, at + 2))
+    // Literals, not pushes onto an empty list: a first push reserves room for 17 values.
+    const first = fieldIndex(fields, name, 0);
+    if (first < 0) return [];
+    const values = [fields[first + 1]!];
+    for (let at = fieldIndex(fields, name, first + 2); at >= 0; at = fieldIndex(fields, name, at + 2))
       values.push(fields[at + 1]!);
     return values;
   }

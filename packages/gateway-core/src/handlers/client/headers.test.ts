@@ -103,6 +103,43 @@ describe('upstreamRequestHeaders', () => {
     expect(out.get('X-Other')).toBe('o');
   });
 
+  it("spells X-Forwarded-For as the client did, without grouping the request's fields to find it", () => {
+    const raw = ['A', '1', 'x-forwarded-for', '10.0.0.1', 'a', '2', 'X-Forwarded-For', '10.0.0.2'];
+    const request = new Request({ uri: 'http://upstream.example/', headers: Headers.fromRaw(raw) });
+    const list = upstreamRequestHeaders(request, {
+      host: 'u.example',
+      forwarded: { for: '192.0.2.7', proto: 'http', host: undefined },
+    });
+    expect(list).toEqual([
+      'Host',
+      'u.example',
+      'A',
+      ['1', '2'],
+      'x-forwarded-for',
+      '10.0.0.1, 10.0.0.2, 192.0.2.7',
+      'X-Forwarded-Proto',
+      'http',
+    ]);
+    // Still the list as it arrived: nothing asked for the fields as a whole.
+    expect(request.headers.toRaw()).toEqual(raw);
+  });
+
+  it('adds no empty entry for an X-Forwarded-For field the client sent empty', () => {
+    const forward = (raw: string[]) =>
+      upstreamRequestHeaders(
+        new Request({ uri: 'http://upstream.example/', headers: Headers.fromRaw(raw) }),
+        {
+          host: 'u.example',
+          forwarded: { for: '192.0.2.7', proto: 'http', host: undefined },
+        },
+      ).slice(2, 4);
+    expect(forward(['X-Forwarded-For', ''])).toEqual(['X-Forwarded-For', '192.0.2.7']);
+    expect(forward(['X-Forwarded-For', ' ', 'X-Forwarded-For', '10.0.0.1 '])).toEqual([
+      'X-Forwarded-For',
+      '10.0.0.1, 192.0.2.7',
+    ]);
+  });
+
   it('without forwarding, passes the client X-Forwarded-For on as it came', () => {
     const out = fields(
       upstreamRequestHeaders(request({ 'X-Forwarded-For': '10.0.0.1' }), { host: 'upstream.example' }),

@@ -95,16 +95,21 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
   const out: HeaderList = [];
   if (!replaced?.has('host')) out.push('Host', options.host);
   const start = out.length;
+  // The request's own spelling of X-Forwarded-For, kept for the field written whole below.
+  let forwardedForName: string | undefined;
   forEachFieldOf(headers, (name, value) => {
-    if (NOT_FORWARDED.has(name) || drop?.has(fieldKey(name))) return;
     // Forwarding, X-Forwarded-For is written whole by addForwarded, the client's values first.
-    if (forwarded && equalIgnoringAsciiCase(name, 'x-forwarded-for')) return;
+    if (forwarded && equalIgnoringAsciiCase(name, 'x-forwarded-for')) {
+      forwardedForName ??= name;
+      return;
+    }
+    if (NOT_FORWARDED.has(name) || drop?.has(fieldKey(name))) return;
     out.push(name, value);
   });
   gatherRepeated(out, start);
   if (options.contentLength !== undefined && !replaced?.has('content-length'))
     out.push('Content-Length', String(options.contentLength));
-  if (forwarded) addForwarded(out, headers, forwarded, replaced);
+  if (forwarded) addForwarded(out, headers, forwarded, replaced, forwardedForName);
   for (const [name, value] of extra) out.push(name, value);
   checkFields(out);
   return out;
@@ -163,23 +168,30 @@ function checkFields(fields: HeaderList): void {
   }
 }
 
+/**
+ * The client's X-Forwarded-For fields as one list. A field sent empty adds no empty entry: empty list
+ * elements mean nothing (RFC 9110 §5.6.1), and `, 192.0.2.7` would read as an unknown first hop.
+ */
+function clientForwardedFor(values: readonly string[]): string {
+  if (values.length <= 1) return values[0]?.trim() ?? '';
+  return values
+    .map((value) => value.trim())
+    .filter((value) => value !== '')
+    .join(', ');
+}
+
 function addForwarded(
   out: HeaderList,
   headers: Headers,
   forwarded: Forwarded,
   replaced: ReadonlySet<string> | undefined,
+  requestSpelling: string | undefined,
 ): void {
-  const existing = headers.getAll('x-forwarded-for');
-  if (forwarded.for) existing.push(forwarded.for);
-  // One comma-separated field, the form every reader of X-Forwarded-For understands, spelt as the
-  // request spelt it (usually absent: then the common spelling, without a search of every name).
-  if (existing.length > 0 && !replaced?.has('x-forwarded-for')) {
-    const name =
-      existing.length > (forwarded.for ? 1 : 0)
-        ? (headers.names().find((n) => equalIgnoringAsciiCase(n, 'x-forwarded-for')) ?? 'X-Forwarded-For')
-        : 'X-Forwarded-For';
-    out.push(name, existing.length === 1 ? existing[0]! : existing.join(', '));
-  }
+  // One comma-separated field, the form every reader of X-Forwarded-For understands, the client's
+  // values first, spelt as the request spelt it (usually absent: then the common spelling).
+  const client = clientForwardedFor(headers.getAll('x-forwarded-for'));
+  const value = client === '' ? forwarded.for : forwarded.for ? `${client}, ${forwarded.for}` : client;
+  if (value && !replaced?.has('x-forwarded-for')) out.push(requestSpelling ?? 'X-Forwarded-For', value);
   if (!headers.has('x-forwarded-proto') && !replaced?.has('x-forwarded-proto'))
     out.push('X-Forwarded-Proto', forwarded.proto);
   if (forwarded.host && !headers.has('x-forwarded-host') && !replaced?.has('x-forwarded-host'))
