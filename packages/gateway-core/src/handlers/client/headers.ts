@@ -139,8 +139,11 @@ function gatherRepeated(list: HeaderList, from: number): void {
       positions.set(key, list.length);
       list.push(name, value);
     } else {
+      // The lists here are made below, never a caller's: appended to in place, linear however
+      // often a name repeats.
       const prior = list[at + 1]!;
-      list[at + 1] = typeof prior === 'string' ? [prior, value] : [...prior, value];
+      if (typeof prior === 'string') list[at + 1] = [prior, value];
+      else prior.push(value);
     }
   }
 }
