@@ -130,8 +130,8 @@ describe('the response head on the wire', () => {
     const raw = await rawHeadersOf(url);
     expect(raw.slice(0, 4)).toEqual(['X-A', '1', 'X-B', '2']);
     // Node writes its own Connection and Keep-Alive; the response's never reach the wire.
-    const valueOf = (name: string) => raw[raw.findIndex((n) => n.toLowerCase() === name) + 1];
-    expect(valueOf('connection')).toBe('keep-alive');
-    expect(valueOf('keep-alive')).not.toBe('x');
+    const fieldValue = (name: string) => raw[raw.findIndex((n) => n.toLowerCase() === name) + 1];
+    expect(fieldValue('connection')).toBe('keep-alive');
+    expect(fieldValue('keep-alive')).not.toBe('x');
   });
 });

@@ -10,7 +10,7 @@ import { Context } from '../../context/context.ts';
 import { Duration } from '../../duration/index.ts';
 import { ErrorCode } from '../../errors.ts';
 import { Entity } from '../../http/entity.ts';
-import { Request, type Response } from '../../http/message.ts';
+import { Request, Response } from '../../http/message.ts';
 import { Uri } from '../../http/uri.ts';
 import { createMemoryLogger } from '../../logging.ts';
 import { ClientHandler, type ClientHandlerOptions, upstreamTarget } from './client-handler.ts';
@@ -423,6 +423,43 @@ describe('ClientHandler: failures', () => {
     expect(response.status).toBe(502);
     expect(await text(response)).toBe('Bad Gateway\n');
     expect(response.cause).toBeInstanceOf(UpstreamError);
+  });
+
+  it('hands every kind of failure to answerFailure, whose answer a subclass returns', async () => {
+    const seen: string[] = [];
+    class Answering extends ClientHandler {
+      protected override answerFailure(error: unknown): Response {
+        seen.push((error as { code?: string }).code ?? String(error));
+        return new Response({ status: 599 });
+      }
+    }
+    const answering = new Answering({ retries: false, logger: createMemoryLogger() });
+    handlers.push(answering);
+    const port = await closedPort();
+    const refused = await answering.handle(context(), new Request({ uri: `http://127.0.0.1:${port}/` }));
+    // A field that cannot be written, found before anything is sent.
+    const badField = await answering.handle(
+      context(),
+      new Request({ uri: `http://127.0.0.1:${port}/`, headers: { 'X-Bad': 'a\r\nb' } }),
+    );
+    // A body read before sending that fails.
+    const failing = new Request({
+      uri: `http://127.0.0.1:${port}/`,
+      method: 'POST',
+      headers: { 'Content-Length': '10' },
+      entity: new Entity(
+        Readable.from(
+          (async function* () {
+            yield Buffer.from('x');
+            throw new Error('gone');
+          })(),
+        ),
+        10,
+      ),
+    });
+    const unread = await answering.handle(context(), failing);
+    expect([refused.status, badField.status, unread.status]).toEqual([599, 599, 599]);
+    expect(seen).toEqual([ErrorCode.UPSTREAM, ErrorCode.UPSTREAM, ErrorCode.UPSTREAM]);
   });
 
   it('reports a DNS failure as an upstream failure', async () => {

@@ -199,10 +199,26 @@ export class ClientHandler implements Handler {
       target = upstreamTarget(request.uri);
       outgoing = outgoingBody(request);
     } catch (error) {
-      return Promise.reject(error);
+      return this.#answered(Promise.reject(error), context);
     }
-    if (outgoing instanceof Promise) return this.#sendOnceRead(context, request, target, outgoing);
+    if (outgoing instanceof Promise)
+      return this.#answered(this.#sendOnceRead(context, request, target, outgoing), context);
     return this.#sendPrepared(context, request, target, outgoing);
+  }
+
+  /**
+   * What a failure becomes: by default the failure itself, for the caller to handle;
+   * ReverseProxyHandler answers 502 or 504 instead. Called for every failure of `handle`, on the
+   * common path from the reaction to the upstream's answer itself, so a handler that answers its
+   * failures needs no promise step of its own per request.
+   */
+  protected answerFailure(error: unknown, _context: Context): Response {
+    throw error;
+  }
+
+  /** The rare paths' failures, through answerFailure (the common path calls it from its reaction). */
+  #answered(outcome: Promise<Response>, context: Context): Promise<Response> {
+    return outcome.catch((error: unknown) => this.answerFailure(error, context));
   }
 
   /** Sends a body that had to be read first. */
@@ -236,7 +252,7 @@ export class ClientHandler implements Handler {
       });
     } catch (error) {
       // A field that cannot be written: nothing is sent, and the answer is a 502 naming why.
-      return Promise.reject(this.failure(error, target.origin, context));
+      return this.#answered(Promise.reject(this.failure(error, target.origin, context)), context);
     }
     return this.send(context, request.method, target, headers, prepared.body);
   }
@@ -271,7 +287,8 @@ export class ClientHandler implements Handler {
     const sent = sendable(body);
     return this.#dispatch(context, method, target, headers, sent).then(
       (head) => this.#response(head, method, target, context),
-      (error: unknown) => this.#retryOrFail(error, context, method, target, headers, body, sent),
+      (error: unknown) =>
+        this.#answered(this.#retryOrFail(error, context, method, target, headers, body, sent), context),
     );
   }
 
@@ -299,7 +316,7 @@ export class ClientHandler implements Handler {
     try {
       return toResponse(head, method);
     } catch (error) {
-      throw this.failure(error, target.origin, context);
+      return this.answerFailure(this.failure(error, target.origin, context), context);
     }
   }
 

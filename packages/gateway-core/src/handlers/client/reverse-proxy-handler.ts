@@ -56,11 +56,11 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
         (status) => new Response({ status }),
       );
     }
-    // A reaction for failures only, instead of an `async` frame around every request.
-    return super.handle(context, request).catch((error: unknown) => this.#answerFailure(error, context));
+    return super.handle(context, request);
   }
 
-  #answerFailure(error: unknown, context: Context): Response {
+  /** An upstream that fails is answered 502, one that does not answer in time 504; anything else is thrown on. */
+  protected override answerFailure(error: unknown, context: Context): Response {
     if (!isUpstreamError(error)) throw error;
     // A client that went away is routine; an upstream that fails is worth a warning.
     const log = error.failure === 'aborted' ? this.logger.debug : this.logger.warn;
