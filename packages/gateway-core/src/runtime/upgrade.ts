@@ -2,11 +2,16 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { Context, type UpgradeContext } from '../context/context.ts';
 import { isPorticoError } from '../errors.ts';
+import { FieldNameSet } from '../http/field-names.ts';
 import { responseHead } from '../http/header-validation.ts';
+import { forEachFieldOf } from '../http/headers.ts';
 import type { Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { clientOf, toRequest } from './arrival.ts';
+
+/** Written by the answer itself: it closes the connection and states its body's length. */
+const REGENERATED_ON_UPGRADE = new FieldNameSet(['connection', 'content-length', 'transfer-encoding']);
 
 /**
  * An `Upgrade` request (WebSocket) goes through the same checks, routes and filters as any other: a
@@ -42,9 +47,8 @@ export async function handleUpgrade(
   const body = response.entity.isBuffered ? await response.entity.bytes() : Buffer.alloc(0);
   response.entity.discard();
   const raw: string[] = [];
-  response.headers.forEach((name, values) => {
-    if (/^(connection|content-length|transfer-encoding)$/i.test(name)) return;
-    for (const value of values) raw.push(name, value);
+  forEachFieldOf(response.headers, (name, value) => {
+    if (!REGENERATED_ON_UPGRADE.has(name)) raw.push(name, value);
   });
   raw.push('Connection', 'close', 'Content-Length', String(body.length));
   let written: string;

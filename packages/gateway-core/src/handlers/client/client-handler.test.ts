@@ -462,6 +462,49 @@ describe('ClientHandler: failures', () => {
     expect(seen).toEqual([ErrorCode.UPSTREAM, ErrorCode.UPSTREAM, ErrorCode.UPSTREAM]);
   });
 
+  it('calls answerFailure once for a failure it throws on, whichever path failed', async () => {
+    let calls = 0;
+    class Passing extends ClientHandler {
+      protected override answerFailure(error: unknown): Response {
+        calls++;
+        throw error;
+      }
+    }
+    const passing = new Passing({ retries: false, logger: createMemoryLogger() });
+    handlers.push(passing);
+    const port = await closedPort();
+    const failing = new Request({
+      uri: `http://127.0.0.1:${port}/`,
+      method: 'POST',
+      headers: { 'Content-Length': '10' },
+      entity: new Entity(
+        Readable.from(
+          (async function* () {
+            yield Buffer.from('x');
+            throw new Error('gone');
+          })(),
+        ),
+        10,
+      ),
+    });
+    const error = await passing.handle(context(), failing).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: ErrorCode.UPSTREAM });
+    const refused = await passing
+      .handle(context(), new Request({ uri: `http://127.0.0.1:${port}/` }))
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: ErrorCode.UPSTREAM });
+    // A body read first, then a refused connection: the read and the send are one path.
+    const posted = new Request({
+      uri: `http://127.0.0.1:${port}/`,
+      method: 'POST',
+      headers: { 'Content-Length': '10' },
+      entity: new Entity(Readable.from([Buffer.from('0123456789')]), 10),
+    });
+    const refusedPost = await passing.handle(context(), posted).catch((e: unknown) => e);
+    expect(refusedPost).toMatchObject({ code: ErrorCode.UPSTREAM });
+    expect(calls).toBe(3);
+  });
+
   it('reports a DNS failure as an upstream failure', async () => {
     const error = await client({ retries: false })
       .handle(context(), new Request({ uri: 'http://no-such-host.invalid/' }))

@@ -201,15 +201,14 @@ export class ClientHandler implements Handler {
     } catch (error) {
       return this.#answered(Promise.reject(error), context);
     }
-    if (outgoing instanceof Promise)
-      return this.#answered(this.#sendOnceRead(context, request, target, outgoing), context);
+    if (outgoing instanceof Promise) return this.#sendOnceRead(context, request, target, outgoing);
     return this.#sendPrepared(context, request, target, outgoing);
   }
 
   /**
    * What a failure becomes: by default the failure itself, for the caller to handle;
-   * ReverseProxyHandler answers 502 or 504 instead. Called for every failure of `handle`, on the
-   * common path from the reaction to the upstream's answer itself, so a handler that answers its
+   * ReverseProxyHandler answers 502 or 504 instead. Called once for every failure of `handle`, on
+   * the common path from the reaction to the upstream's answer itself, so a handler that answers its
    * failures needs no promise step of its own per request.
    */
   protected answerFailure(error: unknown, _context: Context): Response {
@@ -233,8 +232,8 @@ export class ClientHandler implements Handler {
       prepared = await outgoing;
     } catch (error) {
       // A body over the gateway's limit keeps its own code (413); anything else is this upstream's 502.
-      if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) throw error;
-      throw this.failure(error, target.origin, context);
+      if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) return this.answerFailure(error, context);
+      return this.answerFailure(this.failure(error, target.origin, context), context);
     }
     return this.#sendPrepared(context, request, target, prepared);
   }
