@@ -425,6 +425,23 @@ describe('ClientHandler: failures', () => {
     expect(response.cause).toBeInstanceOf(UpstreamError);
   });
 
+  /** A POST whose body of 10 declared bytes fails after one: it is read before anything is sent. */
+  const failingPost = (port: number) =>
+    new Request({
+      uri: `http://127.0.0.1:${port}/`,
+      method: 'POST',
+      headers: { 'Content-Length': '10' },
+      entity: new Entity(
+        Readable.from(
+          (async function* () {
+            yield Buffer.from('x');
+            throw new Error('gone');
+          })(),
+        ),
+        10,
+      ),
+    });
+
   it('hands every kind of failure to answerFailure, whose answer a subclass returns', async () => {
     const seen: string[] = [];
     class Answering extends ClientHandler {
@@ -443,20 +460,7 @@ describe('ClientHandler: failures', () => {
       new Request({ uri: `http://127.0.0.1:${port}/`, headers: { 'X-Bad': 'a\r\nb' } }),
     );
     // A body read before sending that fails.
-    const failing = new Request({
-      uri: `http://127.0.0.1:${port}/`,
-      method: 'POST',
-      headers: { 'Content-Length': '10' },
-      entity: new Entity(
-        Readable.from(
-          (async function* () {
-            yield Buffer.from('x');
-            throw new Error('gone');
-          })(),
-        ),
-        10,
-      ),
-    });
+    const failing = failingPost(port);
     const unread = await answering.handle(context(), failing);
     expect([refused.status, badField.status, unread.status]).toEqual([599, 599, 599]);
     expect(seen).toEqual([ErrorCode.UPSTREAM, ErrorCode.UPSTREAM, ErrorCode.UPSTREAM]);
@@ -473,20 +477,7 @@ describe('ClientHandler: failures', () => {
     const passing = new Passing({ retries: false, logger: createMemoryLogger() });
     handlers.push(passing);
     const port = await closedPort();
-    const failing = new Request({
-      uri: `http://127.0.0.1:${port}/`,
-      method: 'POST',
-      headers: { 'Content-Length': '10' },
-      entity: new Entity(
-        Readable.from(
-          (async function* () {
-            yield Buffer.from('x');
-            throw new Error('gone');
-          })(),
-        ),
-        10,
-      ),
-    });
+    const failing = failingPost(port);
     const error = await passing.handle(context(), failing).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: ErrorCode.UPSTREAM });
     const refused = await passing
