@@ -5,6 +5,6 @@ import { defineConfig } from 'vitest/config';
 // are a project of their own, never run alongside other files (test-e2e/vitest.pack.config.ts).
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'test-e2e', 'test-e2e/vitest.pack.config.ts'],
+    projects: ['packages/*', 'apps/*', 'bench', 'test-e2e', 'test-e2e/vitest.pack.config.ts'],
   },
 });

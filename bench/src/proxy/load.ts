@@ -135,8 +135,17 @@ export async function runFixedRate(options: {
   seconds: number;
   connections: number;
   headers: Readonly<Record<string, string>>;
+  /**
+   * Seconds sent at the same rate before the figures start (a server fresh from the closed-loop run
+   * re-optimises for the fixed rate's traffic then): left out of vegeta's run, a run of their own
+   * before the others'.
+   */
+  settleSeconds?: number;
 }): Promise<LatencyResult> {
   const rate = Math.max(1, Math.round(options.rate));
+  const settleSeconds = options.settleSeconds ?? 0;
+  if (options.runner !== 'vegeta' && settleSeconds > 0)
+    await runFixedRate({ ...options, seconds: settleSeconds, settleSeconds: 0 });
   const loopBefore = performance.eventLoopUtilization();
   const loopUtilization = () => round(performance.eventLoopUtilization(loopBefore).utilization, 2);
   if (options.runner === 'vegeta') {

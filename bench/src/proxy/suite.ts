@@ -62,6 +62,7 @@ export const PROXY_OPTIONS = {
   scenarios: { type: 'string' },
   contenders: { type: 'string' },
   'latency-runner': { type: 'string' },
+  'latency-settle': { type: 'string' },
   connections: { type: 'string' },
   'startup-runs': { type: 'string' },
   rounds: { type: 'string' },
@@ -82,6 +83,8 @@ interface Settings {
   warmupSeconds: number;
   connections: number;
   runner: LatencyRunner;
+  /** Seconds of each fixed-rate run sent before its figures start. */
+  settleSeconds: number;
   startupRuns: number;
   scenarios: Scenario[];
   contenders: ContenderName[];
@@ -145,7 +148,7 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
       `${machine.nginx}, wrk ${machine.wrk}; ` +
       `pinning: ${pinned ? 'gateway CPU 1, upstream + load CPU 0' : 'none'}; ` +
       `runs of ${settings.seconds} s after ${settings.warmupSeconds} s warm-up; ` +
-      `latency runner ${settings.runner}`,
+      `latency runner ${settings.runner} (${settings.settleSeconds} s at the rate before its figures)`,
   );
   try {
     if (settings.contenders.some((name) => name.startsWith('portico') || name.startsWith('listener-'))) {
@@ -259,6 +262,7 @@ function parseSettings(values: BenchValues): Settings {
     warmupSeconds: number('warmup', quick ? 1 : 3, 0),
     connections: number('connections', 50, 1),
     runner,
+    settleSeconds: number('latency-settle', quick ? 1 : 5, 0),
     startupRuns: number('startup-runs', quick ? 1 : 5, 1),
     scenarios: SCENARIOS.filter((scenario) => names.includes(scenario.name)),
     contenders: list('contenders', CONTENDERS, DEFAULT_CONTENDERS),
@@ -371,6 +375,7 @@ async function measureDirectAtSameRate(
       seconds: settings.seconds,
       connections: settings.connections,
       headers: scenario.headers,
+      settleSeconds: settings.settleSeconds,
     }),
   );
   row.directAtSameRate = latency;
@@ -436,6 +441,7 @@ async function measure(
         seconds: settings.seconds,
         connections: settings.connections,
         headers: scenario.headers,
+        settleSeconds: settings.settleSeconds,
       }),
     );
     let latencyAtPortico1Rate: LatencyResult | undefined;
@@ -448,6 +454,7 @@ async function measure(
         seconds: settings.seconds,
         connections: settings.connections,
         headers: scenario.headers,
+        settleSeconds: settings.settleSeconds,
       });
     }
     return {
@@ -668,7 +675,8 @@ function notes(rows: readonly Row[], settings: Settings): string {
     '',
     `req/s: wrk -t1 -c${settings.connections} -d${settings.seconds}s (closed loop) after a ` +
       `${settings.warmupSeconds} s warm-up. p50/p99/p99.9: ${settings.runner} at 50 % of the contender's ` +
-      `own req/s for ${settings.seconds} s ("at req/s": achieved). ` +
+      `own req/s for ${settings.seconds} s after ${settings.settleSeconds} s at that rate ` +
+      '("at req/s": achieved). ' +
       'errors: wrk (socket errors + status ≥ 400) / ' +
       'fixed-rate run (errors + non-2xx). RSS: summed over the process tree, 2 s after its first answer (idle) and the ' +
       'peak of both runs. ' +
