@@ -99,9 +99,30 @@ function toIndex(key: unknown): number | undefined {
   return Number.isInteger(n) && n >= 0 ? n : undefined;
 }
 
-/** A getter defined by the object's class (never one of Object.prototype). */
+/**
+ * Getters found on prototypes, by the prototype a lookup started from and the name: `request.uri.path`
+ * in a route's condition reads a class's getter on every request, and looking it up made a descriptor
+ * object each time. Only getters found are kept (a class's getters are a finite set, whatever names
+ * expressions ask for); a name with none is looked up again, so a getter defined later is seen.
+ */
+const GETTERS = new WeakMap<object, Map<string, () => unknown>>();
+
+/**
+ * A getter defined by the object's class (never one of Object.prototype). For an object without an
+ * own property of that name (getProperty asks only then), so the prototype decides.
+ */
 function findGetter(base: object, name: string): (() => unknown) | undefined {
-  return findDescriptor(base, name)?.get;
+  const prototype = Object.getPrototypeOf(base) as object | null;
+  if (prototype === null) return undefined;
+  const known = GETTERS.get(prototype);
+  const cached = known?.get(name);
+  if (cached !== undefined) return cached;
+  const getter = findDescriptor(prototype, name)?.get;
+  if (getter !== undefined) {
+    if (known === undefined) GETTERS.set(prototype, new Map([[name, getter]]));
+    else known.set(name, getter);
+  }
+  return getter;
 }
 
 function findDescriptor(base: object, name: string): PropertyDescriptor | undefined {
