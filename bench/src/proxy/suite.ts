@@ -209,6 +209,7 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
         warmupSeconds: settings.warmupSeconds,
         connections: settings.connections,
         latencyRunner: settings.runner,
+        latencySettleSeconds: settings.settleSeconds,
         fixedRateFraction: 0.5,
         startupRuns: settings.startupRuns,
         rounds: settings.rounds,
