@@ -21,25 +21,34 @@ export const CONNECTION_HEADERS: ReadonlySet<string> = new Set([
 export const CONNECTION_FIELDS = new FieldNameSet(CONNECTION_HEADERS);
 
 /**
- * Calls `visit` with each name (lower case) one Connection field value lists, without making a list
- * for the usual one-token value (`keep-alive`, `close`).
+ * Adds to `into` each name (lower case) that one Connection field value lists, leaving out those
+ * `except` holds, and returns it: the set is made only when there is a name to add, and the usual
+ * one-token value (`keep-alive`, `close`) is read without a list of tokens or a callback.
  */
-export function forEachConnectionToken(value: string, visit: (name: string) => void): void {
-  if (!value.includes(',')) {
-    const name = fieldKey(value.trim());
-    if (name) visit(name);
-    return;
-  }
-  for (const token of value.split(',')) {
-    const name = fieldKey(token.trim());
-    if (name) visit(name);
-  }
+export function addConnectionTokens(
+  value: string,
+  into: Set<string> | undefined,
+  except?: ReadonlySet<string>,
+): Set<string> | undefined {
+  if (!value.includes(',')) return addToken(value, into, except);
+  for (const token of value.split(',')) into = addToken(token, into, except);
+  return into;
+}
+
+function addToken(
+  token: string,
+  into: Set<string> | undefined,
+  except: ReadonlySet<string> | undefined,
+): Set<string> | undefined {
+  const name = fieldKey(token.trim());
+  if (name === '' || except?.has(name)) return into;
+  (into ??= new Set()).add(name);
+  return into;
 }
 
 /** The names (lower case) a Connection header lists. */
 export function connectionListed(values: readonly string[]): Set<string> {
-  const listed = new Set<string>();
-  const add = (name: string) => listed.add(name);
-  for (const value of values) forEachConnectionToken(value, add);
-  return listed;
+  let listed: Set<string> | undefined;
+  for (const value of values) listed = addConnectionTokens(value, listed);
+  return listed ?? new Set();
 }

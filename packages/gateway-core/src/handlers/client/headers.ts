@@ -1,8 +1,4 @@
-import {
-  CONNECTION_HEADERS,
-  connectionListed,
-  forEachConnectionToken,
-} from '../../http/connection-headers.ts';
+import { addConnectionTokens, CONNECTION_HEADERS, connectionListed } from '../../http/connection-headers.ts';
 import { equalIgnoringAsciiCase, FieldNameSet, fieldKey } from '../../http/field-names.ts';
 import { headerFieldProblem, invalidHeaderError } from '../../http/header-validation.ts';
 import { forEachFieldOf, Headers } from '../../http/headers.ts';
@@ -95,12 +91,14 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
   const out: HeaderList = [];
   if (!replaced?.has('host')) out.push('Host', options.host);
   const start = out.length;
-  // The request's own spelling of X-Forwarded-For, kept for the field written whole below.
-  let forwardedForName: string | undefined;
+  // The request's X-Forwarded-For fields (its first spelling, its values in order), gathered in this
+  // one pass over the fields for the field written whole below.
+  let clientFor: { name: string; values: string[] } | undefined;
   forEachFieldOf(headers, (name, value) => {
     // Forwarding, X-Forwarded-For is written whole by addForwarded, the client's values first.
     if (forwarded && equalIgnoringAsciiCase(name, 'x-forwarded-for')) {
-      forwardedForName ??= name;
+      if (clientFor === undefined) clientFor = { name, values: [value] };
+      else clientFor.values.push(value);
       return;
     }
     if (NOT_FORWARDED.has(name) || drop?.has(fieldKey(name))) return;
@@ -109,7 +107,7 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
   gatherRepeated(out, start);
   if (options.contentLength !== undefined && !replaced?.has('content-length'))
     out.push('Content-Length', String(options.contentLength));
-  if (forwarded) addForwarded(out, headers, forwarded, replaced, forwardedForName);
+  if (forwarded) addForwarded(out, headers, forwarded, replaced, clientFor);
   for (const [name, value] of extra) out.push(name, value);
   checkFields(out);
   return out;
@@ -188,13 +186,13 @@ function addForwarded(
   headers: Headers,
   forwarded: Forwarded,
   replaced: ReadonlySet<string> | undefined,
-  requestSpelling: string | undefined,
+  clientFor: { name: string; values: string[] } | undefined,
 ): void {
   // One comma-separated field, the form every reader of X-Forwarded-For understands, the client's
   // values first, spelt as the request spelt it (usually absent: then the common spelling).
-  const client = clientForwardedFor(headers.getAll('x-forwarded-for'));
+  const client = clientFor === undefined ? '' : clientForwardedFor(clientFor.values);
   const value = client === '' ? forwarded.for : forwarded.for ? `${client}, ${forwarded.for}` : client;
-  if (value && !replaced?.has('x-forwarded-for')) out.push(requestSpelling ?? 'X-Forwarded-For', value);
+  if (value && !replaced?.has('x-forwarded-for')) out.push(clientFor?.name ?? 'X-Forwarded-For', value);
   if (!headers.has('x-forwarded-proto') && !replaced?.has('x-forwarded-proto'))
     out.push('X-Forwarded-Proto', forwarded.proto);
   if (forwarded.host && !headers.has('x-forwarded-host') && !replaced?.has('x-forwarded-host'))
@@ -214,10 +212,8 @@ export function responseHeadersFrom(
   let listed: Set<string> | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
-    if (!equalIgnoringAsciiCase(name, 'connection')) continue;
-    forEachConnectionToken(raw[i + 1]!, (token) => {
-      if (!HOP_BY_HOP.has(token)) (listed ??= new Set()).add(token);
-    });
+    if (equalIgnoringAsciiCase(name, 'connection'))
+      listed = addConnectionTokens(raw[i + 1]!, listed, HOP_BY_HOP);
   }
   let kept: string[] | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
