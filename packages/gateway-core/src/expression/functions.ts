@@ -8,6 +8,7 @@ import {
   cachedJavaRegex,
   find,
   fullMatch,
+  isFound,
   javaSplit,
   parseJavaProperties,
   URI_FUNCTIONS,
@@ -92,7 +93,7 @@ function length(value: unknown): number {
 }
 
 function findsPattern(args: unknown[]): boolean {
-  return args[0] !== null && args[0] !== undefined && find(regex(args[1]), toText(args[0])) !== null;
+  return args[0] !== null && args[0] !== undefined && isFound(regex(args[1]), toText(args[0]));
 }
 
 function matchingGroups(s: unknown, re: unknown): (string | null)[] | null {

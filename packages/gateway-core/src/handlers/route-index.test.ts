@@ -74,6 +74,31 @@ describe('RouteIndex', () => {
     expect(index.candidates('/api').map((r) => r.id)).toEqual(['b', 'e']);
   });
 
+  it('merges nested prefixes in route order when every route has a prefix', () => {
+    const routes = [
+      { id: 'a', prefix: '/api/v1/' },
+      { id: 'b', prefix: '/web/' },
+      { id: 'c', prefix: '/api/' },
+      { id: 'd', prefix: '/api/v1/' },
+    ];
+    const index = new RouteIndex(routes, (r) => r.prefix);
+    expect(index.candidates('/api/v1/x').map((r) => r.id)).toEqual(['a', 'c', 'd']);
+    expect(index.candidates('/api/v2').map((r) => r.id)).toEqual(['c']);
+    expect(index.candidates('/other')).toEqual([]);
+  });
+
+  it("returns a path's only candidates without making a list per request", () => {
+    const routes = Array.from({ length: 50 }, (_, i) => ({ id: i, prefix: `/r${i}/` }));
+    const index = new RouteIndex(routes, (r) => r.prefix);
+    const first = index.candidates('/r7/a');
+    expect(first.map((r) => r.id)).toEqual([7]);
+    expect(index.candidates('/r7/b')).toBe(first);
+    // With an unindexed route among them the lists are merged, so each request has its own.
+    const mixed = new RouteIndex([...routes, { id: 50, prefix: undefined }], (r) => r.prefix);
+    expect(mixed.candidates('/r7/a').map((r) => r.id)).toEqual([7, 50]);
+    expect(mixed.candidates('/nothing').map((r) => r.id)).toEqual([50]);
+  });
+
   it('chooses exactly the route a scan of every condition chooses, for any routes and paths', () => {
     const segment = fc.constantFrom('api', 'v1', 'users', 'web', 'a', 'x.y');
     const path = fc.array(segment, { maxLength: 4 }).map((s) => `/${s.join('/')}`);

@@ -103,11 +103,14 @@ export function regexPrefix(regex: string, needsAnchor: boolean): string | undef
 /**
  * A character of the prefixes. Both fields are made when first needed: most nodes of a trie of many
  * routes lead to one child or end one prefix, and an empty Map costs ~200 bytes of heap (1,000
- * routes made ~2,000 nodes, bench/README.md, "Idle memory").
+ * routes made ~2,000 nodes, bench/README.md, "Idle memory"). A node that ends prefixes holds their
+ * routes twice: their positions (for merging) and the routes themselves in order (returned as they
+ * are when they are a path's only candidates, the common case, so that a request allocates nothing).
  */
-interface TrieNode {
-  next?: Map<string, TrieNode>;
-  routes?: number[];
+interface TrieNode<R> {
+  next?: Map<string, TrieNode<R>>;
+  positions?: number[];
+  routes?: R[];
 }
 
 /**
@@ -119,7 +122,8 @@ interface TrieNode {
 export class RouteIndex<R> {
   readonly #routes: readonly R[];
   readonly #unindexed: number[] = [];
-  readonly #root: TrieNode = {};
+  readonly #unindexedRoutes: R[] = [];
+  readonly #root: TrieNode<R> = {};
   readonly #indexed: boolean;
 
   constructor(routes: readonly R[], prefixOf: (route: R) => string | undefined) {
@@ -128,6 +132,7 @@ export class RouteIndex<R> {
       const prefix = prefixOf(route);
       if (prefix === undefined) {
         this.#unindexed.push(position);
+        this.#unindexedRoutes.push(route);
         continue;
       }
       let node = this.#root;
@@ -137,21 +142,36 @@ export class RouteIndex<R> {
         if (!child) node.next.set(c, (child = {}));
         node = child;
       }
-      (node.routes ??= []).push(position);
+      (node.positions ??= []).push(position);
+      (node.routes ??= []).push(route);
     }
     this.#indexed = this.#unindexed.length < routes.length;
   }
 
-  /** Routes that may accept a request for this (decoded) path, in order. */
+  /** Routes that may accept a request for this (decoded) path, in order. Not to be modified. */
   candidates(path: string): readonly R[] {
     if (!this.#indexed) return this.#routes;
-    const positions: number[] = [...this.#unindexed];
-    let node: TrieNode | undefined = this.#root;
+    // The one node on the path that ends prefixes, while only one has; every position once more do.
+    let only: TrieNode<R> | undefined;
+    let several: number[] | undefined;
+    let node: TrieNode<R> | undefined = this.#root;
     for (let i = 0; node && i <= path.length; i++) {
-      if (node.routes !== undefined) positions.push(...node.routes);
+      const positions = node.positions;
+      if (positions !== undefined) {
+        if (only === undefined) only = node;
+        else (several ??= [...only.positions!]).push(...positions);
+      }
       node = i < path.length ? node.next?.get(path[i]!) : undefined;
     }
-    positions.sort((a, b) => a - b);
-    return positions.map((p) => this.#routes[p]!);
+    if (only === undefined) return this.#unindexedRoutes;
+    if (several === undefined) {
+      if (this.#unindexed.length === 0) return only.routes!;
+      several = [...only.positions!];
+    }
+    several.push(...this.#unindexed);
+    several.sort(ascending);
+    return several.map((p) => this.#routes[p]!);
   }
 }
+
+const ascending = (a: number, b: number) => a - b;

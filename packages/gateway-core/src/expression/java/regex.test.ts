@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, PorticoError } from '../../errors.ts';
-import { cachedJavaRegex, compileJavaRegex, find, findFrom, fullMatch, translateJavaRegex } from './regex.ts';
+import { isRe2RegExp } from './linear-regex.ts';
+import {
+  cachedJavaRegex,
+  compileJavaRegex,
+  find,
+  findFrom,
+  fullMatch,
+  isFound,
+  translateJavaRegex,
+} from './regex.ts';
 
 function thrown(fn: () => unknown): unknown {
   try {
@@ -424,6 +433,47 @@ describe('find', () => {
     ['x*', 'ab', 1, 1],
   ])('findFrom(%j, %j, %j) starts at %j', (pattern, input, from, index) => {
     expect(findFrom(translateJavaRegex(pattern), input, from)?.index ?? null).toBe(index);
+  });
+});
+
+describe('isFound', () => {
+  it.each<[RegExp, string]>([
+    [/b/g, 'abcb'],
+    [/b/y, 'abcb'],
+    [/x/g, 'abc'],
+    [/b/, 'abc'],
+  ])('agrees with find on %s and %j, leaving lastIndex alone', (re, input) => {
+    re.lastIndex = 3;
+    expect(isFound(re, input)).toBe(find(re, input) !== null);
+    expect(re.lastIndex).toBe(3);
+  });
+
+  // Run by the linear engine: a case-insensitive anchor, and `$` before a final line terminator
+  // (where the linear engine reads `$` as the very end, a documented departure from Java).
+  it.each<[string, string, boolean]>([
+    ['(?i)^ABC', 'abcd', true],
+    ['(?i)^ABC', 'xabc', false],
+    ['a$', 'ba\n', false],
+    ['(x|xy)*z$', 'xyxz\n', false],
+    ['(x|xy)*z$', 'xyxz', true],
+    ['^/api/', '/api/x', true],
+    ['^/api/', '/web/api/', false],
+  ])('finds %j in %j: %j, as find does', (pattern, input, found) => {
+    const re = compileJavaRegex(pattern);
+    expect(isFound(re, input)).toBe(found);
+    expect(find(re, input) !== null).toBe(found);
+  });
+
+  it('agrees with find on any input', () => {
+    const patterns = ['^/api/', 'a$', '(a+)+b', '(x|xy)*z$', '\\d{2,}', '(?i)^ABC', '(a|aa)+$'];
+    expect(patterns.filter((p) => isRe2RegExp(compileJavaRegex(p))).length).toBeGreaterThan(1);
+    fc.assert(
+      fc.property(fc.constantFrom(...patterns), fc.stringMatching(/^[abxyzABC/api0-9\n]{0,12}$/), (p, s) => {
+        const re = compileJavaRegex(p);
+        expect(isFound(re, s)).toBe(find(re, s) !== null);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -1148,6 +1148,20 @@ export function find(re: RegExp, s: string): RegExpExecArray | null {
   return plain.exec(s);
 }
 
+/**
+ * Whether Java `Matcher.find()` finds a match in `s`: `find` without the match (a route condition
+ * asks only this, and the match array it would make is garbage at once).
+ */
+export function isFound(re: RegExp, s: string): boolean {
+  if (isRe2RegExp(re)) {
+    const plain = re.nativeFor(s);
+    return plain ? isFound(plain, s) : re.matchFrom(s, 0) !== null;
+  }
+  // A regex without state flags: test() neither reads nor writes lastIndex.
+  if (!re.global && !re.sticky) return re.test(s);
+  return find(re, s) !== null;
+}
+
 /** Java `Matcher.find(from)`: the first match that starts at or after index `from` of `s`. */
 export function findFrom(re: RegExp, s: string, from: number): RegExpExecArray | null {
   if (isRe2RegExp(re)) {
