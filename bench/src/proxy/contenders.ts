@@ -135,8 +135,14 @@ export async function startContender(
   name: ContenderName,
   scenario: Scenario,
   env: Environment,
-  options: { upstream: Started; label?: string },
+  options: {
+    upstream: Started;
+    label?: string;
+    /** Flags for the `node` of a Node contender (`--cpu-prof`), before its own. */
+    nodeFlags?: readonly string[];
+  },
 ): Promise<Running> {
+  const nodeFlags = options.nodeFlags ?? [];
   const dir = path.join(env.workDir, scenario.name, options.label ?? name);
   mkdirSync(dir, { recursive: true });
   const baseURI = `http://127.0.0.1:${env.upstreamPort}`;
@@ -177,7 +183,7 @@ export async function startContender(
     const peer = start(
       `${name}-${scenario.name}`,
       process.execPath,
-      ['--max-semi-space-size=16', script, String(port), String(env.upstreamPort)],
+      [...nodeFlags, '--max-semi-space-size=16', script, String(port), String(env.upstreamPort)],
       { logDir: dir, cpus: env.cpus?.gateway, cwd: env.repoRoot },
     );
     const outcome = await ready(peer, since, 15_000);
@@ -196,7 +202,7 @@ export async function startContender(
       `${name}-${scenario.name}`,
       process.execPath,
       // The same V8 flag as `portico`'s shebang; the compiled JavaScript (built by the suite first).
-      ['--max-semi-space-size=16', LISTENER_SCRIPT, mode, String(port), dir],
+      [...nodeFlags, '--max-semi-space-size=16', LISTENER_SCRIPT, mode, String(port), dir],
       { logDir: dir, cpus: env.cpus?.gateway, cwd: env.repoRoot },
     );
     const outcome = await ready(child, since, 60_000);
@@ -215,7 +221,8 @@ export async function startContender(
 
   const workers = name === 'portico-2' ? 2 : 1;
   const since = performance.now();
-  const portico = start(`${name}-${scenario.name}`, process.execPath, porticoArgs(env, dir, port, workers), {
+  const args = [...nodeFlags, ...porticoArgs(env, dir, port, workers)];
+  const portico = start(`${name}-${scenario.name}`, process.execPath, args, {
     logDir: dir,
     cpus: workers === 2 ? env.cpus?.both : env.cpus?.gateway,
     cwd: env.repoRoot,

@@ -5,6 +5,7 @@ import os from 'node:os';
 import type { ContenderName } from './contenders.ts';
 import type { LatencyResult, Usage, WrkResult } from './load.ts';
 import { nginxVersion } from './nginx.ts';
+import type { ProfileSummary } from './profile.ts';
 
 export interface Row {
   contender: ContenderName;
@@ -52,6 +53,16 @@ export interface ScenarioResult {
   path: string;
   responseBytes: number;
   rows: Row[];
+  /**
+   * plain only: CPU profiles of Portico (1 worker) and the faster Node floor, each over one more
+   * closed-loop run after the rounds (`--profile-seconds`), or why they could not be taken.
+   */
+  profile?: {
+    seconds: number;
+    contenders: ContenderName[];
+    summaries?: ProfileSummary[];
+    error?: string;
+  };
 }
 
 export interface StartupRow {

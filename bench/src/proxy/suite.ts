@@ -40,6 +40,8 @@ import {
   tail,
   waitFor200,
 } from './processes.ts';
+import { profileComparisonTable } from './profile.ts';
+import { profileContender } from './profile-run.ts';
 import {
   affinityOf,
   machineFacts,
@@ -67,6 +69,7 @@ export const PROXY_OPTIONS = {
   'startup-runs': { type: 'string' },
   rounds: { type: 'string' },
   'keep-temp': { type: 'boolean' },
+  'profile-seconds': { type: 'string' },
 } as const;
 
 export type BenchValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -91,6 +94,8 @@ interface Settings {
   /** Each contender is measured this many times per scenario, in interleaved rounds. */
   rounds: number;
   keepTemp: boolean;
+  /** plain: seconds of the profiled run of Portico and the Node floor after the rounds (0: none). */
+  profileSeconds: number;
 }
 
 const progress = (text: string) => process.stderr.write(`  ${text}\n`);
@@ -178,6 +183,7 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
           console.log(loadTable(scenario, result));
           if (settings.rounds > 1) console.log(`\n${roundsTable(result, settings)}`);
           console.log(notes(result.rows, settings));
+          if (result.profile) console.log(`\n${profileSection(result.profile)}`);
         } else {
           startupRows.push(...(await runStartupScenario(scenario, settings, env)));
           failures += startupRows.filter((row) => row.status === 'failed').length;
@@ -210,6 +216,7 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
         connections: settings.connections,
         latencyRunner: settings.runner,
         latencySettleSeconds: settings.settleSeconds,
+        profileSeconds: settings.profileSeconds,
         fixedRateFraction: 0.5,
         startupRuns: settings.startupRuns,
         rounds: settings.rounds,
@@ -269,6 +276,7 @@ function parseSettings(values: BenchValues): Settings {
     contenders: list('contenders', CONTENDERS, DEFAULT_CONTENDERS),
     rounds: number('rounds', 1, 1),
     keepTemp: values['keep-temp'] === true,
+    profileSeconds: number('profile-seconds', quick ? 2 : 5, 0),
   };
 }
 
@@ -331,6 +339,10 @@ async function runLoadScenario(
           await measureDirectAtSameRate(row, scenario, settings, env, upstream);
       }
     }
+    if (scenario.name === 'plain' && settings.profileSeconds > 0) {
+      const profile = await profileAgainstFloor(result, scenario, settings, env, upstream);
+      if (profile) result.profile = profile;
+    }
   } finally {
     await stop(upstream);
   }
@@ -348,6 +360,71 @@ async function runLoadScenario(
     if (baseline) row.ratioToBaseline = divide(own, rps(baseline.rows, row.contender));
   }
   return result;
+}
+
+/**
+ * Where Portico's time goes next to the floor's: each profiled over one more closed-loop run, the
+ * floor being the faster of the two by their median rounds (the one the 0.95 × target uses).
+ */
+async function profileAgainstFloor(
+  result: ScenarioResult,
+  scenario: Scenario,
+  settings: Settings,
+  env: Environment,
+  upstream: Started,
+): Promise<ScenarioResult['profile']> {
+  const medianRps = (name: ContenderName) => {
+    const rates = result.rows
+      .filter((row) => row.contender === name && row.status === 'ok')
+      .map((row) => row.wrk!.requestsPerSecond);
+    return rates.length > 0 ? median(rates) : undefined;
+  };
+  const floors = (['node-floor-dispatch', 'node-floor'] as const).filter(
+    (name) => medianRps(name) !== undefined,
+  );
+  const floor = floors.sort((a, b) => medianRps(b)! - medianRps(a)!)[0];
+  if (floor === undefined || medianRps('portico-1') === undefined) return undefined;
+  const contenders: ContenderName[] = ['portico-1', floor];
+  const seconds = settings.profileSeconds;
+  try {
+    const summaries = [];
+    for (const name of contenders) {
+      progress(`${scenario.name} / ${name}: CPU profile over ${seconds} s of wrk`);
+      summaries.push(
+        await profileContender(name, scenario, env, {
+          upstream,
+          seconds,
+          warmupSeconds: settings.warmupSeconds,
+          connections: settings.connections,
+        }),
+      );
+    }
+    return { seconds, contenders, summaries };
+  } catch (error) {
+    const reason = (error as Error).message;
+    console.log(`CPU profiles not taken: ${reason}`);
+    return { seconds, contenders, error: reason };
+  }
+}
+
+/** The profiles' summary: modules side by side, then Portico's own busiest functions. */
+function profileSection(profile: NonNullable<ScenarioResult['profile']>): string {
+  const [portico, floor] = profile.summaries ?? [];
+  if (portico === undefined || floor === undefined) return `CPU profiles not taken: ${profile.error ?? '?'}`;
+  const labels = [LABELS[profile.contenders[0]!], LABELS[profile.contenders[1]!]] as const;
+  const own = markdownTable(
+    [`${labels[0]}: own functions`, 'self µs per request'],
+    portico.ownFunctions.slice(0, 12).map((entry) => [entry.name, fixed(entry.micros, 2)]),
+  );
+  return [
+    `Where the time goes: self time per request in CPU profiles (\`node --cpu-prof\`) of ${profile.seconds} s of`,
+    `wrk each, taken after the rounds (${integer(portico.requests)} and ${integer(floor.requests)} requests;`,
+    'a profiled process runs somewhat slower than an unprofiled one).',
+    '',
+    profileComparisonTable(labels, [portico, floor]),
+    '',
+    own,
+  ].join('\n');
 }
 
 /**
