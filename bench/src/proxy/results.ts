@@ -80,8 +80,11 @@ export interface StartupRow {
 
 export interface Target {
   text: string;
-  /** `bound`: not a target, a measured limit the targets are read against (the Node floor). */
-  status: 'met' | 'missed' | 'not measured' | 'bound';
+  /**
+   * `bound`: not a target, a measured limit the targets are read against (the Node floor).
+   * `unsteady`: not a target, a warning that the machine's speed moved during the run.
+   */
+  status: 'met' | 'missed' | 'not measured' | 'bound' | 'unsteady';
   value: string;
 }
 

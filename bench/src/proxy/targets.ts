@@ -10,7 +10,7 @@ export function evaluateTargets(
   scenarios: readonly ScenarioResult[],
   startup: readonly StartupRow[],
 ): Target[] {
-  const targets: Target[] = [];
+  const targets: Target[] = unsteadyRounds(scenarios);
   const scenario = (name: string) => scenarios.find((result) => result.name === name);
   // The round whose closed-loop throughput is the median of the contender's rounds.
   const row = (result: ScenarioResult | undefined, name: ContenderName): Row | undefined => {
@@ -186,6 +186,39 @@ export function evaluateTargets(
         },
   );
   return targets;
+}
+
+/** Past this spread between a contender's fastest and slowest rounds, the run is flagged. */
+const STEADY_SPREAD = 0.25;
+
+/**
+ * A warning per scenario whose contenders' rounds disagree by more than STEADY_SPREAD in
+ * throughput: the machine changed speed during the run (other tenants, memory pressure), so ratios
+ * of medians read from it may not hold on another day.
+ */
+export function unsteadyRounds(scenarios: readonly ScenarioResult[]): Target[] {
+  const warnings: Target[] = [];
+  for (const result of scenarios) {
+    const spreads: string[] = [];
+    const names = [...new Set(result.rows.map((row) => row.contender))];
+    for (const name of names) {
+      const rates = result.rows
+        .filter((row) => row.contender === name && row.status === 'ok' && row.wrk !== undefined)
+        .map((row) => row.wrk!.requestsPerSecond);
+      if (rates.length < 2) continue;
+      const low = Math.min(...rates);
+      const high = Math.max(...rates);
+      if (low > 0 && high / low - 1 > STEADY_SPREAD)
+        spreads.push(`${name} ${low}–${high} req/s (+${Math.round((high / low - 1) * 100)} %)`);
+    }
+    if (spreads.length > 0)
+      warnings.push({
+        text: `${result.name}: rounds of one contender differ by more than ${STEADY_SPREAD * 100} % (the machine's speed moved; read the ratios with care)`,
+        status: 'unsteady',
+        value: spreads.join('; '),
+      });
+  }
+  return warnings;
 }
 
 function compare(
