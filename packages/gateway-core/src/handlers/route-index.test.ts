@@ -99,6 +99,18 @@ describe('RouteIndex', () => {
     expect(mixed.candidates('/nothing').map((r) => r.id)).toEqual([50]);
   });
 
+  it('merges any number of candidates (no spread of them as arguments)', () => {
+    const many = 150_000;
+    const routes = [
+      ...Array.from({ length: many }, (_, i) => ({ id: i, prefix: '/a' as string | undefined })),
+      ...Array.from({ length: many }, (_, i) => ({ id: many + i, prefix: i % 2 ? '/a/b' : undefined })),
+    ];
+    const index = new RouteIndex(routes, (r) => r.prefix);
+    const found = index.candidates('/a/b/c');
+    expect(found.length).toBe(2 * many);
+    expect(found.every((route, i) => route.id === i)).toBe(true);
+  });
+
   it('chooses exactly the route a scan of every condition chooses, for any routes and paths', () => {
     const segment = fc.constantFrom('api', 'v1', 'users', 'web', 'a', 'x.y');
     const path = fc.array(segment, { maxLength: 4 }).map((s) => `/${s.join('/')}`);

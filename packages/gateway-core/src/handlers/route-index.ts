@@ -159,18 +159,19 @@ export class RouteIndex<R> {
       const positions = node.positions;
       if (positions !== undefined) {
         if (only === undefined) only = node;
-        else (several ??= [...only.positions!]).push(...positions);
+        else {
+          several ??= only.positions!.slice();
+          for (const position of positions) several.push(position);
+        }
       }
       node = i < path.length ? node.next?.get(path[i]!) : undefined;
     }
     if (only === undefined) return this.#unindexedRoutes;
-    if (several === undefined) {
-      if (this.#unindexed.length === 0) return only.routes!;
-      several = [...only.positions!];
-    }
-    several.push(...this.#unindexed);
-    several.sort(ascending);
-    return several.map((p) => this.#routes[p]!);
+    if (several === undefined && this.#unindexed.length === 0) return only.routes!;
+    // Loops and concat, not push(...): a spread of many thousand arguments overflows the stack.
+    const merged = (several ?? only.positions!).concat(this.#unindexed);
+    merged.sort(ascending);
+    return merged.map((p) => this.#routes[p]!);
   }
 }
 
