@@ -271,6 +271,20 @@ describe('Request and Response in expressions', () => {
     expect(compile("${request.form['q'][1]}").evaluate(b)).toBe('2');
   });
 
+  it("reads a form whose one field repeats more often than a call's arguments may number", async () => {
+    const count = 200_000;
+    const request = new Request({
+      method: 'POST',
+      uri: '/p?a=first',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      entity: Array.from({ length: count }, (_, i) => `a=${i}`).join('&'),
+    });
+    await request.entity.bytes();
+    const values = request.form.a;
+    expect(values?.length).toBe(count + 1);
+    expect([values?.[0], values?.[1], values?.[count]]).toEqual(['first', '0', String(count - 1)]);
+  });
+
   it('gives responses a status object as the incumbents do', () => {
     const response = new Response({ status: 404 });
     const b = { response };

@@ -56,7 +56,11 @@ export class Request implements ElObject {
     const type = this.headers.get('content-type') ?? '';
     if (type.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
       const body = this.entity[EL_GET]('form') as Record<string, string[]> | undefined;
-      for (const [k, v] of Object.entries(body ?? {})) (form[k] ??= []).push(...v);
+      // A loop, not push(...v): a field repeated many thousand times would overflow the stack.
+      for (const [k, v] of Object.entries(body ?? {})) {
+        const values = (form[k] ??= []);
+        for (const value of v) values.push(value);
+      }
     }
     return form;
   }
