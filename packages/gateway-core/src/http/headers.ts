@@ -108,7 +108,9 @@ export class Headers implements ElObject {
       else this.#entries.set(key, { name, values: [value] });
       return this;
     }
-    if (entry) entry.values.push(...toValues(value));
+    // A loop, not push(...): an expression's list (a form field a client repeated) may be long enough
+    // to overflow the stack as arguments.
+    if (entry) for (const each of toValues(value)) entry.values.push(each);
     else this.set(name, value);
     return this;
   }

@@ -44,6 +44,17 @@ describe('Headers', () => {
     expect(h.delete('missing')).toBe(false);
   });
 
+  it('add appends a list of any length (no spread of it as arguments)', () => {
+    const h = new Headers({ A: '1' });
+    h.add(
+      'a',
+      Array.from({ length: 200_000 }, (_, i) => String(i)),
+    );
+    const values = h.getAll('a');
+    expect(values.length).toBe(200_001);
+    expect(values.at(-1)).toBe('199999');
+  });
+
   it('getAll returns a copy', () => {
     const h = new Headers({ A: '1' });
     h.getAll('A').push('2');
