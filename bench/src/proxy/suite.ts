@@ -41,7 +41,7 @@ import {
   waitFor200,
 } from './processes.ts';
 import { profileComparisonTable } from './profile.ts';
-import { profileContender } from './profile-run.ts';
+import { profileSideBySide } from './profile-run.ts';
 import {
   affinityOf,
   machineFacts,
@@ -363,8 +363,9 @@ async function runLoadScenario(
 }
 
 /**
- * Where Portico's time goes next to the floor's: each profiled over one more closed-loop run, the
- * floor being the faster of the two by their median rounds (the one the 0.95 × target uses).
+ * Where Portico's time goes next to the floor's: both profiled over one more closed-loop run, served
+ * at once on the same core, the floor being the faster of the two by their median rounds (the one
+ * the 0.95 × target uses).
  */
 async function profileAgainstFloor(
   result: ScenarioResult,
@@ -387,18 +388,16 @@ async function profileAgainstFloor(
   const contenders: ContenderName[] = ['portico-1', floor];
   const seconds = settings.profileSeconds;
   try {
-    const summaries = [];
-    for (const name of contenders) {
-      progress(`${scenario.name} / ${name}: CPU profile over ${seconds} s of wrk`);
-      summaries.push(
-        await profileContender(name, scenario, env, {
-          upstream,
-          seconds,
-          warmupSeconds: settings.warmupSeconds,
-          connections: settings.connections,
-        }),
-      );
-    }
+    progress(
+      `${scenario.name}: CPU profiles of ${contenders.join(' and ')}, side by side, over ${seconds} s of wrk`,
+    );
+    const summaries = await profileSideBySide(contenders, scenario, env, {
+      upstream,
+      seconds,
+      // Long enough for the request path to be optimised even in a --quick run.
+      warmupSeconds: Math.max(3, settings.warmupSeconds),
+      connections: settings.connections,
+    });
     return { seconds, contenders, summaries };
   } catch (error) {
     const reason = (error as Error).message;
@@ -417,9 +416,9 @@ function profileSection(profile: NonNullable<ScenarioResult['profile']>): string
     portico.ownFunctions.slice(0, 12).map((entry) => [entry.name, fixed(entry.micros, 2)]),
   );
   return [
-    `Where the time goes: self time per request in CPU profiles (\`node --cpu-prof\`) of ${profile.seconds} s of`,
-    `wrk each, taken after the rounds (${integer(portico.requests)} and ${integer(floor.requests)} requests;`,
-    'a profiled process runs somewhat slower than an unprofiled one).',
+    `Where the time goes: self time per request in CPU profiles (\`node --cpu-prof\`) of both, served at`,
+    `once on the same core after the rounds, ${profile.seconds} s of wrk each (${integer(portico.requests)} and`,
+    `${integer(floor.requests)} requests; a profiled process runs somewhat slower than an unprofiled one).`,
     '',
     profileComparisonTable(labels, [portico, floor]),
     '',
