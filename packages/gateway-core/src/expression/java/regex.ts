@@ -1153,12 +1153,10 @@ export function find(re: RegExp, s: string): RegExpExecArray | null {
  * asks only this, and the match array it would make is garbage at once).
  */
 export function isFound(re: RegExp, s: string): boolean {
-  if (isRe2RegExp(re)) {
-    const plain = re.nativeFor(s);
-    return plain ? isFound(plain, s) : re.matchFrom(s, 0) !== null;
-  }
-  // A regex without state flags: test() neither reads nor writes lastIndex.
-  if (!re.global && !re.sticky) return re.test(s);
+  // The native pattern that means the same for `s` (the pattern itself, or the linear engine's
+  // stand-in); test() on one without state flags neither reads nor writes lastIndex.
+  const native = isRe2RegExp(re) ? re.nativeFor(s) : re;
+  if (native !== undefined && !native.global && !native.sticky) return native.test(s);
   return find(re, s) !== null;
 }
 
