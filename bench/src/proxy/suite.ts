@@ -54,7 +54,7 @@ import {
 import { childrenMethod, TreeSampler } from './sampler.ts';
 import { SCENARIOS, type Scenario } from './scenarios.ts';
 import { DASH, fixed, integer, markdownTable, millis, ratio } from './table.ts';
-import { evaluateTargets, formatTargets } from './targets.ts';
+import { evaluateTargets, fasterFloor, formatTargets, medianRound } from './targets.ts';
 
 /** The options of `npm run bench -- --only proxy [...]` (run.ts merges them into its own). */
 export const PROXY_OPTIONS = {
@@ -374,17 +374,8 @@ async function profileAgainstFloor(
   env: Environment,
   upstream: Started,
 ): Promise<ScenarioResult['profile']> {
-  const medianRps = (name: ContenderName) => {
-    const rates = result.rows
-      .filter((row) => row.contender === name && row.status === 'ok')
-      .map((row) => row.wrk!.requestsPerSecond);
-    return rates.length > 0 ? median(rates) : undefined;
-  };
-  const floors = (['node-floor-dispatch', 'node-floor'] as const).filter(
-    (name) => medianRps(name) !== undefined,
-  );
-  const floor = floors.sort((a, b) => medianRps(b)! - medianRps(a)!)[0];
-  if (floor === undefined || medianRps('portico-1') === undefined) return undefined;
+  const floor = fasterFloor(result)?.contender;
+  if (floor === undefined || medianRound(result, 'portico-1') === undefined) return undefined;
   const contenders: ContenderName[] = ['portico-1', floor];
   const seconds = settings.profileSeconds;
   try {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ContenderName } from './contenders.ts';
 import type { WrkResult } from './load.ts';
 import type { Row, ScenarioResult } from './results.ts';
-import { evaluateTargets, unsteadyRounds } from './targets.ts';
+import { evaluateTargets, fasterFloor, unsteadyRounds } from './targets.ts';
 
 const wrk = (requestsPerSecond: number) => ({ requestsPerSecond }) as WrkResult;
 const row = (contender: ContenderName, requestsPerSecond: number, round: number): Row => ({
@@ -37,5 +37,24 @@ describe('unsteadyRounds', () => {
     const steady = plain([row('portico-1', 16000, 1), row('portico-1', 17000, 2), row('nginx', 50000, 1)]);
     expect(unsteadyRounds([steady])).toEqual([]);
     expect(evaluateTargets([steady], []).some((target) => target.status === 'unsteady')).toBe(false);
+  });
+});
+
+describe('fasterFloor', () => {
+  it('is the faster of the two floors by their median rounds, the one the floor target reads', () => {
+    const result = plain([
+      row('node-floor', 30000, 1),
+      row('node-floor-dispatch', 21000, 1),
+      row('node-floor', 15000, 2),
+      row('node-floor-dispatch', 22000, 2),
+      row('node-floor', 16000, 3),
+      row('node-floor-dispatch', 20000, 3),
+      row('portico-1', 17000, 1),
+    ]);
+    expect(fasterFloor(result)?.contender).toBe('node-floor-dispatch');
+    expect(fasterFloor(result)?.wrk?.requestsPerSecond).toBe(21000);
+    const target = evaluateTargets([result], []).find((t) => t.text.includes('0.95 × the Node floor'));
+    expect(target?.text).toContain('(node-floor-dispatch)');
+    expect(fasterFloor(plain([row('portico-1', 1, 1)]))).toBeUndefined();
   });
 });

@@ -12,27 +12,15 @@ export function evaluateTargets(
 ): Target[] {
   const targets: Target[] = unsteadyRounds(scenarios);
   const scenario = (name: string) => scenarios.find((result) => result.name === name);
-  // The round whose closed-loop throughput is the median of the contender's rounds.
-  const row = (result: ScenarioResult | undefined, name: ContenderName): Row | undefined => {
-    const rows = (result?.rows ?? []).filter(
-      (candidate) => candidate.contender === name && candidate.status === 'ok',
-    );
-    const sorted = rows.sort((a, b) => (a.wrk?.requestsPerSecond ?? 0) - (b.wrk?.requestsPerSecond ?? 0));
-    return sorted[Math.floor((sorted.length - 1) / 2)];
-  };
+  const row = medianRound;
   const plain = scenario('plain');
   const portico = row(plain, 'portico-1');
   const nginx = row(plain, 'nginx');
   const openig = row(plain, 'openig');
   const rps = (candidate: Row | undefined) => candidate?.wrk?.requestsPerSecond;
 
-  // The floor is the faster of the two least-work Node proxies measured (undici's request API, or
-  // its dispatch API).
-  const floors = [row(plain, 'node-floor'), row(plain, 'node-floor-dispatch')].filter(
-    (candidate): candidate is Row => rps(candidate) !== undefined,
-  );
-  const floor = floors.sort((a, b) => rps(b)! - rps(a)!)[0];
-  for (const candidate of floors) {
+  const floor = fasterFloor(plain);
+  for (const candidate of floorRounds(plain)) {
     if (rps(nginx) === undefined) break;
     // What a Node.js proxy doing nothing else reaches here: the ceiling for any gateway on Node.
     targets.push({
@@ -186,6 +174,27 @@ export function evaluateTargets(
         },
   );
   return targets;
+}
+
+/** The round whose closed-loop throughput is the median of the contender's rounds (the lower of two). */
+export function medianRound(result: ScenarioResult | undefined, name: ContenderName): Row | undefined {
+  const rows = (result?.rows ?? []).filter(
+    (candidate) => candidate.contender === name && candidate.status === 'ok',
+  );
+  const sorted = rows.sort((a, b) => (a.wrk?.requestsPerSecond ?? 0) - (b.wrk?.requestsPerSecond ?? 0));
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+/** The median rounds of the two least-work Node proxies measured (undici's request API, or its dispatch API). */
+function floorRounds(result: ScenarioResult | undefined): Row[] {
+  return [medianRound(result, 'node-floor'), medianRound(result, 'node-floor-dispatch')].filter(
+    (candidate): candidate is Row => candidate?.wrk?.requestsPerSecond !== undefined,
+  );
+}
+
+/** The floor the targets read: the faster of the two by their median rounds. */
+export function fasterFloor(result: ScenarioResult | undefined): Row | undefined {
+  return floorRounds(result).sort((a, b) => b.wrk!.requestsPerSecond - a.wrk!.requestsPerSecond)[0];
 }
 
 /** Past this spread between a contender's fastest and slowest rounds, the run is flagged. */
