@@ -58,8 +58,10 @@ describe('cluster mode', () => {
     expect(gw.output()).toContain('with 2 workers');
     const pids = new Map<number, number>();
     // New connections are handed to the workers in turn; a second worker may still be starting for
-    // the first few, so keep asking (bounded) until both have answered, then some more.
-    for (let i = 0; i < 200 && (pids.size < 2 || i < 40); i++) {
+    // the first few (on a loaded machine for longer than 200 requests take), so keep asking until
+    // both have answered or 20 s have passed, and at least 40 times.
+    const until = Date.now() + 20_000;
+    for (let i = 0; (pids.size < 2 && Date.now() < until) || i < 40; i++) {
       const info = await json<{ pid: number }>(`${gw.url}/openig/api/info`);
       expect(info.status).toBe(200);
       pids.set(info.body.pid, (pids.get(info.body.pid) ?? 0) + 1);
