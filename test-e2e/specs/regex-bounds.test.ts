@@ -29,6 +29,12 @@ describe('regular expressions against hostile input, through portico start', () 
           "${request.uri.path == '/supplied' and matches(request.headers['X-In'][0], request.headers['X-Pattern'][0])}",
         handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'matched' } },
       },
+      // A whole-input match of a multiline pattern: its anchored form must stay linear too.
+      'config/routes/40-whole.json': {
+        name: '40-whole',
+        condition: "${request.uri.path == '/whole' and request.headers['X-Re'][0].matches('(?m)(a|aa)+')}",
+        handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'matched' } },
+      },
       'config/routes/99-rest.json': {
         name: '99-rest',
         handler: { type: 'StaticResponseHandler', config: { status: 404, entity: 'no match' } },
@@ -46,6 +52,7 @@ describe('regular expressions against hostile input, through portico start', () 
     ['/case', { 'X-Re': hostile }],
     ['/supplied', { 'X-In': hostile, 'X-Pattern': '^(a+)+$' }],
     ['/supplied', { 'X-In': hostile, 'X-Pattern': '(?i)(a|aa)+$' }],
+    ['/whole', { 'X-Re': hostile }],
   ])('%s with %j is answered, and so is the next request', async (path, headers) => {
     const started = Date.now();
     const reply = await send(`${gw.url}${path}`, { headers, timeoutMs: 10_000 });

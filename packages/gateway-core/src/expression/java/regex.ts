@@ -1125,9 +1125,12 @@ export function fullMatch(re: RegExp, s: string): boolean {
   }
   let anchored = anchoredVariants.get(re);
   if (anchored === undefined) {
-    const flags = withoutStateFlags(re);
-    const source = flags.includes('m') ? `(?<![\\s\\S])(?:${re.source})(?![\\s\\S])` : `^(?:${re.source})$`;
-    anchored = new RegExp(source, flags);
+    // Anchored by `^` and `$` without the m flag, also for a multiline pattern: the translation writes
+    // every multiline anchor out (caret, dollar, startAnchor), so m changes nothing in its source, and
+    // anchoring with look-arounds instead kept V8's linear engine from taking over a backtracking
+    // match (`(?m)(a|aa)+b` on 28 a and a `c`: six seconds).
+    const flags = withoutStateFlags(re).replace('m', '');
+    anchored = new RegExp(`^(?:${re.source})$`, flags);
     anchoredVariants.set(re, anchored);
   }
   return anchored.test(s);
