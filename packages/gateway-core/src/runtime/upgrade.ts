@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { Context, type UpgradeContext } from '../context/context.ts';
 import { isPorticoError } from '../errors.ts';
+import type { Entity } from '../http/entity.ts';
 import { FieldNameSet } from '../http/field-names.ts';
 import { responseHead } from '../http/header-validation.ts';
 import { forEachFieldOf } from '../http/headers.ts';
@@ -44,7 +45,33 @@ export async function handleUpgrade(
   }
   // A handler that took over the socket (a WebSocket proxy) has answered on it already.
   if (upgrade.claimed) return;
-  const body = response.entity.isBuffered ? await response.entity.bytes() : Buffer.alloc(0);
+  try {
+    await answerWith(socket, response, context, logger);
+  } finally {
+    // Spill files of bodies kept by the temporary storage: nothing else removes them on this path.
+    await Promise.all([dispose(request, logger), dispose(response, logger)]);
+  }
+}
+
+/** Writes the handler's response to the socket as a plain answer, and closes the connection. */
+async function answerWith(
+  socket: Socket,
+  response: Response,
+  context: Context,
+  logger: Logger,
+): Promise<void> {
+  let body: Buffer;
+  try {
+    body = response.entity.isBuffered ? await response.entity.bytes() : Buffer.alloc(0);
+  } catch (error) {
+    // A kept body larger than may be read into memory: a rejection here would end the process (the
+    // server's upgrade listener does not wait on this promise), so it is answered and logged.
+    logger.error('the response body cannot be read for the upgrade answer', {
+      transactionId: context.transactionId,
+      ...(isPorticoError(error) ? error.toJSON() : { error: String(error) }),
+    });
+    return answerUpgrade(socket, 500, 'Internal Server Error');
+  }
   response.entity.discard();
   const raw: string[] = [];
   forEachFieldOf(response.headers, (name, value) => {
@@ -63,6 +90,16 @@ export async function handleUpgrade(
     return answerUpgrade(socket, 500, 'Internal Server Error');
   }
   socket.end(Buffer.concat([Buffer.from(written, 'latin1'), body]));
+}
+
+/** Removes a message's spill file, if it has one; a failure is logged, never thrown. */
+async function dispose(message: Request | Response, logger: Logger): Promise<void> {
+  try {
+    // (A plugin's own entity object may lack the method.)
+    await (message.entity as Partial<Entity>).dispose?.();
+  } catch (error) {
+    logger.warn('a body could not be removed', { error: String(error) });
+  }
 }
 
 /** A plain answer written straight to the socket, which is then closed. */
