@@ -23,12 +23,16 @@ afterEach(async () => {
 });
 
 /** A server whose upgrades go to handleUpgrade; `outcomes` gets how each one's promise settled. */
-async function serveUpgrades(handler: Handler, outcomes: Promise<string>[]): Promise<number> {
+async function serveUpgrades(
+  handler: Handler,
+  outcomes: Promise<string>[],
+  logger = createMemoryLogger(),
+): Promise<number> {
   const server = http.createServer();
   servers.push(server);
   server.on('upgrade', (req, socket, head) => {
     outcomes.push(
-      handleUpgrade(req, socket as net.Socket, head, { handler, logger: createMemoryLogger() }).then(
+      handleUpgrade(req, socket as net.Socket, head, { handler, logger }).then(
         () => 'resolved',
         (error: unknown) => `rejected: ${String(error)}`,
       ),
@@ -91,5 +95,26 @@ describe('an upgrade that no handler takes over is answered with the handler’s
     expect(answer).toContain('\r\n\r\nnot upgraded, but here is a body');
     expect(await Promise.all(outcomes)).toEqual(['resolved']);
     expect(readdirSync(directory)).toEqual([]);
+  });
+
+  it('a failure nothing answered (a plugin response whose fields cannot be read): logged, the connection closed, never a rejection', async () => {
+    const logger = createMemoryLogger();
+    const handler: Handler = {
+      async handle() {
+        const response = new Response({ status: 200 });
+        Object.defineProperty(response, 'headers', {
+          get() {
+            throw new Error('no fields here');
+          },
+        });
+        return response;
+      },
+    };
+    const outcomes: Promise<string>[] = [];
+    const port = await serveUpgrades(handler, outcomes, logger);
+    const answer = await upgradeRequest(port);
+    expect(answer).toBe('');
+    expect(await Promise.all(outcomes)).toEqual(['resolved']);
+    expect(logger.records.map((record) => record.message)).toContain('an upgrade request failed');
   });
 });

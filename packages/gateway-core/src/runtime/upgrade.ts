@@ -20,7 +20,22 @@ const REGENERATED_ON_UPGRADE = new FieldNameSet(['connection', 'content-length',
  * socket from `contexts.upgrade`; when none does, the handler's answer is written to the socket as a
  * plain response and the connection closed. (The server's reserved prefix is checked before this.)
  */
-export async function handleUpgrade(
+export function handleUpgrade(
+  req: IncomingMessage,
+  socket: Socket,
+  head: Buffer,
+  options: { handler: Handler; logger: Logger },
+): Promise<void> {
+  // Never rejects: a node:http server's 'upgrade' listener does not wait on the promise, so a
+  // rejection would end the process. What the handling below did not answer is logged, and the
+  // connection closed.
+  return serveUpgrade(req, socket, head, options).catch((error: unknown) => {
+    options.logger.error('an upgrade request failed', { path: req.url, error: String(error) });
+    socket.destroy();
+  });
+}
+
+async function serveUpgrade(
   req: IncomingMessage,
   socket: Socket,
   head: Buffer,
