@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import { type Context, compile, Request, Response } from '@portico/gateway-core';
+import { type Context, compile, ErrorCode, isPorticoError, Request, Response } from '@portico/gateway-core';
 import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type EntityExtractFilter } from './index.ts';
@@ -159,6 +159,31 @@ describe('EntityExtractFilter', () => {
         'Content-Encoding': 'gzip',
       });
       expect(extracted.k).toBe('abc');
+    });
+
+    // A few kilobytes of gzip can stand for gigabytes: decoding is bounded like a body read whole.
+    it('a body that decodes to more than the buffered-body limit is refused (ENTITY_TOO_LARGE), not decoded on', async () => {
+      const filter = await filterFrom(onRequest([{ key: 'k', pattern: 'token=(\\w+)', template: '$1' }]));
+      const bomb = gzipSync(Buffer.alloc(11 * 1024 * 1024, 'a'));
+      expect(bomb.length).toBeLessThan(64 * 1024);
+      const failure = await extractFromRequest(filter, bomb, { 'Content-Encoding': 'gzip' }).catch(
+        (error: unknown) => error,
+      );
+      expect(isPorticoError(failure, ErrorCode.ENTITY_TOO_LARGE)).toBe(true);
+    });
+
+    it('undoes up to five stacked codings; more are not decoded, and every key is null', async () => {
+      const filter = await filterFrom(onRequest([{ key: 'k', pattern: 'token=(\\w+)', template: '$1' }]));
+      const stacked = (times: number) => {
+        let body: Buffer = Buffer.from('token=abc');
+        for (let i = 0; i < times; i++) body = gzipSync(body);
+        return body;
+      };
+      const codings = (times: number) => Array(times).fill('gzip').join(', ');
+      const five = await extractFromRequest(filter, stacked(5), { 'Content-Encoding': codings(5) });
+      expect(five.extracted.k).toBe('abc');
+      const six = await extractFromRequest(filter, stacked(6), { 'Content-Encoding': codings(6) });
+      expect(six.extracted.k).toBeNull();
     });
 
     it('finds a match in a line longer than the search window', async () => {

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import {
   bindingsFor,
@@ -76,7 +76,11 @@ export class EntityExtractFilter implements Filter {
     const decoder = charsetStreamDecoder(this.#charsetOf(message));
     let source: Readable | null = null;
     try {
-      source = decoded(message.entity.stream(), message.headers.get('content-encoding'));
+      source = decoded(
+        message.entity.stream(),
+        message.headers.get('content-encoding'),
+        message.entity.maxBytes,
+      );
       if (source && decoder) await extractByLine(source, decoder, extractions, values, MAX_LINE_CHARS);
     } catch (error) {
       if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) throw error;
@@ -96,15 +100,28 @@ export class EntityExtractFilter implements Filter {
   }
 }
 
-/** The body as its sender meant it: gzip, deflate and br are undone; an unknown coding is an error. */
-function decoded(stream: Readable | null, contentEncoding: string | undefined): Readable | null {
+/** More stacked content codings than any sender needs: each would be a decompressor of its own. */
+const MAX_CODINGS = 5;
+
+/**
+ * The body as its sender meant it: gzip, deflate and br are undone; an unknown coding is an error.
+ * A few kilobytes of gzip can stand for gigabytes, so what decoding yields is bounded as a body read
+ * whole is, by `maxBytes` (the message's buffered-body limit): past it, ENTITY_TOO_LARGE.
+ */
+function decoded(
+  stream: Readable | null,
+  contentEncoding: string | undefined,
+  maxBytes: number,
+): Readable | null {
   if (!stream) return null;
   const codings = (contentEncoding ?? '')
     .split(',')
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c && c !== 'identity')
     .reverse();
-  let out = stream;
+  if (codings.length === 0) return stream;
+  if (codings.length > MAX_CODINGS) throw new Error(`more than ${MAX_CODINGS} content codings`);
+  const steps: Readable[] = [stream];
   for (const coding of codings) {
     const step =
       coding === 'gzip' || coding === 'x-gzip'
@@ -115,10 +132,37 @@ function decoded(stream: Readable | null, contentEncoding: string | undefined): 
             ? createBrotliDecompress()
             : undefined;
     if (!step) throw new Error(`the content coding '${coding}' is not supported`);
-    out.on('error', (error) => step.destroy(error));
-    out = out.pipe(step);
+    steps.push(step);
   }
+  steps.push(atMost(maxBytes));
+  for (let i = 1; i < steps.length; i++) {
+    const from = steps[i - 1]!;
+    const to = steps[i] as Transform;
+    from.on('error', (error) => to.destroy(error));
+    from.pipe(to);
+  }
+  const out = steps[steps.length - 1]!;
+  // Whoever reads the result destroys it when done: the decompressors before it go with it.
+  out.once('close', () => {
+    for (const step of steps) step.destroy();
+  });
   return out;
+}
+
+/** Passes bytes through until more than `maxBytes` have come, then fails with ENTITY_TOO_LARGE. */
+function atMost(maxBytes: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      if (seen <= maxBytes) return callback(null, chunk);
+      callback(
+        new PorticoError(ErrorCode.ENTITY_TOO_LARGE, `the decoded body is larger than ${maxBytes} bytes`, {
+          expected: `a body that decodes to at most ${maxBytes} bytes`,
+        }),
+      );
+    },
+  });
 }
 
 /** A Java regular expression, compiled when the configuration loads; errors name their JSON path. */
