@@ -4,6 +4,7 @@ import { ErrorCode, PorticoError } from '../errors.ts';
 import { EL_GET, EL_SET, type ElObject } from '../expression/access.ts';
 import { toText } from '../expression/coercion.ts';
 import type { BodySource } from './body-source.ts';
+import { decodeStrictly } from './percent-decoding.ts';
 import type { StoredBody, TemporaryStorage } from './temporary-storage.ts';
 
 /** Default bound on a body read into memory (a filter that needs the whole body); 413 past it. */
@@ -290,11 +291,8 @@ export function parseForm(text: string): Record<string, string[]> {
 
 function formDecode(text: string): string {
   const spaced = text.replace(/\+/g, ' ');
-  try {
-    return decodeURIComponent(spaced);
-  } catch {
-    return spaced;
-  }
+  // A field that does not decode is kept as it came.
+  return decodeStrictly(spaced) ?? spaced;
 }
 
 // Objects of these classes cross package boundaries (plugins make and read them): one identity for

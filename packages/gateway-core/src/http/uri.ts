@@ -2,6 +2,7 @@ import { brandClass } from '../brand.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { EL_SET, type ElObject } from '../expression/access.ts';
 import { toNumber, toText } from '../expression/coercion.ts';
+import { decodeLeniently } from './percent-decoding.ts';
 
 /** RFC 3986 appendix B: scheme, authority, path, query, fragment. */
 /** Whitespace and control characters: never part of a URI. */
@@ -14,20 +15,7 @@ const AUTHORITY = /^(?:([^@]*)@)?(\[[^\]]*\]|[^:]*)(?::(\d*))?$/;
 const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443, ws: 80, wss: 443 };
 
 /** Percent-decoding that leaves malformed sequences as they are instead of failing. */
-function decode(raw: string): string {
-  if (!raw.includes('%')) return raw;
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
-      try {
-        return decodeURIComponent(run);
-      } catch {
-        return run;
-      }
-    });
-  }
-}
+const decode = decodeLeniently;
 
 /** An encoded slash, in either case: data inside a segment, never a separator. */
 const ENCODED_SLASH = /%2f/i;
