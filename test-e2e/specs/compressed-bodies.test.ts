@@ -1,15 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
+import { instanceDirectory, peakRssOf, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { send } from '../support/http.ts';
 
 /** The entity limit of this instance (admin.json `limits.maxBufferedBodySize`). */
 const LIMIT = 1024 * 1024;
-
-/** The highest resident memory a process has had (VmHWM), in bytes. */
-const peakRss = (pid: number) =>
-  Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
 
 const gzipped = (times: number, body: Buffer) => {
   let out = body;
@@ -81,10 +76,10 @@ describe('compressed request bodies searched by a filter, through portico start'
   it('a Content-Encoding naming gzip thousands of times makes no decompressor per name', async () => {
     const names = Array(3000).fill('gzip').join(',');
     const body = gzipped(6, Buffer.from('token=deep'));
-    const peakBefore = peakRss(gw.process.pid!);
+    const peakBefore = peakRssOf(gw.process.pid!);
     const replies = await Promise.all(Array.from({ length: 20 }, () => post(body, names)));
     expect(replies.map((reply) => `${reply.status} ${reply.text}`)).toEqual(Array(20).fill('200 token: '));
-    expect(peakRss(gw.process.pid!) - peakBefore).toBeLessThan(100 * 1024 * 1024);
+    expect(peakRssOf(gw.process.pid!) - peakBefore).toBeLessThan(100 * 1024 * 1024);
     expect((await post(gzipSync('token=after'), 'gzip')).text).toBe('token: after');
   });
 });

@@ -90,6 +90,11 @@ export async function startGateway(
   };
 }
 
+/** The highest resident memory a process has had (VmHWM), in bytes. */
+export function peakRssOf(pid: number): number {
+  return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
+}
+
 /** The resident memory of a process and all its descendants (cluster workers), in bytes. */
 function rssOf(pid: number): number {
   let total = 0;

@@ -141,6 +141,20 @@ describe('ThrottlingFilter', () => {
     await heap.destroy();
   });
 
+  it('keeps at most maxPartitions in memory, and warns (once a minute at most) when it drops live ones', async () => {
+    const { filter, logger } = filterFrom({
+      requestGroupingPolicy: "${request.headers['X-Client'][0]}",
+      rate: { numberOfRequests: 1, duration: '1 hour' },
+      maxPartitions: 32,
+    });
+    const throttle = await filter;
+    for (let i = 0; i < 500; i++) await send(throttle, { 'X-Client': `client-${i}` });
+    expect(throttle.partitions).toBeLessThanOrEqual(32);
+    const warnings = logger.records.filter((record) => record.message.includes('maxPartitions'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.data).toMatchObject({ filter: 'Throttle', maxPartitions: 32 });
+  });
+
   afterEach(() => {
     vi.useRealTimers();
   });
@@ -152,6 +166,13 @@ describe('ThrottlingFilter configuration', () => {
       rate: { numberOfRequests: 1, duration: '1s' },
     });
     expect(config.cleaningInterval.toString()).toBe('5 seconds');
+  });
+
+  it('keeps 100,000 partitions in memory at most by default', () => {
+    const config = parseConfig(ThrottlingFilterHeaplet.config, {
+      rate: { numberOfRequests: 1, duration: '1s' },
+    });
+    expect(config.maxPartitions).toBe(100_000);
   });
 
   it('accepts the incumbent settings strategy "bursty" and executor', async () => {
@@ -187,6 +208,7 @@ describe('ThrottlingFilter configuration', () => {
       '$.heap[0].config.cleaningInterval',
     ],
     [{ rate: { numberOfRequests: 1, duration: '1s' }, strategy: 'fixed' }, '$.heap[0].config.strategy'],
+    [{ rate: { numberOfRequests: 1, duration: '1s' }, maxPartitions: 0 }, '$.heap[0].config.maxPartitions'],
     [
       { rate: { numberOfRequests: 1, duration: '1s' }, requestGroupingPolicy: '${oops(' },
       '$.heap[0].config.requestGroupingPolicy',

@@ -19,6 +19,7 @@ import {
 import {
   type BucketStore,
   type Consumption,
+  DEFAULT_MAX_BUCKETS,
   MemoryBucketStore,
   RedisBucketStore,
   retryAfterSeconds,
@@ -202,6 +203,8 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
       executor: s.any().optional(),
       strategy: s.enumOf(['bursty'] as const).optional(),
       redis: redisSchema.optional(),
+      // Portico's own: the partitions kept in memory at most (a key may come from the request).
+      maxPartitions: s.integer({ min: 1 }).default(DEFAULT_MAX_BUCKETS),
     })
     .refine(
       (config) =>
@@ -218,7 +221,20 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
         : requirePolicy(config.throttlingRatePolicy, {
             jsonPath: childPath(childPath(jsonPath, 'config'), 'throttlingRatePolicy'),
           });
-    const owned: Resources = { store: new MemoryBucketStore() };
+    let warned = Number.NEGATIVE_INFINITY;
+    const onEvicted = (count: number) => {
+      // Once a minute at most: under a flood of new partitions this would be every few requests.
+      if (performance.now() - warned < 60_000) return;
+      warned = performance.now();
+      logger.warn('throttling partitions dropped before they were idle: more than maxPartitions are in use', {
+        filter: name,
+        maxPartitions: config.maxPartitions,
+        dropped: count,
+      });
+    };
+    const owned: Resources = {
+      store: new MemoryBucketStore({ maxBuckets: config.maxPartitions, onEvicted }),
+    };
     if (config.redis) {
       owned.redis = await acquireRedis(config.redis.uri, config.redis.timeout.toMillis());
       owned.store = new RedisBucketStore({

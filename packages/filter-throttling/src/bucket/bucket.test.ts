@@ -216,6 +216,45 @@ describe('the memory store', () => {
     // A dropped bucket comes back full, as it would have been.
     expect(store.consume('short', rate(1, '1 second')).admitted).toBe(true);
   });
+
+  // A partition key may be any header's value: a client sending a new one with each request made a
+  // bucket kept for a whole period each (an hour's period at 5,000 requests a second: 18 million).
+  it('keeps at most maxBuckets: idle ones go first, then the oldest made, a sixteenth at once', () => {
+    const clock = manualClock();
+    const evictions: number[] = [];
+    const store = new MemoryBucketStore({
+      clock,
+      maxBuckets: 64,
+      onEvicted: (count) => evictions.push(count),
+    });
+    const hour = rate(1, '1 hour');
+    store.consume('idle', rate(1, '1 second'));
+    store.consume('held', hour);
+    clock.advance(SECOND);
+    for (let i = 0; i < 62; i++) store.consume(`flood-${i}`, hour);
+    expect(store.size).toBe(64);
+    // A new one: the idle bucket goes (not an eviction: it was full anyway), then the oldest made
+    // until a sixteenth of 64 is free, 'held' among them; it starts full again.
+    store.consume('flood-62', hour);
+    expect(store.size).toBe(61);
+    expect(evictions).toEqual([3]);
+    expect(store.consume('held', hour).admitted).toBe(true);
+    // 'held' and two more fit without another scan.
+    for (let i = 63; i < 65; i++) store.consume(`flood-${i}`, hour);
+    expect(evictions).toEqual([3]);
+    for (let i = 0; i < 10_000; i++) store.consume(`more-${i}`, hour);
+    expect(store.size).toBeLessThanOrEqual(64);
+  });
+
+  it('keeps partition keys of at most 32 Mi characters in all', () => {
+    const store = new MemoryBucketStore({ clock: manualClock(), maxBuckets: 1_000_000 });
+    const hour = rate(1, '1 hour');
+    // 16 KB keys, as long as a header value can be: 4,000 of them would be 64 Mi characters.
+    const key = (i: number) => `${i}:`.padEnd(16 * 1024, 'k');
+    for (let i = 0; i < 4000; i++) store.consume(key(i), hour);
+    expect(store.size).toBeLessThanOrEqual(2048);
+    expect(store.size).toBeGreaterThan(1800);
+  });
 });
 
 describe('rates', () => {

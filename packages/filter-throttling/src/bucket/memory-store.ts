@@ -7,26 +7,49 @@ interface Bucket extends BucketLevel {
   rate: BucketRate;
 }
 
+/** How many partitions a store keeps at most, unless told otherwise. */
+export const DEFAULT_MAX_BUCKETS = 100_000;
+/** The characters of partition keys a store keeps at most: a key can be any header's value. */
+const MAX_KEY_CHARACTERS = 32 * 1024 * 1024;
+
 /**
  * Token buckets in this process's memory: exact and cheap, but each process (and each worker of
  * `--workers N`) has its own. `clean()` drops buckets idle for a whole period, which are full and
  * so no different from absent ones.
+ *
+ * A partition key may come from the request (a header, a claim), so a client can make a new bucket
+ * with every request, and each is kept for a whole period. The store is bounded: past `maxBuckets`
+ * buckets, or 32 Mi characters of keys, the idle ones are dropped and, if that is not enough, the
+ * oldest made, as nginx's `limit_req` zone does with its least recently used states. A dropped bucket
+ * that was not full starts full again; `onEvicted` hears of those.
  */
 export class MemoryBucketStore implements BucketStore {
   readonly #buckets = new Map<string, Bucket>();
   readonly #clock: Clock;
+  readonly #maxBuckets: number;
+  readonly #onEvicted: ((count: number) => void) | undefined;
+  #keyCharacters = 0;
 
-  constructor(options: { clock?: Clock } = {}) {
+  constructor(options: { clock?: Clock; maxBuckets?: number; onEvicted?: (count: number) => void } = {}) {
     this.#clock = options.clock ?? monotonicClock;
+    this.#maxBuckets = options.maxBuckets ?? DEFAULT_MAX_BUCKETS;
+    this.#onEvicted = options.onEvicted;
   }
 
   consume(key: string, rate: BucketRate, tokens = 1): Consumption {
     checkTokens(tokens);
     const now = this.#clock();
     let bucket = this.#buckets.get(key);
-    if (bucket === undefined || !sameRate(bucket.rate, rate)) {
+    if (bucket === undefined) {
+      if (this.#buckets.size >= this.#maxBuckets || this.#keyCharacters + key.length > MAX_KEY_CHARACTERS)
+        this.#makeRoom(now, key.length);
       bucket = { level: fullLevel(rate), at: now, rate };
       this.#buckets.set(key, bucket);
+      this.#keyCharacters += key.length;
+    } else if (!sameRate(bucket.rate, rate)) {
+      bucket.level = fullLevel(rate);
+      bucket.at = now;
+      bucket.rate = rate;
     } else {
       refill(bucket, rate, now);
     }
@@ -35,20 +58,45 @@ export class MemoryBucketStore implements BucketStore {
 
   /** Drops the buckets that have been idle for at least their period; returns how many. */
   clean(): number {
-    const now = this.#clock();
+    return this.#dropIdle(this.#clock());
+  }
+
+  /** How many buckets are kept. */
+  get size(): number {
+    return this.#buckets.size;
+  }
+
+  #dropIdle(now: number): number {
     let dropped = 0;
     for (const [key, bucket] of this.#buckets) {
       if (now - bucket.at >= bucket.rate.periodMicros) {
-        this.#buckets.delete(key);
+        this.#delete(key);
         dropped++;
       }
     }
     return dropped;
   }
 
-  /** How many buckets are kept. */
-  get size(): number {
-    return this.#buckets.size;
+  /**
+   * Room for a new key: the idle buckets go, then the oldest made, until a sixteenth of each limit
+   * is free, so that the scan is paid once per that many new partitions, not once per request.
+   */
+  #makeRoom(now: number, incoming: number): void {
+    this.#dropIdle(now);
+    const maxBuckets = this.#maxBuckets - Math.ceil(this.#maxBuckets / 16);
+    const maxCharacters = MAX_KEY_CHARACTERS - MAX_KEY_CHARACTERS / 16 - incoming;
+    let evicted = 0;
+    for (const key of this.#buckets.keys()) {
+      if (this.#buckets.size <= maxBuckets && this.#keyCharacters <= maxCharacters) break;
+      this.#delete(key);
+      evicted++;
+    }
+    if (evicted > 0) this.#onEvicted?.(evicted);
+  }
+
+  #delete(key: string): void {
+    this.#buckets.delete(key);
+    this.#keyCharacters -= key.length;
   }
 }
 
