@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
-import { type Reply, send } from '../support/http.ts';
+import { type Reply, send, waitFor } from '../support/http.ts';
 import { chainRoute } from '../support/routes.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
@@ -193,6 +193,22 @@ describe('JwtSession through portico start', () => {
     expect(setCookies(reply)).toEqual(['openig-jwt-session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax']);
     expect(jar.cookies.has('openig-jwt-session')).toBe(false);
     expect(gw.output()).toContain('a JWT session cookie was refused and reset');
+  });
+
+  it('reads at most four session cookies of a request: 500 of them cost four refusals, not 500', async () => {
+    const refusals = () =>
+      gw
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('a JWT session cookie was refused')).length;
+    const before = refusals();
+    const cookies = Array.from({ length: 500 }, (_, i) => `openig-jwt-session=x.${i}.y.z.w`).join('; ');
+    const reply = await send(`${gw.url}/app`, { headers: { Cookie: cookies } });
+    expect(reply.status).toBe(200);
+    await waitFor('the refusals logged', () => refusals() - before >= 4 || undefined);
+    // Time for any further ones to reach the log.
+    await sleep(500);
+    expect(refusals() - before).toBe(4);
   });
 
   it('removes the cookie when the session is emptied (logout)', async () => {

@@ -132,6 +132,25 @@ describe('JwtSession round trip', () => {
 });
 
 describe('JwtSession refuses cookies it cannot trust', () => {
+  it('reads at most four cookies of its name per request (each may be an RSA decryption and a warning)', async () => {
+    const { session, logger } = await sessionFrom({ sharedSecret: SECRET });
+    const { cookie } = await exchange(session, undefined, write({ n: 7 }));
+    const garbage = Array.from({ length: 500 }, (_, i) => `openig-jwt-session=bad.${i}.x.y.z`).join('; ');
+    let read: unknown;
+    await exchange(session, `${garbage}; ${cookie}`, (s) => {
+      read = s.n;
+    });
+    expect(read).toBeUndefined();
+    expect(
+      logger.records.filter((r) => r.message === 'a JWT session cookie was refused and reset'),
+    ).toHaveLength(4);
+    // Within the first four, the valid one is still found.
+    await exchange(session, `openig-jwt-session=a.b.c.d.e; openig-jwt-session=f.g.h.i.j; ${cookie}`, (s) => {
+      read = s.n;
+    });
+    expect(read).toBe(7);
+  });
+
   it('resets a tampered cookie: empty session, cookie removed, a warning', async () => {
     const { session, logger } = await sessionFrom({ sharedSecret: SECRET });
     const { cookie } = await exchange(session, undefined, write({ role: 'user' }));

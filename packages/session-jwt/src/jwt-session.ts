@@ -45,6 +45,13 @@ export interface JwtSessionSettings {
  * does not decrypt (tampered, or made with another key) or has expired is ignored and removed: the
  * request starts with an empty session. A session too large for a cookie is an error, never cut.
  */
+/**
+ * Cookies of the session's name read at most per request. A browser sends one per path and domain
+ * that set it, rarely more than two; each read may be an RSA decryption and each refusal a warning,
+ * and a 16 KB Cookie header holds ~36 RSA-sized values or ~800 short ones.
+ */
+const MAX_COOKIES_TRIED = 4;
+
 export class JwtSession implements SessionProducer {
   readonly #settings: JwtSessionSettings;
   readonly #attributes: string;
@@ -67,7 +74,7 @@ export class JwtSession implements SessionProducer {
     const cookies = parseCookieHeaders(request.headers.getAll('cookie'))[cookieName] ?? [];
     let stored: Session | undefined;
     let rejected = false;
-    for (const cookie of cookies) {
+    for (const cookie of cookies.slice(0, MAX_COOKIES_TRIED)) {
       stored = await this.#read(cookie.value);
       if (stored !== undefined) break;
       rejected = true;
