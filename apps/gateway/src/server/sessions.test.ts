@@ -142,6 +142,34 @@ describe('server-side sessions', () => {
     expect(header).toMatch(/^IG_SESSIONID=;.*Max-Age=0/);
   });
 
+  // A client sending no cookie to a route that writes the session made a new one with every
+  // request, each kept for the whole timeout.
+  it('keep at most store.maxSessions in memory: the sessions in use stay, a new one is refused (500)', async () => {
+    const call = await appWith({ store: { type: 'memory', maxSessions: 3 } });
+    const cookies = [];
+    for (let i = 0; i < 3; i++) cookies.push(sessionCookie(await call('/count')));
+    const refused = await call('/count');
+    expect(refused.statusCode).toBe(500);
+    expect(sessionCookie(refused)).toBeUndefined();
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        message: 'the session could not be saved',
+        data: expect.objectContaining({ code: 'PORTICO_E_SESSION' }),
+      }),
+    );
+    // The sessions in use go on; one emptied (the counter empties it at 3) makes room again.
+    expect((await call('/count', cookies[0])).payload).toBe('2');
+    expect((await call('/count', cookies[0])).payload).toBe('3');
+    expect((await call('/count')).payload).toBe('1');
+  });
+
+  it('keep 100,000 sessions in memory at most by default', () => {
+    expect(checkConfig(sessionSchema, {}, { logger }).value!.store.maxSessions).toBe(100_000);
+    expect(
+      checkConfig(sessionSchema, { store: { type: 'memory' } }, { logger }).value!.store.maxSessions,
+    ).toBe(100_000);
+  });
+
   it('ignores an unknown or forged session cookie and starts a new session', async () => {
     const call = await appWith({});
     const response = await call('/count', 'IG_SESSIONID=forged-id');

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import {
   Duration,
+  ErrorCode,
   type Infer,
   type Logger,
+  PorticoError,
   type Request,
   type Response,
   redisClientArguments,
@@ -24,6 +26,11 @@ import { checkConfig } from '@portico/gateway-core/runtime';
  * session is an empty object made on first use, and only a session that was used and changed is
  * stored (with the idle timeout as its lifetime, renewed on each use) and its cookie set.
  */
+/** Sessions the memory store keeps at most, unless admin.json says otherwise. */
+const DEFAULT_MAX_SESSIONS = 100_000;
+/** Characters of session data (as JSON) the memory store keeps at most. */
+const MAX_SESSION_CHARACTERS = 256 * 1024 * 1024;
+
 export const sessionSchema = s.object({
   timeout: s.duration().default(() => Duration.parse('30 minutes')),
   cookie: s
@@ -47,8 +54,14 @@ export const sessionSchema = s.object({
       type: s.enumOf(['memory', 'redis'] as const).default('memory'),
       uri: redisUri().optional(),
       prefix: s.string().default('portico:session:'),
+      // Portico's own: the sessions the memory store keeps at most.
+      maxSessions: s.integer({ min: 1 }).default(DEFAULT_MAX_SESSIONS),
     })
-    .default(() => ({ type: 'memory' as const, prefix: 'portico:session:' })),
+    .default(() => ({
+      type: 'memory' as const,
+      prefix: 'portico:session:',
+      maxSessions: DEFAULT_MAX_SESSIONS,
+    })),
 });
 export type SessionSettings = Infer<typeof sessionSchema>;
 
@@ -114,7 +127,7 @@ export class SessionSupport implements SessionProducer {
     const store =
       settings.store.type === 'redis' && settings.store.uri
         ? await redisStore(settings.store.uri, settings.store.prefix, logger)
-        : memoryStore();
+        : memoryStore(settings.store.maxSessions);
     logger.info('server-side sessions', {
       store: settings.store.type,
       cookie: settings.cookie.name,
@@ -214,14 +227,31 @@ class ServerSession implements SessionHandle {
   }
 }
 
-/** Entries expire with the idle timeout; swept periodically so abandoned sessions are freed. */
-function memoryStore(): Store {
+/**
+ * Entries expire with the idle timeout; swept periodically so abandoned sessions are freed. A client
+ * that sends no cookie to a route that writes the session makes a new one with every request, each
+ * kept for the whole timeout: the store is bounded (`maxSessions`, and 256 Mi characters of data).
+ * When it is full, the sessions in use are kept and a new one cannot be saved (the request is
+ * answered 500, as for any session that cannot be saved), as a servlet container's
+ * `maxActiveSessions` refuses new sessions rather than end others.
+ */
+function memoryStore(maxSessions: number): Store {
   const entries = new Map<string, { value: string; expires: number }>();
-  const sweep = setInterval(() => {
+  let characters = 0;
+  let swept = 0;
+  const sweepExpired = () => {
     const now = Date.now();
-    for (const [key, entry] of entries) if (entry.expires <= now) entries.delete(key);
-  }, 60_000);
+    swept = now;
+    for (const [key, entry] of entries)
+      if (entry.expires <= now) {
+        entries.delete(key);
+        characters -= entry.value.length;
+      }
+  };
+  const sweep = setInterval(sweepExpired, 60_000);
   sweep.unref();
+  const full = (previous: { value: string } | undefined, added: number) =>
+    (previous === undefined && entries.size >= maxSessions) || characters + added > MAX_SESSION_CHARACTERS;
   return {
     async get(id) {
       const entry = entries.get(id);
@@ -229,10 +259,29 @@ function memoryStore(): Store {
     },
     async set(id, value, ttlMs) {
       // Stored as JSON, as Redis stores it: the same values survive in both stores.
-      entries.set(id, { value: JSON.stringify(value), expires: Date.now() + ttlMs });
+      const json = JSON.stringify(value);
+      let previous = entries.get(id);
+      // Expired sessions are looked for at most once a second: under a flood of new sessions the
+      // scan would otherwise be paid by every request.
+      if (full(previous, json.length - (previous?.value.length ?? 0)) && Date.now() - swept >= 1000) {
+        sweepExpired();
+        previous = entries.get(id);
+      }
+      const added = json.length - (previous?.value.length ?? 0);
+      if (full(previous, added))
+        throw new PorticoError(
+          ErrorCode.SESSION,
+          `the in-memory session store is full: ${entries.size} sessions, ${characters} characters`,
+          { expected: `at most ${maxSessions} sessions (admin.json session.store.maxSessions)` },
+        );
+      entries.set(id, { value: json, expires: Date.now() + ttlMs });
+      characters += added;
     },
     async destroy(id) {
+      const entry = entries.get(id);
+      if (entry === undefined) return;
       entries.delete(id);
+      characters -= entry.value.length;
     },
     async close() {
       clearInterval(sweep);
