@@ -29,6 +29,13 @@ export function addAnswering(socket: Socket, res: http.ServerResponse): boolean 
   return false;
 }
 
+/** How many responses `socket` is carrying now. */
+export function answeringCount(socket: Socket): number {
+  const carried = CARRIED.get(socket);
+  if (carried === undefined) return 0;
+  return (carried.first === undefined ? 0 : 1) + (carried.more?.size ?? 0);
+}
+
 /** Forgets `res` once it has finished or been abandoned. */
 export function removeAnswering(socket: Socket, res: http.ServerResponse): void {
   const carried = CARRIED.get(socket);

@@ -1,12 +1,13 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duration, Logger, PluginManifest } from '@portico/gateway-core';
-import { addAnswering, answering, isResponding, removeAnswering } from './answering.ts';
+import { addAnswering, answering, answeringCount, isResponding, removeAnswering } from './answering.ts';
 import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
 import { scheduleIdleCompaction } from './idle-compaction.ts';
 import type { Instance } from './instance.ts';
 import { http as nodeHttp } from './node-http.ts';
+import { release, serveInTurn } from './pipelining.ts';
 import { openSessions } from './sessions.ts';
 import type { AdminSettings, ConnectorSettings } from './settings.ts';
 import { handleUpgrade } from './upgrade.ts';
@@ -73,7 +74,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   function settled(this: http.ServerResponse): void {
     inFlight--;
     // The request keeps its socket after the response has let go of it.
-    removeAnswering(this.req.socket, this);
+    const socket = this.req.socket;
+    removeAnswering(socket, this);
+    release(socket);
     if (inFlight === 0) idle?.();
   }
   const track: http.RequestListener = (req, res) => {
@@ -88,7 +91,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     // (refused) instead of arriving on a connection about to be destroyed.
     if (draining) res.shouldKeepAlive = false;
     res.on('close', settled);
-    listener(req, res);
+    serveInTurn(listener, req, res, answeringCount(socket));
   };
   try {
     for (const [index, connector] of connectors.entries()) {
