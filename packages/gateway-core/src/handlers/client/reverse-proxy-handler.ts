@@ -104,6 +104,10 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
         headers: undiciHeaders(headers),
         upgrade: request.headers.get('upgrade') ?? 'websocket',
         headersTimeout: this.soTimeoutMs,
+        // A refusal's body too: the pool has no body timeout of its own (the IdleWatch bounds plain
+        // requests), and a refusal whose body stalled held the client and an upstream connection
+        // for ever (a client that leaves only half-closes the socket, which the wait never sees).
+        bodyTimeout: this.soTimeoutMs,
         signal: abort.signal,
       });
       if (outcome.kind === 'refused') {
@@ -190,6 +194,21 @@ function dispatchUpgrade(
       return;
     }
     signal.addEventListener('abort', onAbort, { once: true });
+    const relayRefusal = () => {
+      settle();
+      if (!refusal) {
+        reject(new Error('the upstream ended the upgrade without an answer'));
+        return;
+      }
+      const body = Buffer.concat(refusal.chunks).subarray(0, MAX_REFUSAL_BODY);
+      resolve({
+        kind: 'refused',
+        statusCode: refusal.statusCode,
+        reason: refusal.reason,
+        rawHeaders: refusal.rawHeaders,
+        body,
+      });
+    };
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(ctrl) {
         controller = ctrl;
@@ -213,26 +232,17 @@ function dispatchUpgrade(
           size: 0,
         };
       },
-      onResponseData(_ctrl, chunk) {
+      onResponseData(ctrl, chunk) {
         if (!refusal || refusal.size >= MAX_REFUSAL_BODY) return;
         refusal.chunks.push(chunk);
         refusal.size += chunk.length;
-      },
-      onResponseEnd() {
-        settle();
-        if (!refusal) {
-          reject(new Error('the upstream ended the upgrade without an answer'));
-          return;
+        // Past what is relayed, the rest is not read: an endless body kept a core busy for ever.
+        if (refusal.size >= MAX_REFUSAL_BODY) {
+          relayRefusal();
+          ctrl.abort(new Error('the refusal of the upgrade is longer than is relayed'));
         }
-        const body = Buffer.concat(refusal.chunks).subarray(0, MAX_REFUSAL_BODY);
-        resolve({
-          kind: 'refused',
-          statusCode: refusal.statusCode,
-          reason: refusal.reason,
-          rawHeaders: refusal.rawHeaders,
-          body,
-        });
       },
+      onResponseEnd: relayRefusal,
       onResponseError(_ctrl, error) {
         settle();
         reject(error);

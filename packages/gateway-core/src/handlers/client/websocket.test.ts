@@ -168,6 +168,48 @@ describe('ReverseProxyHandler: WebSocket upgrades', () => {
     expect(answer.status).toBe(504);
   });
 
+  it("answers 504 when the upstream's refusal stalls mid-body, and lets go of its connection", async () => {
+    // A refusal whose body never comes (the upstream's socket half-closed when the gateway lets go): nothing bounded it, and the client and the upstream
+    // connection were held for ever.
+    const upstreamClosed: Promise<unknown>[] = [];
+    const stalling = http.createServer();
+    stalling.on('upgrade', (_req, socket: Socket) => {
+      upstreamClosed.push(once(socket, 'end'));
+      socket.write('HTTP/1.1 403 Forbidden\r\nContent-Length: 100\r\n\r\nno');
+    });
+    const port = await listen(stalling);
+    const { Duration } = await import('../../duration/index.ts');
+    const gw = await gateway(`http://127.0.0.1:${port}`, { soTimeout: Duration.parse('200 ms') });
+    const answer = await refusal(connect(`${gw.url}/`));
+    expect(answer.status).toBe(504);
+    await Promise.all(upstreamClosed);
+  });
+
+  it('relays the first 64 KB of an endless refusal and stops reading it', async () => {
+    // An endless refusal was read and thrown away for as long as the upstream sent it (a core busy).
+    const upstreamClosed: Promise<unknown>[] = [];
+    const flooding = http.createServer();
+    flooding.on('upgrade', (_req, socket: Socket) => {
+      // Not read to its end, the upstream's socket is reset.
+      socket.on('error', () => {});
+      upstreamClosed.push(new Promise((resolve) => socket.once('close', resolve)));
+      socket.write('HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: chunked\r\n\r\n');
+      const chunk = Buffer.from(`4000\r\n${'a'.repeat(0x4000)}\r\n`);
+      const pump = () => {
+        while (!socket.destroyed && socket.write(chunk));
+      };
+      socket.on('drain', pump);
+      pump();
+    });
+    const port = await listen(flooding);
+    const gw = await gateway(`http://127.0.0.1:${port}`);
+    const answer = await refusal(connect(`${gw.url}/`));
+    expect(answer.status).toBe(403);
+    expect(answer.body.length).toBe(64 * 1024);
+    expect(await gw.results[0]).toBe(403);
+    await Promise.all(upstreamClosed);
+  });
+
   it('answers 501 when WebSocket proxying is disabled', async () => {
     const up = await wsUpstream();
     const gw = await gateway(up.url, { websocket: false });
