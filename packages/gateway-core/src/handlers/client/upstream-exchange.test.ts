@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { Duration } from '../../duration/index.ts';
 import { TAKE_SOURCE } from '../../http/entity.ts';
 import { Request } from '../../http/message.ts';
 import { ClientHandler } from './client-handler.ts';
+import { MAX_INTERIM_RESPONSES } from './upstream-exchange.ts';
 
 // The upstream client's response bodies are BodySources: sent on by the response writer without a
 // stream in between, turned into a stream only when something reads them. These tests hold each way
@@ -250,4 +251,34 @@ describe('the upstream silence limit (soTimeout), kept without a timer per reque
       code: 'UND_ERR_BODY_TIMEOUT',
     });
   });
+
+  it('takes interim (1xx) answers before the response, and fails one that sends them without end', async () => {
+    const interim = (count: number) => async () => {
+      const server = net.createServer((socket) => {
+        socket.once('data', () => {
+          socket.write('HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n'.repeat(count));
+          socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+        });
+        socket.on('error', () => {});
+      });
+      rawServers.push(server);
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const response = await client().handle(context(), new Request({ uri: url }));
+      return { status: response.status, text: response.status === 200 ? await response.entity.text() : '' };
+    };
+    expect(await interim(10)()).toEqual({ status: 200, text: 'ok' });
+    expect(await interim(MAX_INTERIM_RESPONSES)()).toEqual({ status: 200, text: 'ok' });
+    // An upstream failure, which the exchange answers 502.
+    await expect(interim(MAX_INTERIM_RESPONSES + 1)()).rejects.toMatchObject({
+      code: 'PORTICO_E_UPSTREAM',
+      message: expect.stringContaining('interim (1xx) responses'),
+    });
+  });
+});
+
+const rawServers: net.Server[] = [];
+afterEach(() => {
+  for (const server of rawServers.splice(0)) server.close();
 });

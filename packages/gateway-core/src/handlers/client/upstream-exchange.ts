@@ -15,6 +15,13 @@ export interface UpstreamHead {
   body: UpstreamExchange;
 }
 
+/**
+ * Interim (1xx) answers taken before the response. Each is activity for the silence clock (a long
+ * operation may send `102 Processing` to keep its request alive), so an upstream sending 103s back to
+ * back kept a core busy and its request open for as long as the client waited.
+ */
+export const MAX_INTERIM_RESPONSES = 1000;
+
 /** Bytes kept for a body nobody takes yet before the upstream connection is paused. */
 const QUEUE_BYTES = 64 * 1024;
 
@@ -48,6 +55,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource,
   #onError: ((this: Writable, error: Error) => void) | null = null;
   #discarding = false;
   #resumer: (() => void) | undefined;
+  #interim = 0;
 
   /** Resolves with the head, or rejects with why no head came (the caller may retry). */
   readonly head: Promise<UpstreamHead>;
@@ -100,7 +108,13 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource,
   ): void {
     if (this.#idle !== undefined) this.lastActive = this.#idle.now;
     // 1xx answers (100 Continue, 103 Early Hints) are not the response.
-    if (statusCode < 200) return;
+    if (statusCode < 200) {
+      if (++this.#interim > MAX_INTERIM_RESPONSES)
+        controller.abort(
+          new Error(`the upstream sent more than ${MAX_INTERIM_RESPONSES} interim (1xx) responses`),
+        );
+      return;
+    }
     this.#headed = true;
     this.#resolve({
       statusCode,
