@@ -29,6 +29,8 @@ export class Entity implements ElObject {
   #stream: Readable | null = null;
   /** A body its producer hands over directly (BodySource), until something reads it as a stream. */
   #source: BodySource | null = null;
+  /** Whether the stream is a body source's (an upstream's), which may be destroyed to free its connection. */
+  #fromSource = false;
   #bytes: Buffer | null = null;
   #consumed = false;
   #buffering: Promise<Buffer> | null = null;
@@ -66,6 +68,7 @@ export class Entity implements ElObject {
       this.#source = null;
     }
     this.#consumed = false;
+    this.#fromSource = false;
     this.#buffering = null;
     void this.#stored?.dispose();
     this.#stored = null;
@@ -136,7 +139,14 @@ export class Entity implements ElObject {
     if (this.#consumed && !this.#buffering) throw new Error('the entity stream was already consumed');
     this.#buffering ??= this.readAll(this.#stream, maxBytes);
     this.#consumed = true;
-    this.#bytes = await this.#buffering;
+    try {
+      this.#bytes = await this.#buffering;
+    } catch (error) {
+      // An upstream's body that will not be read: its connection is let go of now, not once the
+      // upstream's silence runs out (a client's body stays open, to carry the 413).
+      if (this.#fromSource) this.#stream.destroy();
+      throw error;
+    }
     this.declaredLength = this.#bytes.length;
     return this.#bytes;
   }
@@ -251,6 +261,7 @@ export class Entity implements ElObject {
   #sourceToStream(): void {
     if (this.#source === null) return;
     this.#stream = this.#source.readable();
+    this.#fromSource = true;
     this.#source = null;
   }
 }

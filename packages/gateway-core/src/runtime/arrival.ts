@@ -56,15 +56,17 @@ export function toRequest(
   const length = req.headers['content-length'];
   const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
   const declared = length === undefined ? undefined : Number(length);
-  return new Request({
+  const request = new Request({
     method: req.method ?? 'GET',
     uri,
     version: `HTTP/${req.httpVersion}`,
     headers,
-    entity: hasBody
-      ? new Entity(req, declared, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })
-      : null,
+    entity: hasBody ? new Entity(req, declared) : null,
   });
+  // Without a body too: a body set later, and the upstream's response (which takes the request's
+  // bound), are read whole within the same limit.
+  if (options.maxBytes !== undefined) request.entity.maxBytes = options.maxBytes;
+  return request;
 }
 
 function requestUri(req: IncomingMessage, scheme: string, headers: Headers): Uri {

@@ -124,6 +124,19 @@ describe('ClientHandler: requests and responses', () => {
     ]);
   });
 
+  // The response was always bounded by the 10 MB default, whatever maxBufferedBodySize said.
+  it("bounds a response read whole as the request's body is (the server's maxBufferedBodySize)", async () => {
+    const up = await upstream((_req, res) => res.end(Buffer.alloc(4096, 'x')));
+    const request = new Request({ uri: `${up.url}/big` });
+    request.entity.maxBytes = 1024;
+    const response = await client().handle(context(), request);
+    expect(response.entity.maxBytes).toBe(1024);
+    await expect(response.entity.bytes()).rejects.toMatchObject({ code: ErrorCode.ENTITY_TOO_LARGE });
+    const roomy = new Request({ uri: `${up.url}/big` });
+    roomy.entity.maxBytes = 64 * 1024 * 1024;
+    expect((await (await client().handle(context(), roomy)).entity.bytes()).length).toBe(4096);
+  });
+
   it('keeps the reason phrase, and Content-Length on a HEAD answer', async () => {
     const up = await upstream((_req, res) => {
       res.writeHead(202, 'Taken Care Of', { 'Content-Length': '1234' });

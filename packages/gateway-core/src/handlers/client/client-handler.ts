@@ -253,7 +253,7 @@ export class ClientHandler implements Handler {
       // A field that cannot be written: nothing is sent, and the answer is a 502 naming why.
       return this.#answered(Promise.reject(this.failure(error, target.origin, context)), context);
     }
-    return this.send(context, request.method, target, headers, prepared.body);
+    return this.send(context, request, target, headers, prepared.body);
   }
 
   /** Header fields a subclass sends with every request, replacing any the request carries. */
@@ -278,16 +278,16 @@ export class ClientHandler implements Handler {
   /** Sends the request; a failed first attempt goes on to the retries, if it may have any. */
   private send(
     context: Context,
-    method: string,
+    request: Request,
     target: UpstreamTarget,
     headers: HeaderList,
     body: Buffer | Readable | null,
   ): Promise<Response> {
     const sent = sendable(body);
-    return this.#dispatch(context, method, target, headers, sent).then(
-      (head) => this.#response(head, method, target, context),
+    return this.#dispatch(context, request.method, target, headers, sent).then(
+      (head) => this.#response(head, request, target, context),
       (error: unknown) =>
-        this.#answered(this.#retryOrFail(error, context, method, target, headers, body, sent), context),
+        this.#answered(this.#retryOrFail(error, context, request, target, headers, body, sent), context),
     );
   }
 
@@ -311,9 +311,10 @@ export class ClientHandler implements Handler {
     return exchange.head;
   }
 
-  #response(head: UpstreamHead, method: string, target: UpstreamTarget, context: Context): Response {
+  #response(head: UpstreamHead, request: Request, target: UpstreamTarget, context: Context): Response {
     try {
-      return toResponse(head, method);
+      // A filter reading the response whole is bounded as one reading the request is.
+      return toResponse(head, request.method, request.entity.maxBytes);
     } catch (error) {
       return this.answerFailure(this.failure(error, target.origin, context), context);
     }
@@ -326,12 +327,13 @@ export class ClientHandler implements Handler {
   async #retryOrFail(
     error: unknown,
     context: Context,
-    method: string,
+    request: Request,
     target: UpstreamTarget,
     headers: HeaderList,
     body: Buffer | Readable | null,
     sent: Buffer | DeferredBody | null,
   ): Promise<Response> {
+    const method = request.method;
     const retries = this.#retries && IDEMPOTENT.has(method) ? this.#retries : undefined;
     for (let attempt = 1; ; attempt++) {
       const again =
@@ -363,7 +365,7 @@ export class ClientHandler implements Handler {
         error = failed;
         continue;
       }
-      return this.#response(head, method, target, context);
+      return this.#response(head, request, target, context);
     }
   }
 }
@@ -410,7 +412,7 @@ function outgoingBody(request: Request): OutgoingBody | Promise<OutgoingBody> {
   return { body: entity.stream(), contentLength: entity.declaredLength };
 }
 
-function toResponse(data: UpstreamHead, method: string): Response {
+function toResponse(data: UpstreamHead, method: string, maxBytes: number): Response {
   const headers = responseHeadersFrom(data.rawHeaders);
   const status = data.statusCode;
   let entity: Entity;
@@ -422,6 +424,7 @@ function toResponse(data: UpstreamHead, method: string): Response {
     const length = headers.getAll('content-length');
     const declared = length.length === 1 && /^\d+$/.test(length[0]!) ? Number(length[0]) : undefined;
     entity = Entity.fromSource(data.body, declared);
+    entity.maxBytes = maxBytes;
   }
   // No spread of a conditional object: it made and copied a temporary per response.
   return new Response({ status, reason: data.statusText || undefined, headers, entity });

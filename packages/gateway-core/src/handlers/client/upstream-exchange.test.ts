@@ -252,6 +252,30 @@ describe('the upstream silence limit (soTimeout), kept without a timer per reque
     });
   });
 
+  it.each([
+    ['declared by Content-Length', true],
+    ['chunked', false],
+  ])(
+    'lets go of the upstream connection at once when a body too large to read whole is refused (%s)',
+    async (_name, declared) => {
+      let upstreamClosed!: (finished: boolean) => void;
+      const closed = new Promise<boolean>((resolve) => (upstreamClosed = resolve));
+      const url = await upstream((_req, res) => {
+        res.on('close', () => upstreamClosed(res.writableFinished));
+        res.writeHead(200, declared ? { 'Content-Length': 8 * 1024 * 1024 } : {});
+        res.end(Buffer.alloc(8 * 1024 * 1024, 5));
+      });
+      // The silence limit far beyond the test's: only letting go frees the connection in time.
+      const handler = client(4, Duration.parse('1 minute'));
+      const request = new Request({ uri: url });
+      request.entity.maxBytes = 64 * 1024;
+      const response = await handler.handle(context(), request);
+      await expect(response.entity.bytes()).rejects.toMatchObject({ code: 'PORTICO_E_ENTITY_TOO_LARGE' });
+      expect(await closed).toBe(false);
+      await handler.close();
+    },
+  );
+
   it('takes interim (1xx) answers before the response, and fails one that sends them without end', async () => {
     const interim = (count: number) => async () => {
       const server = net.createServer((socket) => {

@@ -166,7 +166,16 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource,
   }
 
   readable(): Readable {
-    const readable = new Readable({ read: this.#resume });
+    const readable = new Readable({
+      read: this.#resume,
+      // Destroyed before its end (a reader that gives up: a body too large to read whole): the
+      // rest will not be read, so the upstream exchange is aborted and its connection freed.
+      destroy: (error, callback) => {
+        if (!this.#ended && this.#error === null)
+          this.#controller?.abort(error ?? new Error('the response body was let go of unread'));
+        callback(error);
+      },
+    });
     this.#readable = readable;
     for (const chunk of this.#takeQueue()) readable.push(chunk);
     if (this.#error !== null) readable.on('error', ignore).destroy(this.#error);
