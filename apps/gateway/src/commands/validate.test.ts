@@ -99,6 +99,23 @@ describe('portico validate', () => {
     expect(stdout).toEqual(['config/config.json: 2 problems']);
   });
 
+  it("reports every problem of admin.json's session settings, which portico start would refuse", async () => {
+    const base = instance({
+      'config/admin.json': { session: { timeout: 'soon', store: { type: 'memory', maxSessions: 0 } } },
+      'config/config.json': router,
+      'config/routes/10-ok.json': ok,
+    });
+    const { code, stderr } = await validate(base);
+    expect(code).toBe(1);
+    const admin = path.join(base, 'config/admin.json');
+    expect(stderr).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.session\\.timeout: `)),
+        expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.session\\.store\\.maxSessions: `)),
+      ]),
+    );
+  });
+
   it('reports a routes directory that does not exist where the router names it', async () => {
     const base = instance({
       'config/config.json': {

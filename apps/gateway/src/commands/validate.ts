@@ -5,6 +5,7 @@ import { isPorticoError, type PorticoError } from '@portico/gateway-core';
 import { checkConfig, createMemoryLogger, problemsOf, type Router } from '@portico/gateway-core/runtime';
 import { Gateway } from '../server/gateway.ts';
 import { type Instance, locateInstance } from '../server/instance.ts';
+import { sessionSchema } from '../server/sessions.ts';
 import { adminSchema } from '../server/settings.ts';
 import { type Output, UsageError } from './output.ts';
 
@@ -75,7 +76,21 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
 /** admin.json's problems, found without logging (loading it again logs its warnings once). */
 function adminProblems(instance: Instance): PorticoError[] {
   const quiet = createMemoryLogger();
-  return checkConfig(adminSchema, instance.admin, { file: instance.adminFile, logger: quiet }).errors;
+  const problems = checkConfig(adminSchema, instance.admin, {
+    file: instance.adminFile,
+    logger: quiet,
+  }).errors;
+  // The server's own session settings, which `portico start` reads as it starts.
+  const session = (instance.admin as { session?: unknown } | undefined)?.session;
+  if (session !== undefined)
+    problems.push(
+      ...checkConfig(sessionSchema, session, {
+        file: instance.adminFile,
+        jsonPath: '$.session',
+        logger: quiet,
+      }).errors,
+    );
+  return problems;
 }
 
 /**
