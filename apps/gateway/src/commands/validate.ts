@@ -5,8 +5,7 @@ import { isPorticoError, type PorticoError } from '@portico/gateway-core';
 import { checkConfig, createMemoryLogger, problemsOf, type Router } from '@portico/gateway-core/runtime';
 import { Gateway } from '../server/gateway.ts';
 import { type Instance, locateInstance } from '../server/instance.ts';
-import { sessionSchema } from '../server/sessions.ts';
-import { adminSchema } from '../server/settings.ts';
+import { adminSchema, sessionSchema } from '../server/settings.ts';
 import { type Output, UsageError } from './output.ts';
 
 /** A warning as validate prints it: where it is, and what it says. */

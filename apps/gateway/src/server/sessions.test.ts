@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
 import { locateInstance } from './instance.ts';
-import { openSessions, SessionSupport, sessionSchema } from './sessions.ts';
+import { openSessions, SessionSupport } from './sessions.ts';
+import { sessionSchema } from './settings.ts';
 
 /** A handler that counts visits in the session, so the test can watch the session persist. */
 const visits = definePlugin({

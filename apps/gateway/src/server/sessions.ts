@@ -1,69 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import {
-  Duration,
   ErrorCode,
-  type Infer,
   type Logger,
   PorticoError,
   type Request,
   type Response,
   redisClientArguments,
-  redisUri,
   type Session,
   type SessionHandle,
   type SessionProducer,
-  s,
 } from '@portico/gateway-core';
 import { checkConfig } from '@portico/gateway-core/runtime';
+import { type SessionSettings, sessionSchema } from './settings.ts';
 
-/**
- * The server-side session bound to a cookie (the spec's "container's HTTP session"), used when no
- * heap object named `Session` exists and config.json names no `session` producer. admin.json `session`, in the incumbents' shape:
- * `{"timeout": "30 minutes", "cookie": {"name", "path", "domain", "secure", "httpOnly", "sameSite"},
- *   "store": {"type": "memory"} | {"type": "redis", "uri": "redis://...", "prefix": "..."}}`.
- *
- * It costs nothing to a request that neither carries the session cookie nor uses the session: the
- * session is an empty object made on first use, and only a session that was used and changed is
- * stored (with the idle timeout as its lifetime, renewed on each use) and its cookie set.
- */
-/** Sessions the memory store keeps at most, unless admin.json says otherwise. */
-const DEFAULT_MAX_SESSIONS = 100_000;
 /** Characters of session data (as JSON) the memory store keeps at most. */
 const MAX_SESSION_CHARACTERS = 256 * 1024 * 1024;
-
-export const sessionSchema = s.object({
-  timeout: s.duration().default(() => Duration.parse('30 minutes')),
-  cookie: s
-    .object({
-      name: s.string().default('IG_SESSIONID'),
-      path: s.string().default('/'),
-      domain: s.string().optional(),
-      secure: s.boolean().default(false),
-      httpOnly: s.boolean().default(true),
-      sameSite: s.enumOf(['STRICT', 'LAX', 'NONE'] as const).default('LAX'),
-    })
-    .default(() => ({
-      name: 'IG_SESSIONID',
-      path: '/',
-      secure: false,
-      httpOnly: true,
-      sameSite: 'LAX' as const,
-    })),
-  store: s
-    .object({
-      type: s.enumOf(['memory', 'redis'] as const).default('memory'),
-      uri: redisUri().optional(),
-      prefix: s.string().default('portico:session:'),
-      // Portico's own: the sessions the memory store keeps at most.
-      maxSessions: s.integer({ min: 1 }).default(DEFAULT_MAX_SESSIONS),
-    })
-    .default(() => ({
-      type: 'memory' as const,
-      prefix: 'portico:session:',
-      maxSessions: DEFAULT_MAX_SESSIONS,
-    })),
-});
-export type SessionSettings = Infer<typeof sessionSchema>;
 
 interface Store {
   get(id: string): Promise<Session | undefined>;
