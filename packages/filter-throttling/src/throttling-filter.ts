@@ -221,30 +221,33 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
         : requirePolicy(config.throttlingRatePolicy, {
             jsonPath: childPath(childPath(jsonPath, 'config'), 'throttlingRatePolicy'),
           });
-    let warned = Number.NEGATIVE_INFINITY;
-    const onEvicted = (count: number) => {
-      // Once a minute at most: under a flood of new partitions this would be every few requests.
-      if (performance.now() - warned < 60_000) return;
-      warned = performance.now();
-      logger.warn('throttling partitions dropped before they were idle: more than maxPartitions are in use', {
-        filter: name,
-        maxPartitions: config.maxPartitions,
-        dropped: count,
-      });
-    };
-    const owned: Resources = {
-      store: new MemoryBucketStore({ maxBuckets: config.maxPartitions, onEvicted }),
-    };
+    let owned: Resources;
     if (config.redis) {
-      owned.redis = await acquireRedis(config.redis.uri, config.redis.timeout.toMillis());
-      owned.store = new RedisBucketStore({
-        client: owned.redis.client,
+      const redis = await acquireRedis(config.redis.uri, config.redis.timeout.toMillis());
+      const store = new RedisBucketStore({
+        client: redis.client,
         keyPrefix: config.redis.keyPrefix ?? defaultKeyPrefix(file, jsonPath, environment.configDirectory),
       });
+      owned = { store, redis };
     } else {
-      const memory = owned.store as MemoryBucketStore;
-      owned.cleaning = setInterval(() => memory.clean(), config.cleaningInterval.toMillis());
-      owned.cleaning.unref();
+      let warned = Number.NEGATIVE_INFINITY;
+      const onEvicted = (count: number) => {
+        // Once a minute at most: under a flood of new partitions this would be every few requests.
+        if (performance.now() - warned < 60_000) return;
+        warned = performance.now();
+        logger.warn(
+          'throttling partitions dropped before they were idle: more than maxPartitions are in use',
+          {
+            filter: name,
+            maxPartitions: config.maxPartitions,
+            dropped: count,
+          },
+        );
+      };
+      const memory = new MemoryBucketStore({ maxBuckets: config.maxPartitions, onEvicted });
+      const cleaning = setInterval(() => memory.clean(), config.cleaningInterval.toMillis());
+      cleaning.unref();
+      owned = { store: memory, cleaning };
     }
     const filter = new ThrottlingFilter({
       name,

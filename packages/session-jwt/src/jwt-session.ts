@@ -39,19 +39,19 @@ export interface JwtSessionSettings {
 }
 
 /**
- * JwtSession keeps the session on the user agent: its entries are the claims of an encrypted JWT
- * (JWE, A256GCM) in one cookie. The cookie is read when a request carries it, and set again only when
- * the request changed the session, with an expiry `sessionTimeout` after that change. A cookie that
- * does not decrypt (tampered, or made with another key) or has expired is ignored and removed: the
- * request starts with an empty session. A session too large for a cookie is an error, never cut.
- */
-/**
  * Cookies of the session's name read at most per request. A browser sends one per path and domain
  * that set it, rarely more than two; each read may be an RSA decryption and each refusal a warning,
  * and a 16 KB Cookie header holds ~36 RSA-sized values or ~800 short ones.
  */
 const MAX_COOKIES_TRIED = 4;
 
+/**
+ * JwtSession keeps the session on the user agent: its entries are the claims of an encrypted JWT
+ * (JWE, A256GCM) in one cookie. The cookie is read when a request carries it, and set again only when
+ * the request changed the session, with an expiry `sessionTimeout` after that change. A cookie that
+ * does not decrypt (tampered, or made with another key) or has expired is ignored and removed: the
+ * request starts with an empty session. A session too large for a cookie is an error, never cut.
+ */
 export class JwtSession implements SessionProducer {
   readonly #settings: JwtSessionSettings;
   readonly #attributes: string;

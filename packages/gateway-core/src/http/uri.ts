@@ -14,9 +14,6 @@ const URI_PARTS = /^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(?:\/\/([^/?#]*))?([^?#]*)(?:
 const AUTHORITY = /^(?:([^@]*)@)?(\[[^\]]*\]|[^:]*)(?::(\d*))?$/;
 const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443, ws: 80, wss: 443 };
 
-/** Percent-decoding that leaves malformed sequences as they are instead of failing. */
-const decode = decodeLeniently;
-
 /** An encoded slash, in either case: data inside a segment, never a separator. */
 const ENCODED_SLASH = /%2f/i;
 
@@ -26,8 +23,8 @@ const ENCODED_SLASH = /%2f/i;
  * encoding leaves `%2F` as it is, so the view round-trips.
  */
 function decodePath(raw: string): string {
-  if (!ENCODED_SLASH.test(raw)) return decode(raw);
-  return raw.split(/%2f/i).map(decode).join('%2F');
+  if (!ENCODED_SLASH.test(raw)) return decodeLeniently(raw);
+  return raw.split(/%2f/i).map(decodeLeniently).join('%2F');
 }
 
 /**
@@ -183,14 +180,14 @@ export class Uri implements ElObject {
   }
 
   get query(): string | null {
-    return this.rawQuery === null ? null : decode(this.rawQuery);
+    return this.rawQuery === null ? null : decodeLeniently(this.rawQuery);
   }
   set query(value: string | null) {
     this.rawQuery = value === null ? null : encodeComponent(value, '&=%');
   }
 
   get fragment(): string | null {
-    return this.rawFragment === null ? null : decode(this.rawFragment);
+    return this.rawFragment === null ? null : decodeLeniently(this.rawFragment);
   }
 
   /** The port, or the scheme's default one. */

@@ -13,6 +13,7 @@ import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { clientOf, toRequest } from './arrival.ts';
+import { disposeOf } from './dispose.ts';
 
 /**
  * The one place where Node's HTTP objects meet the core model: an incoming message becomes a
@@ -239,19 +240,6 @@ function onExchangeClose(this: ExchangeResponse): void {
   }
   disposeOf(state.request, state.logger);
   disposeOf(state.response, state.logger);
-}
-
-/** Disposes of a message's body; a plugin's own response object may lack the method, or fail. */
-function disposeOf(message: Request | Response | undefined, logger: Logger): void {
-  const entity = message?.entity as Partial<Entity> | undefined;
-  if (typeof entity?.dispose !== 'function') return;
-  try {
-    entity
-      .dispose()
-      ?.catch((error: unknown) => logger.warn('a body could not be removed', { error: String(error) }));
-  } catch (error) {
-    logger.warn('a body could not be removed', { error: String(error) });
-  }
 }
 
 /** What a failure that escaped every filter looks like to the client. */

@@ -2,7 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { Context, type UpgradeContext } from '../context/context.ts';
 import { isPorticoError } from '../errors.ts';
-import type { Entity } from '../http/entity.ts';
 import { FieldNameSet } from '../http/field-names.ts';
 import { responseHead } from '../http/header-validation.ts';
 import { forEachFieldOf } from '../http/headers.ts';
@@ -10,6 +9,7 @@ import type { Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { clientOf, toRequest } from './arrival.ts';
+import { disposeOf } from './dispose.ts';
 
 /** Written by the answer itself: it closes the connection and states its body's length. */
 const REGENERATED_ON_UPGRADE = new FieldNameSet(['connection', 'content-length', 'transfer-encoding']);
@@ -64,7 +64,7 @@ async function serveUpgrade(
     await answerWith(socket, response, context, logger);
   } finally {
     // Spill files of bodies kept by the temporary storage: nothing else removes them on this path.
-    await Promise.all([dispose(request, logger), dispose(response, logger)]);
+    await Promise.all([disposeOf(request, logger), disposeOf(response, logger)]);
   }
 }
 
@@ -105,16 +105,6 @@ async function answerWith(
     return answerUpgrade(socket, 500, 'Internal Server Error');
   }
   socket.end(Buffer.concat([Buffer.from(written, 'latin1'), body]));
-}
-
-/** Removes a message's spill file, if it has one; a failure is logged, never thrown. */
-async function dispose(message: Request | Response, logger: Logger): Promise<void> {
-  try {
-    // (A plugin's own entity object may lack the method.)
-    await (message.entity as Partial<Entity>).dispose?.();
-  } catch (error) {
-    logger.warn('a body could not be removed', { error: String(error) });
-  }
 }
 
 /** A plain answer written straight to the socket, which is then closed. */
