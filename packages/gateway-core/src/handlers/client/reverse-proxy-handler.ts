@@ -6,7 +6,7 @@ import { type Request, Response } from '../../http/message.ts';
 import { ClientHandler, type ClientHandlerOptions, originalUri, upstreamTarget } from './client-handler.ts';
 import { isUpstreamError, type UpstreamError } from './errors.ts';
 import { forwardedFor, responseHeadersFrom, undiciHeaders, upstreamRequestHeaders } from './headers.ts';
-import { rawStrings } from './upstream-exchange.ts';
+import { countInterim, rawStrings } from './upstream-exchange.ts';
 
 export interface ReverseProxyHandlerOptions extends ClientHandlerOptions {
   /** Proxy WebSocket upgrades (`upgrade()`); true unless said otherwise. */
@@ -187,6 +187,7 @@ function dispatchUpgrade(
     let refusal:
       | { statusCode: number; reason: string; rawHeaders: string[]; chunks: Buffer[]; size: number }
       | undefined;
+    let interim = 0;
     const onAbort = () => controller?.abort(signal.reason as Error);
     const settle = () => signal.removeEventListener('abort', onAbort);
     if (signal.aborted) {
@@ -224,6 +225,11 @@ function dispatchUpgrade(
         });
       },
       onResponseStart(ctrl, statusCode, _headers, statusMessage) {
+        // Interim answers (103 Early Hints ...) are not the refusal; 101 goes to onRequestUpgrade.
+        if (statusCode < 200) {
+          interim = countInterim(interim, ctrl);
+          return;
+        }
         refusal = {
           statusCode,
           reason: statusMessage ?? '',

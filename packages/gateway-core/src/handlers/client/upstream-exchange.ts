@@ -22,6 +22,15 @@ export interface UpstreamHead {
  */
 export const MAX_INTERIM_RESPONSES = 1000;
 
+/** Counts an interim answer; past MAX_INTERIM_RESPONSES, the exchange is aborted. Returns the count. */
+export function countInterim(count: number, controller: Dispatcher.DispatchController): number {
+  if (++count > MAX_INTERIM_RESPONSES)
+    controller.abort(
+      new Error(`the upstream sent more than ${MAX_INTERIM_RESPONSES} interim (1xx) responses`),
+    );
+  return count;
+}
+
 /** Bytes kept for a body nobody takes yet before the upstream connection is paused. */
 const QUEUE_BYTES = 64 * 1024;
 
@@ -109,10 +118,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource,
     if (this.#idle !== undefined) this.lastActive = this.#idle.now;
     // 1xx answers (100 Continue, 103 Early Hints) are not the response.
     if (statusCode < 200) {
-      if (++this.#interim > MAX_INTERIM_RESPONSES)
-        controller.abort(
-          new Error(`the upstream sent more than ${MAX_INTERIM_RESPONSES} interim (1xx) responses`),
-        );
+      this.#interim = countInterim(this.#interim, controller);
       return;
     }
     this.#headed = true;

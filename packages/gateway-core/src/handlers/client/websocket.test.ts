@@ -210,6 +210,30 @@ describe('ReverseProxyHandler: WebSocket upgrades', () => {
     await Promise.all(upstreamClosed);
   });
 
+  it('fails an upgrade whose upstream sends interim (1xx) answers without end (502)', async () => {
+    // Each interim answer was taken as a refusal's head, and the flood went on for as long as the
+    // upstream sent it (a core busy).
+    const upstreamClosed: Promise<unknown>[] = [];
+    const hinting = http.createServer();
+    hinting.on('upgrade', (_req, socket: Socket) => {
+      socket.on('error', () => {});
+      upstreamClosed.push(new Promise((resolve) => socket.once('close', resolve)));
+      const hints = Buffer.from(
+        'HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n'.repeat(100),
+      );
+      const pump = () => {
+        while (!socket.destroyed && socket.write(hints));
+      };
+      socket.on('drain', pump);
+      pump();
+    });
+    const port = await listen(hinting);
+    const gw = await gateway(`http://127.0.0.1:${port}`);
+    const answer = await refusal(connect(`${gw.url}/`));
+    expect(answer.status).toBe(502);
+    await Promise.all(upstreamClosed);
+  });
+
   it('answers 501 when WebSocket proxying is disabled', async () => {
     const up = await wsUpstream();
     const gw = await gateway(up.url, { websocket: false });
