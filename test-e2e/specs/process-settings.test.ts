@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { porticoBin } from '../support/portico.ts';
 
 const threadCounter = path.resolve(import.meta.dirname, '../support/v8-workers.mjs');
+const printExecArgv = path.resolve(import.meta.dirname, '../support/print-execargv.mjs');
 const nodeFirst = `${path.dirname(process.execPath)}:${process.env.PATH}`;
 
 /**
@@ -44,6 +45,14 @@ describe('the settings the portico command starts Node with', () => {
     },
   );
 
+  it('runs without Maglev when executed as a program (its code stayed in the malloc heap)', async () => {
+    const { stderr } = await run(porticoBin, ['eval', '${1 + 1}'], {
+      NODE_OPTIONS: `--import=${printExecArgv}`,
+    });
+    const execArgv = JSON.parse(/EXECARGV (.*)/.exec(stderr)?.[1] ?? '[]') as string[];
+    expect(execArgv).toContain('--no-maglev');
+  });
+
   it('runs with two malloc arenas when executed as a program', async () => {
     const { stdout } = await run(porticoBin, ['eval', '${env["MALLOC_ARENA_MAX"]}']);
     expect(JSON.parse(stdout)).toBe('2');
@@ -54,8 +63,8 @@ describe('the settings the portico command starts Node with', () => {
       readFileSync(path.join(path.dirname(porticoBin), '../package.json'), 'utf8'),
     ) as { scripts: Record<string, string> };
     const start = manifest.scripts.start!;
-    const flags = shebang.match(/--[\w-]+=\S+/g) ?? [];
-    expect(flags).toEqual(['--max-semi-space-size=4', '--v8-pool-size=1']);
+    const flags = shebang.match(/--[\w-]+(?:=\S+)?/g) ?? [];
+    expect(flags).toEqual(['--max-semi-space-size=4', '--v8-pool-size=1', '--no-maglev']);
     expect(start).toContain(`node ${flags.join(' ')} bin/portico.js`);
     expect(shebang).toContain('MALLOC_ARENA_MAX=2 node');
     expect(start.startsWith('MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} node ')).toBe(true);

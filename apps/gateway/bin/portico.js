@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4 --v8-pool-size=1
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4 --v8-pool-size=1 --no-maglev
 // (The young generation capped at 4 MB semi-spaces: under load the same throughput as 16 MB, or
 // better, and about 17 MB less resident memory per worker (bench/README.md, "Young-generation size").
 // One V8 helper thread instead of four: when traffic makes a batch of functions hot, V8 optimises
@@ -6,7 +6,9 @@
 // that core for a few hundred milliseconds, the worst of the latency tail ("V8's helper threads and
 // the tail"). Two malloc arenas instead of glibc's eight per core: V8's compiler threads leave freed
 // memory stranded in arenas of their own, about 11 MB more resident per worker under load ("Memory
-// under load"). `npm start` passes the same flags and variable; cluster workers inherit the flags
+// under load"). No Maglev, V8's mid-tier compiler: what it compiled under traffic stayed in the
+// malloc heap, about 23 MB of a worker's peak memory, for the same CPU per request once warm
+// ("Maglev off"). `npm start` passes the same flags and variable; cluster workers inherit the flags
 // and get the variable from the primary. Run `node bin/portico.js` to choose other values.)
 // Entry point of the `portico` command.
 // - Workspace packages resolve to their TypeScript sources (the `portico-source` export condition),

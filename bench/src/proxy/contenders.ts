@@ -368,8 +368,8 @@ export async function prepareOpenig(repoRoot: string, logDir: string): Promise<O
   return { available: true, script };
 }
 
-/** The `--name=value` flags of a script's `#!` line. */
+/** The `--name` and `--name=value` flags of a script's `#!` line. */
 export function shebangFlags(script: string): string[] {
   const first = readFileSync(script, 'utf8').split('\n', 1)[0] ?? '';
-  return first.startsWith('#!') ? (first.match(/--[\w-]+=\S+/g) ?? []) : [];
+  return first.startsWith('#!') ? (first.match(/--[\w-]+(?:=\S+)?/g) ?? []) : [];
 }

@@ -17,7 +17,6 @@ describe('the optimising compilers while the gateway starts', () => {
 
   it.each([
     [['--no-turbofan'], ''],
-    [['--max-semi-space-size=4', '--maglev'], ''],
     [[], '--jitless'],
     [[], '--max-old-space-size=200 --no-opt'],
   ])('are left as the user chose them (execArgv %j, NODE_OPTIONS %j)', (execArgv, nodeOptions) => {
@@ -26,6 +25,20 @@ describe('the optimising compilers while the gateway starts', () => {
     resumeOptimisingCompilers();
     expect(flags).toEqual([]);
   });
+
+  it.each([['--no-maglev'], ['--maglev']])(
+    'leave Maglev as the command line says (%s) and switch TurboFan off and on again',
+    (flag) => {
+      const flags: string[] = [];
+      deferOptimisingCompilers({
+        setFlags: (f) => flags.push(f),
+        execArgv: ['--max-semi-space-size=4', flag],
+        nodeOptions: '',
+      });
+      resumeOptimisingCompilers();
+      expect(flags).toEqual(['--no-turbofan', '--turbofan']);
+    },
+  );
 
   it('are not mistaken for a choice by a flag that only ends in -opt', () => {
     const flags: string[] = [];

@@ -5,12 +5,16 @@ export type SetFlags = (flags: string) => void;
 
 /** V8's optimising compilers, each switched by `--name` and `--no-name`. */
 const COMPILERS = ['maglev', 'turbofan'] as const;
+type Compiler = (typeof COMPILERS)[number];
 
-/** Flags whose mention on the command line means the user chose the compilers' state already. */
-const USER_CHOICE = /--(no-)?(maglev|turbofan|opt|jitless)\b/;
+/** Flags whose mention on the command line means the user chose every compiler's state already. */
+const USER_CHOICE = /--(no-)?(turbofan|opt|jitless)\b/;
 
-/** How to switch them back on, while they are off because of `deferOptimisingCompilers`. */
-let pending: SetFlags | undefined;
+/** A compiler the command line names, whose state is left as it says. */
+const namedOn = (compiler: Compiler, line: string) => new RegExp(`--(no-)?${compiler}\\b`).test(line);
+
+/** How to switch them back on, and which, while they are off because of `deferOptimisingCompilers`. */
+let pending: { setFlags: SetFlags; compilers: Compiler[] } | undefined;
 
 /**
  * Switches V8's optimising compilers (Maglev and TurboFan) off while the gateway starts;
@@ -27,7 +31,9 @@ let pending: SetFlags | undefined;
  *
  * The launcher (bin/portico.js) calls this first thing for `portico start`, before any module of
  * the gateway loads (loading them runs the module resolution hooks thousands of times). Left alone
- * when the command line or NODE_OPTIONS names one of these flags (or --jitless).
+ * when the command line or NODE_OPTIONS names TurboFan, `--opt` or `--jitless`; a compiler the
+ * command line names is left as it says (the launcher's own line says `--no-maglev`: see its
+ * comment), the others are switched off and back on.
  */
 export function deferOptimisingCompilers(
   options: { setFlags?: SetFlags; execArgv?: readonly string[]; nodeOptions?: string | undefined } = {},
@@ -35,14 +41,16 @@ export function deferOptimisingCompilers(
   const setFlags = options.setFlags ?? ((flags: string) => v8.setFlagsFromString(flags));
   const execArgv = options.execArgv ?? process.execArgv;
   const nodeOptions = 'nodeOptions' in options ? options.nodeOptions : process.env.NODE_OPTIONS;
-  if (execArgv.some((arg) => USER_CHOICE.test(arg)) || USER_CHOICE.test(nodeOptions ?? '')) return;
-  for (const compiler of COMPILERS) setFlags(`--no-${compiler}`);
-  pending = setFlags;
+  const line = [...execArgv, nodeOptions ?? ''].join(' ');
+  if (USER_CHOICE.test(line)) return;
+  const compilers = COMPILERS.filter((compiler) => !namedOn(compiler, line));
+  for (const compiler of compilers) setFlags(`--no-${compiler}`);
+  pending = { setFlags, compilers };
 }
 
 /** Switches the optimising compilers back on, if `deferOptimisingCompilers` switched them off. */
 export function resumeOptimisingCompilers(): void {
-  const setFlags = pending;
+  const deferred = pending;
   pending = undefined;
-  if (setFlags !== undefined) for (const compiler of COMPILERS) setFlags(`--${compiler}`);
+  for (const compiler of deferred?.compilers ?? []) deferred?.setFlags(`--${compiler}`);
 }
