@@ -11,7 +11,7 @@ type Compiler = (typeof COMPILERS)[number];
 const USER_CHOICE = /--(no-)?(turbofan|opt|jitless)\b/;
 
 /** A compiler the command line names, whose state is left as it says. */
-const namedOn = (compiler: Compiler, line: string) => new RegExp(`--(no-)?${compiler}\\b`).test(line);
+const namedIn = (line: string, compiler: Compiler) => new RegExp(`--(no-)?${compiler}\\b`).test(line);
 
 /** How to switch them back on, and which, while they are off because of `deferOptimisingCompilers`. */
 let pending: { setFlags: SetFlags; compilers: Compiler[] } | undefined;
@@ -43,7 +43,7 @@ export function deferOptimisingCompilers(
   const nodeOptions = 'nodeOptions' in options ? options.nodeOptions : process.env.NODE_OPTIONS;
   const line = [...execArgv, nodeOptions ?? ''].join(' ');
   if (USER_CHOICE.test(line)) return;
-  const compilers = COMPILERS.filter((compiler) => !namedOn(compiler, line));
+  const compilers = COMPILERS.filter((compiler) => !namedIn(line, compiler));
   for (const compiler of compilers) setFlags(`--no-${compiler}`);
   pending = { setFlags, compilers };
 }
@@ -52,5 +52,6 @@ export function deferOptimisingCompilers(
 export function resumeOptimisingCompilers(): void {
   const deferred = pending;
   pending = undefined;
-  for (const compiler of deferred?.compilers ?? []) deferred?.setFlags(`--${compiler}`);
+  if (deferred === undefined) return;
+  for (const compiler of deferred.compilers) deferred.setFlags(`--${compiler}`);
 }

@@ -201,8 +201,12 @@ function memoryStore(maxSessions: number): Store {
   };
   const sweep = setInterval(sweepExpired, 60_000);
   sweep.unref();
-  const full = (previous: { value: string } | undefined, added: number) =>
-    (previous === undefined && entries.size >= maxSessions) || characters + added > MAX_SESSION_CHARACTERS;
+  /** Whether storing `json` as `id` keeps the store within its bounds (a new session needs a place). */
+  const fits = (id: string, json: string) => {
+    const previous = entries.get(id);
+    if (previous === undefined && entries.size >= maxSessions) return false;
+    return characters + json.length - (previous?.value.length ?? 0) <= MAX_SESSION_CHARACTERS;
+  };
   return {
     async get(id) {
       const entry = entries.get(id);
@@ -211,22 +215,17 @@ function memoryStore(maxSessions: number): Store {
     async set(id, value, ttlMs) {
       // Stored as JSON, as Redis stores it: the same values survive in both stores.
       const json = JSON.stringify(value);
-      let previous = entries.get(id);
       // Expired sessions are looked for at most once a second: under a flood of new sessions the
       // scan would otherwise be paid by every request.
-      if (full(previous, json.length - (previous?.value.length ?? 0)) && Date.now() - swept >= 1000) {
-        sweepExpired();
-        previous = entries.get(id);
-      }
-      const added = json.length - (previous?.value.length ?? 0);
-      if (full(previous, added))
+      if (!fits(id, json) && Date.now() - swept >= 1000) sweepExpired();
+      if (!fits(id, json))
         throw new PorticoError(
           ErrorCode.SESSION,
           `the in-memory session store is full: ${entries.size} sessions, ${characters} characters`,
           { expected: `at most ${maxSessions} sessions (admin.json session.store.maxSessions)` },
         );
+      characters += json.length - (entries.get(id)?.value.length ?? 0);
       entries.set(id, { value: json, expires: Date.now() + ttlMs });
-      characters += added;
     },
     async destroy(id) {
       const entry = entries.get(id);
