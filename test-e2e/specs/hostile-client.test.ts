@@ -283,6 +283,16 @@ describe('a hostile client against portico start', () => {
       const reply = await get('/x', 'Host: gw.example/openig/api/system/objects?\r\n');
       expect(reply.status).toBe(400);
     });
+
+    it.each([['/x/..;/openig/ping'], ['/x/.%2E;y/OpenIG/ping'], ['/x/%2e%2e/openig/ping']])(
+      '%s is the administrative ping, never a route: the prefix is checked on the path routes see',
+      async (target) => {
+        const before = seen.length;
+        const reply = await get(target);
+        expect([reply.status, JSON.parse(reply.text.split('\r\n\r\n')[1]!)]).toEqual([200, { status: 'ok' }]);
+        expect(seen.length).toBe(before);
+      },
+    );
   });
 
   describe('route conditions and the upstream see one normalised path', () => {
@@ -338,6 +348,7 @@ describe('a hostile client against portico start', () => {
       ['/OPENIG/ping'],
       ['//openig/ping'],
       ['/x/../openig/ping'],
+      ['/x/..;/openig/ping'],
     ])('%s under the administrative prefix never reaches a route', async (target) => {
       const before = seen.length;
       const reply = await upgrade(target);

@@ -1,6 +1,6 @@
 import { type Handler, Response } from '@portico/gateway-core';
 import type { Gateway } from './gateway.ts';
-import { normalizedPath } from './reserved-prefix.ts';
+import { routedPath } from './reserved-prefix.ts';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
 
@@ -15,7 +15,7 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
     async handle(_context, request) {
       // The same normalised path the reserved-prefix check used (case, encoding, dot segments).
       const path =
-        normalizedPath(request.uri.rawPath).toLowerCase().slice(base.length).replace(/\/+$/, '') || '/';
+        routedPath(request.uri.rawPath).toLowerCase().slice(base.length).replace(/\/+$/, '') || '/';
       switch (path) {
         case '/ping':
           return json(200, { status: 'ok' });

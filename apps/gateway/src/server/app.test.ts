@@ -90,7 +90,14 @@ describe('the application', () => {
       status: 'ok',
     });
     expect((await call({ url: '/openigx' })).payload).toBe('route');
-    for (const url of ['//openig/ping', '/x/../openig/ping', '/./OpenIG/ping', '/%6Fpenig/ping']) {
+    for (const url of [
+      '//openig/ping',
+      '/x/../openig/ping',
+      '/./OpenIG/ping',
+      '/%6Fpenig/ping',
+      '/x/..;/openig/ping',
+      '/x/%2e%2E/openig/ping',
+    ]) {
       const response = await call({ url, remoteAddress: '10.0.0.9' });
       expect([url, response.statusCode]).toEqual([url, 403]);
     }

@@ -1,9 +1,11 @@
 import { Uri } from '@portico/gateway-core';
+import { normalizeRawPath } from '@portico/gateway-core/runtime';
 
 /**
- * True when a request path is under the reserved prefix, compared the way routes could see it:
- * decoded (`/%6Fpenig/ping`), without regard to case, with empty and dot segments resolved
- * (`//openig/ping`, `/x/../openig/ping`); a path parameter (`/openig;x`) ends the segment.
+ * True when a request path is under the reserved prefix as routes would see it: the path in the
+ * gateway's one normal form (empty and dot segments resolved, `..;x` and `%2E%2E` included, as the
+ * gateway forwards it), decoded (`/%6Fpenig/ping`), without regard to case; a path parameter
+ * (`/openig;x`) ends the segment.
  */
 export function isReserved(rawPath: string, prefix: string): boolean {
   return reservedPrefix(prefix)(rawPath);
@@ -13,25 +15,19 @@ export function isReserved(rawPath: string, prefix: string): boolean {
 export function reservedPrefix(prefix: string): (rawPath: string) => boolean {
   const reserved = `/${prefix.toLowerCase()}`;
   return (rawPath) => {
-    // Most paths have nothing to decode or resolve: they are their own normal form (every request
-    // passes here, so the Uri and the segment list are only made when needed).
-    const path = (PLAIN_PATH.test(rawPath) ? rawPath : normalizedPath(rawPath)).toLowerCase();
+    const path = routedPath(rawPath).toLowerCase();
     return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
   };
 }
 
-/** Non-empty segments without `%`, `.` or `;`, at most a trailing slash: nothing to normalise. */
-const PLAIN_PATH = /^(?:\/[^/%.;]+)*\/?$/;
-
-/** The decoded path with empty, `.` and `..` segments resolved. */
-export function normalizedPath(rawPath: string): string {
-  const segments: string[] = [];
-  for (const segment of new Uri({ rawPath }).path.split('/')) {
-    if (segment === '' || segment === '.') continue;
-    if (segment === '..') segments.pop();
-    else segments.push(segment);
-  }
-  return `/${segments.join('/')}${rawPath.endsWith('/') && segments.length > 0 ? '/' : ''}`;
+/**
+ * The decoded path routes see (`request.uri.path`) for a raw path: the same normal form the
+ * gateway's arrival gives it. Most paths are their own normal form and have nothing to decode, and
+ * every request passes here, so a `Uri` is only made for a path with an escape.
+ */
+export function routedPath(rawPath: string): string {
+  const normal = normalizeRawPath(rawPath);
+  return normal.includes('%') ? new Uri({ rawPath: normal }).path : normal;
 }
 
 /** The path of a request target (origin form, or absolute form as proxies send it). */
