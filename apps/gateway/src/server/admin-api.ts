@@ -1,6 +1,5 @@
 import { type Handler, Response } from '@portico/gateway-core';
 import type { Gateway } from './gateway.ts';
-import { routedPath } from './reserved-prefix.ts';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
 
@@ -13,9 +12,9 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
   const base = `/${prefix.toLowerCase()}`;
   return {
     async handle(_context, request) {
-      // The same normalised path the reserved-prefix check used (case, encoding, dot segments).
-      const path =
-        routedPath(request.uri.rawPath).toLowerCase().slice(base.length).replace(/\/+$/, '') || '/';
+      // The path routes see, which the reserved-prefix check also used (the arrival's normal form,
+      // decoded), compared without regard to case.
+      const path = request.uri.path.toLowerCase().slice(base.length).replace(/\/+$/, '') || '/';
       switch (path) {
         case '/ping':
           return json(200, { status: 'ok' });

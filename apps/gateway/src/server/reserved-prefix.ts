@@ -25,7 +25,7 @@ export function reservedPrefix(prefix: string): (rawPath: string) => boolean {
  * gateway's arrival gives it. Most paths are their own normal form and have nothing to decode, and
  * every request passes here, so a `Uri` is only made for a path with an escape.
  */
-export function routedPath(rawPath: string): string {
+function routedPath(rawPath: string): string {
   const normal = normalizeRawPath(rawPath);
   return normal.includes('%') ? new Uri({ rawPath: normal }).path : normal;
 }
