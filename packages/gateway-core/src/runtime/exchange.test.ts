@@ -75,6 +75,47 @@ describe('the exchange answers whatever way a handler ends', () => {
     expect(response.headers.get('connection')).toBe('close');
   });
 
+  it('a session store that cannot be read: 500 answered (not a dropped connection), logged, and the next request served', async () => {
+    let opens = 0;
+    const url = await serve(
+      exchangeListener({
+        handler: handlerOf(() => Promise.resolve(new Response({ status: 200, entity: 'ok' }))),
+        logger,
+        sessions: {
+          open: () => {
+            opens++;
+            if (opens === 1) return Promise.reject(new Error('store went away'));
+            if (opens === 2) throw new Error('store threw');
+            return { data: () => ({}), commit: () => undefined };
+          },
+        },
+      }),
+    );
+    const first = await fetch(url, { method: 'POST', body: 'unread' });
+    expect([first.status, await first.text()]).toEqual([500, 'Internal Server Error']);
+    expect((await fetch(url)).status).toBe(500);
+    const third = await fetch(url);
+    expect([third.status, await third.text()]).toEqual([200, 'ok']);
+    const logged = logger.records.filter((r) => r.message === 'the session could not be opened');
+    expect(logged.map((r) => r.data?.error)).toEqual(['store went away', 'store threw']);
+  });
+
+  it('through Koa without passOn: the middleware resolves once the response is written, next never called', async () => {
+    const middleware = koaExchange({
+      handler: handlerOf(() => Promise.resolve(new Response({ status: 203, entity: 'here' }))),
+      logger,
+    });
+    let nextCalled = false;
+    const listener: http.RequestListener = (req, res) => {
+      const ctx = { req, res, respond: true };
+      void middleware(ctx as never, async () => {
+        nextCalled = true;
+      }).then(() => expect(ctx.respond).toBe(false));
+    };
+    const response = await fetch(await serve(listener));
+    expect([response.status, await response.text(), nextCalled]).toEqual([203, 'here', false]);
+  });
+
   it('through Koa: a request passed on goes to the next middleware', async () => {
     const middleware = koaExchange({
       handler: handlerOf(() => Promise.resolve(new Response({ status: 404 }))),

@@ -71,7 +71,7 @@ type PumpedBody = Readable & { [TARGET]?: ExchangeResponse };
 /**
  * Serves one request with `options.handler` and writes its response; resolves true once the response
  * is being written (its body streams on), false when `passOn` left the exchange unanswered. Never
- * rejects for what a handler does: a failure is answered (500, 502, 413 ...) and logged.
+ * rejects: a failure of the handler or of the session store is answered (500, 502, 413 ...) and logged.
  */
 export function handleExchange(
   req: IncomingMessage,
@@ -106,16 +106,36 @@ export function handleExchange(
   state.request = request;
   if (options.bodyIdleTimeout && !request.entity.isEmpty && !req.readableEnded)
     watchBodyIdle(req, res, options.bodyIdleTimeout);
+  let opened: SessionHandle | Promise<SessionHandle> | undefined;
   try {
-    const opened = options.sessions?.open(request);
-    if (opened instanceof Promise) return opened.then((session) => serve(state, request, session));
-    return serve(state, request, opened);
+    opened = options.sessions?.open(request);
   } catch (error) {
-    return Promise.reject(error);
+    unserved(state, request, 'the session could not be opened', error);
+    return ANSWERED;
   }
+  if (opened instanceof Promise)
+    return opened.then(
+      (session) => serve(state, request, session),
+      (error: unknown) => unserved(state, request, 'the session could not be opened', error),
+    );
+  return serve(state, request, opened);
 }
 
 const ANSWERED = Promise.resolve(true);
+
+/**
+ * What fails before the handler runs (a session store that cannot be read, a server-side store gone
+ * away) fails the exchange as a session that cannot be saved does: a 500, logged, rather than a
+ * connection dropped without an answer.
+ */
+function unserved(state: ExchangeState, request: Request, what: string, error: unknown): true {
+  state.logger.error(what, {
+    ...(isPorticoError(error) ? { code: error.code } : {}),
+    error: error instanceof Error ? error.message : String(error),
+  });
+  if (!request.entity.isBuffered && !state.req.readableEnded) state.req.resume();
+  return write(state, request, plain(500, 'Internal Server Error'));
+}
 
 /**
  * Runs the handler and answers with what it returns, or with the failure's status. Not `async`
@@ -124,11 +144,15 @@ const ANSWERED = Promise.resolve(true);
  */
 function serve(state: ExchangeState, request: Request, session: SessionHandle | undefined): Promise<boolean> {
   const { req, res, options } = state;
-  const client = clientOf(req);
-  const signal = state.abort.signal;
-  const context = new Context(
-    session ? { client, signal, session: () => session.data() } : { client, signal },
-  );
+  let context: Context;
+  try {
+    const client = clientOf(req);
+    const signal = state.abort.signal;
+    context = new Context(session ? { client, signal, session: () => session.data() } : { client, signal });
+  } catch (error) {
+    unserved(state, request, 'request failed', error);
+    return ANSWERED;
+  }
   state.session = session;
   return answerOf(options.handler, context, request).then(
     (response) => answerWith(state, request, context, response),

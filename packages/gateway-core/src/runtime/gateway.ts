@@ -103,7 +103,7 @@ export interface KoaContextLike {
 }
 
 /** A Koa middleware, typed without depending on Koa. */
-export type KoaMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) => Promise<void>;
+export type KoaMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) => Promise<unknown>;
 
 export interface KoaOptions extends ServeOptions {
   /**
@@ -357,6 +357,14 @@ export function exchangeListener(exchange: ExchangeOptions): RequestListener {
  * exchange's `passOn` leaves a request unanswered, the next middleware serves it.
  */
 export function koaExchange(exchange: ExchangeOptions): KoaMiddleware {
+  if (exchange.passOn === undefined) {
+    // Every request is answered here, so the exchange's own promise serves as the middleware's: no
+    // reaction per request. It never rejects (a failure is answered); should it, Koa handles that.
+    return (ctx) => {
+      ctx.respond = false;
+      return handleExchange(ctx.req, ctx.res, exchange);
+    };
+  }
   // Not `async`: one reaction on the exchange instead of a frame per request.
   return (ctx, next) => {
     ctx.respond = false;
