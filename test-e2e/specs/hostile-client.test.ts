@@ -369,6 +369,20 @@ describe('a hostile client against portico start', () => {
     });
   });
 
+  it('a chunked body broken in its first chunk, with 100 KB behind it: 400, and the process lives on', async () => {
+    // The 400 and the reset of the rest of the bytes reach the request body before undici first
+    // reads it for the upstream: that failure once became an uncaught 'error' and ended the process.
+    for (let i = 0; i < 3; i++) {
+      const reply = await raw(
+        gw.url,
+        `POST /public/upload HTTP/1.1\r\nHost: gw.example\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n${'a'.repeat(100_000)}`,
+        { waitMs: 5000 },
+      );
+      expect(reply.status).toBe(400);
+    }
+    expect((await send(`${gw.url}/public/after-broken-chunks`)).status).toBe(200);
+  });
+
   it('a protocol error while a response streams closes the connection; no 400 inside the response', async () => {
     const reply = await raw(
       gw.url,

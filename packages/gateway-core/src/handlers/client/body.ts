@@ -19,6 +19,10 @@ export class DeferredBody extends Readable {
   constructor(source: Readable) {
     super();
     this.#source = source;
+    // The client's failure (its connection reset mid-body) is the exchange's to answer, and undici
+    // listens for it only while it sends this body: a failure found when undici first reads, or after
+    // it has let go, would otherwise be an 'error' with no listener, which ends the process.
+    this.on('error', ignoreError);
   }
 
   /** True once a byte of the source may have been consumed: a retry can no longer resend it. */
@@ -80,3 +84,5 @@ export class DeferredBody extends Readable {
     this.#source.off('data', this.#onData).off('end', this.#onEnd).off('close', this.#onClose);
   }
 }
+
+function ignoreError(): void {}
