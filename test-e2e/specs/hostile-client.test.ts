@@ -105,6 +105,14 @@ describe('a hostile client against portico start', () => {
           },
         },
       },
+      'config/routes/05-host-field.json': {
+        name: '05-host-field',
+        condition: "${request.uri.path == '/host-field'}",
+        handler: {
+          type: 'StaticResponseHandler',
+          config: { status: 200, entity: "[${request.headers['Host'][0]}]" },
+        },
+      },
       // Everything else is proxied, except what lies under /private.
       'config/routes/99-public.json': {
         name: '99-public',
@@ -381,6 +389,61 @@ describe('a hostile client against portico start', () => {
       expect(reply.status).toBe(400);
     }
     expect((await send(`${gw.url}/public/after-broken-chunks`)).status).toBe(200);
+  });
+
+  describe('framing and versions no route can serve', () => {
+    it('a transfer coding other than chunked: 501, closed, never forwarded still coded', async () => {
+      const before = seen.length;
+      for (const codings of ['gzip, chunked', 'foo,chunked']) {
+        const reply = await raw(
+          gw.url,
+          `POST /public/coded HTTP/1.1\r\nHost: gw.example\r\nTransfer-Encoding: ${codings}\r\n\r\n5\r\nhello\r\n0\r\n\r\n`,
+          { waitMs: 5000 },
+        );
+        expect([codings, reply.status, reply.closedByServer]).toEqual([codings, 501, true]);
+      }
+      const chunked = await raw(
+        gw.url,
+        'POST /public/plain-chunked HTTP/1.1\r\nHost: gw.example\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+        { waitMs: 5000 },
+      );
+      expect(chunked.status).toBe(200);
+      expect(seen.slice(before).map((s) => s.url)).toEqual(['/public/plain-chunked']);
+    });
+
+    it('a request line of another HTTP version: 505, never forwarded', async () => {
+      const before = seen.length;
+      for (const version of ['HTTP/2.0', 'HTTP/0.9']) {
+        const reply = await raw(
+          gw.url,
+          `GET /public/v HTTP/${version.slice(5)}\r\nHost: gw.example\r\n\r\n`,
+          {
+            waitMs: 5000,
+          },
+        );
+        expect([version, reply.status]).toEqual([version, 505]);
+      }
+      expect(seen.length).toBe(before);
+    });
+
+    it('HTTP/1.0 with Transfer-Encoding: answered, then the connection closed; what follows is never a request', async () => {
+      const before = seen.length;
+      const reply = await raw(
+        gw.url,
+        'POST /public/te10 HTTP/1.0\r\nHost: gw.example\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n' +
+          '5\r\nhello\r\n0\r\n\r\nGET /public/smuggled HTTP/1.1\r\nHost: gw.example\r\n\r\n',
+        { waitMs: 5000 },
+      );
+      expect(reply.status).toBe(200);
+      expect(reply.closedByServer).toBe(true);
+      expect(reply.text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+      expect(seen.slice(before).map((s) => s.url)).toEqual(['/public/te10']);
+    });
+
+    it('Connection naming Host does not remove it from what expressions see', async () => {
+      const reply = await get('/host-field', 'Host: gw.example\r\nConnection: host, content-length\r\n');
+      expect(reply.text.split('\r\n\r\n')[1]).toBe('[gw.example]');
+    });
   });
 
   it('a protocol error while a response streams closes the connection; no 400 inside the response', async () => {

@@ -25,6 +25,39 @@ const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=]+)(?::(\d{0,5}))
 /** An absolute-form target (RFC 9112 §3.2.2): what a client talking to a proxy sends. */
 const ABSOLUTE_FORM = /^https?:\/\//i;
 
+/**
+ * Fields that describe the message, not the connection: a client that lists them in Connection
+ * (which RFC 9110 §7.6.1 forbids) does not get them removed, so filters and expressions still see the
+ * Host the URI was made from.
+ */
+const MESSAGE_FIELDS: ReadonlySet<string> = new Set(['host', 'content-length']);
+
+/**
+ * A request no route can serve, as its answer: an HTTP version other than 1.x (`HTTP/2.0` or `HTTP/0.9`
+ * in an HTTP/1 request line, RFC 9110 §15.6.6), or a transfer coding other than chunked (RFC 9112
+ * §6.1: its content would go upstream still coded, with nothing saying so). Undefined for the others.
+ */
+export function unservable(req: IncomingMessage): { status: number; text: string } | undefined {
+  if (req.httpVersionMajor !== 1) return { status: 505, text: 'HTTP Version Not Supported' };
+  const codings = req.headers['transfer-encoding'];
+  if (codings === undefined || codings === 'chunked' || onlyChunked(codings)) return undefined;
+  return { status: 501, text: 'Not Implemented' };
+}
+
+/** `chunked` in any case and spacing, and nothing else (Node's parser accepts `gzip, chunked`). */
+function onlyChunked(codings: string): boolean {
+  const parts = codings.split(',').filter((part) => part.trim() !== '');
+  return parts.length === 1 && parts[0]!.trim().toLowerCase() === 'chunked';
+}
+
+/**
+ * RFC 9112 §6.1: an HTTP/1.0 request with Transfer-Encoding has faulty framing: it is answered, and
+ * its connection closed after, so that nothing after it on the connection is read as a request.
+ */
+export function faultyFraming(req: IncomingMessage): boolean {
+  return req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined;
+}
+
 export function badRequest(message: string): PorticoError {
   return new PorticoError(ErrorCode.BAD_REQUEST, message, { expected: 'a well-formed HTTP/1.1 request' });
 }
@@ -50,7 +83,8 @@ export function toRequest(
     // no filter mistakes them for the request's own and a client cannot name a header a filter adds
     // (`Connection: Authorization`) to have it stripped later.
     if (headers.has('connection'))
-      for (const listed of connectionListed(headers.getAll('connection'))) headers.delete(listed);
+      for (const listed of connectionListed(headers.getAll('connection')))
+        if (!MESSAGE_FIELDS.has(listed)) headers.delete(listed);
     for (const name of CONNECTION_HEADERS) headers.delete(name);
   }
   const length = req.headers['content-length'];

@@ -12,7 +12,7 @@ import { forEachFieldOf } from '../http/headers.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { clientOf, toRequest } from './arrival.ts';
+import { clientOf, faultyFraming, toRequest, unservable } from './arrival.ts';
 import { disposeOf } from './dispose.ts';
 
 /**
@@ -91,6 +91,20 @@ export function handleExchange(
   };
   (res as ExchangeResponse)[EXCHANGE] = state;
   res.on('close', onExchangeClose);
+  if (LAST_REQUEST.has(req.socket)) {
+    // Pipelined behind a request that ends its connection: never served; the connection closes once
+    // the earlier answers are written, and this response with it.
+    req.resume();
+    return ANSWERED;
+  }
+  const refused = unservable(req);
+  if (refused !== undefined) {
+    req.resume();
+    endConnectionWith(req, res);
+    writeResponse(res, plain(refused.status, refused.text), req.method ?? 'GET', options.logger);
+    return ANSWERED;
+  }
+  if (faultyFraming(req)) endConnectionWith(req, res);
   let request: Request;
   try {
     request = toRequest(req, { maxBytes: options.maxBufferedBodySize, arrival: true });
@@ -99,7 +113,7 @@ export function handleExchange(
     // closed (what else it carries cannot be trusted to be framed as the client meant).
     options.logger.debug('bad request', { error: String(error) });
     req.resume();
-    res.shouldKeepAlive = false;
+    endConnectionWith(req, res);
     writeResponse(res, plain(400, 'Bad Request'), req.method ?? 'GET', options.logger);
     return ANSWERED;
   }
@@ -122,6 +136,20 @@ export function handleExchange(
 }
 
 const ANSWERED = Promise.resolve(true);
+
+/**
+ * Connections whose framing can no longer be trusted (an HTTP/1.0 request with Transfer-Encoding, a
+ * request refused before any route): the request is their last. Node's parser has often read what
+ * follows it already; those requests are not served, so nothing smuggled behind it reaches a route
+ * or an upstream.
+ */
+const LAST_REQUEST = new WeakSet<object>();
+
+function endConnectionWith(req: IncomingMessage, res: ServerResponse): void {
+  res.shouldKeepAlive = false;
+  // An injected request (a test's) may have no socket.
+  if (req.socket) LAST_REQUEST.add(req.socket);
+}
 
 /**
  * What fails before the handler runs (a session store that cannot be read, a server-side store gone
