@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { addAnswering, answering, isResponding, removeAnswering } from './answering.ts';
+import { addAnswering, afterAnswered, answering, removeAnswering } from './answering.ts';
 
 const responseOn = (socket: Socket) => new http.ServerResponse(new http.IncomingMessage(socket));
 
@@ -26,17 +26,27 @@ describe('the responses a connection carries', () => {
     expect([...answering(socket)]).toEqual([]);
   });
 
-  it('is responding only while a carried response has sent its head', () => {
+  it('waits for the responses carried now, one aside, or for the connection to close', () => {
     const socket = new Socket();
-    const [a, b] = [responseOn(socket), responseOn(socket)];
-    addAnswering(socket, a);
-    addAnswering(socket, b);
-    expect(isResponding(socket)).toBe(false);
-    // A pipelined response that has begun counts as much as the first.
-    Object.defineProperty(b, 'headersSent', { value: true });
-    expect(isResponding(socket)).toBe(true);
-    removeAnswering(socket, b);
-    expect(isResponding(socket)).toBe(false);
+    const [a, b, c] = [responseOn(socket), responseOn(socket), responseOn(socket)];
+    for (const res of [a, b, c]) {
+      addAnswering(socket, res);
+      // As the server does when a response closes.
+      res.once('close', () => removeAnswering(socket, res));
+    }
+    let called = 0;
+    afterAnswered(socket, () => called++, c);
+    a.emit('close');
+    expect(called).toBe(0);
+    b.emit('close');
+    expect(called).toBe(1);
+    // Nothing carried: at once; a closed connection ends the wait, once.
+    afterAnswered(socket, () => called++, c);
+    expect(called).toBe(2);
+    afterAnswered(socket, () => called++);
+    socket.emit('close');
+    c.emit('close');
+    expect(called).toBe(3);
   });
 
   it('keeps connections apart', () => {

@@ -51,8 +51,29 @@ export function* answering(socket: Socket): Generator<http.ServerResponse> {
   if (carried?.more !== undefined) yield* carried.more;
 }
 
-/** True when a response on `socket` has begun, so nothing else may be written to it. */
-export function isResponding(socket: Socket): boolean {
-  for (const res of answering(socket)) if (res.headersSent) return true;
-  return false;
+/**
+ * Calls `then` once every response `socket` is carrying now, `but` aside, has finished or been
+ * abandoned (by then Node has handed the connection to the next response, or ended it after one
+ * that closes it), or once the connection has closed. What is written to the socket then comes
+ * after those responses, as the requests came (RFC 9112 §9.3.2).
+ */
+export function afterAnswered(socket: Socket, then: () => void, but?: http.ServerResponse): void {
+  let waiting = 0;
+  let called = false;
+  const once = () => {
+    if (called) return;
+    called = true;
+    socket.off('close', once);
+    then();
+  };
+  const settled = () => {
+    if (--waiting === 0) once();
+  };
+  for (const res of answering(socket)) {
+    if (res === but) continue;
+    waiting++;
+    res.once('close', settled);
+  }
+  if (waiting === 0) once();
+  else socket.once('close', once);
 }

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duration, Logger, PluginManifest } from '@portico/gateway-core';
-import { addAnswering, answering, answeringCount, isResponding, removeAnswering } from './answering.ts';
+import { addAnswering, afterAnswered, answering, answeringCount, removeAnswering } from './answering.ts';
 import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
 import { scheduleIdleCompaction } from './idle-compaction.ts';
@@ -65,8 +65,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let inFlight = 0;
   let received = 0;
   // The connections that have carried a request (TLS sockets, where `active` holds the TCP ones).
-  // Each keeps the responses it is carrying (answering.ts): a protocol error on a connection whose
-  // response has begun can only close it, since a 400 written now would land inside that response.
+  // Each keeps the responses it is carrying (answering.ts): an error's answer waits for them, so
+  // that it lands neither before nor inside a response to an earlier request.
   const carrying = new Set<Socket>();
   let draining = false;
   let idle: (() => void) | undefined;
@@ -110,16 +110,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         received++;
         void handleUpgrade(req, socket as Socket, head, gateway, logger);
       });
-      server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-        if (!socket.writable || isResponding(socket)) return socket.destroy();
-        const status =
-          error.code === 'HPE_HEADER_OVERFLOW'
-            ? '431 Request Header Fields Too Large'
-            : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-              ? '408 Request Timeout'
-              : '400 Bad Request';
-        socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-      });
+      server.on('clientError', answerClientError);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(connector.port, connector.host, () => {
@@ -174,6 +165,45 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await sessions.close();
     })());
   return { gateway, urls, stop };
+}
+
+/** The connections whose protocol error is being answered. */
+const FAILED = new WeakSet<Socket>();
+
+/**
+ * A protocol error or a timeout on a connection (Node's 'clientError'). Whatever the connection
+ * carries keeps its order (RFC 9112 §9.3.2): responses to the requests before the error go out
+ * first, then the error's answer, and the connection closes. The error's answer is written only
+ * where a response may still start: not after a response that closed the connection (later bytes are
+ * ignored, §9.6), and not inside a response that has begun.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  // Node goes on parsing what arrives after an error and reports it again, as it does a timeout
+  // later: the first error's answer stands.
+  if (FAILED.has(socket)) return;
+  FAILED.add(socket);
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // The request whose body the error cut short, if its response is still to come: the error's
+  // answer takes its place, after the responses before it.
+  let cut: http.ServerResponse | undefined;
+  for (const res of answering(socket)) if (!res.req.complete) cut = res;
+  const status =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? '431 Request Header Fields Too Large'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? '408 Request Timeout'
+        : '400 Bad Request';
+  afterAnswered(
+    socket,
+    () => {
+      if (!socket.writable || cut?.headersSent) socket.destroy();
+      else socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    },
+    cut,
+  );
 }
 
 /** The options of each connector's node:http (or node:https) server, from admin.json's limits. */

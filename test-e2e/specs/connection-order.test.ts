@@ -1,0 +1,131 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
+import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
+import { raw } from '../support/http.ts';
+
+/**
+ * One response per request, in the order the requests came (RFC 9112 §9.3.2), whatever follows them
+ * on the connection: garbage after a valid request is answered 400 only after that request's own
+ * response.
+ */
+describe('responses on one connection stay one per request, in order, through portico start', () => {
+  let upstream: http.Server;
+  let sockets: WebSocketServer;
+  const seen: { method: string; url: string; body: string }[] = [];
+  let gw: RunningGateway;
+
+  beforeAll(async () => {
+    upstream = http.createServer((req, res) => {
+      if (req.url === '/big') {
+        // Chunked, large enough to fill the socket's buffers.
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        for (let i = 0; i < 32; i++) res.write('x'.repeat(32 * 1024));
+        res.end();
+        return;
+      }
+      if (req.url === '/slow') {
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('first part\n');
+        setTimeout(() => res.end('last part\n'), 500);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString();
+        seen.push({ method: req.method!, url: req.url!, body });
+        res.end(`${req.method} ${req.url} ${body}`);
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    sockets = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((resolve) => sockets.once('listening', resolve));
+    sockets.on('connection', (socket, request) => socket.send(`hello ${request.url}`));
+
+    const base = instanceDirectory({
+      'config/admin.json': { limits: { headersTimeout: '1 second', requestTimeout: '2 seconds' } },
+      'config/routes/00-private.json': {
+        name: '00-private',
+        condition: "${matches(request.uri.path, '^/private')}",
+        handler: { type: 'StaticResponseHandler', config: { status: 403, entity: 'private' } },
+      },
+      'config/routes/01-reflect.json': {
+        name: '01-reflect',
+        condition: "${request.uri.path == '/reflect'}",
+        handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'reflected' } },
+      },
+      'config/routes/02-ws.json': {
+        name: '02-ws',
+        condition: "${matches(request.uri.path, '^/ws')}",
+        baseURI: `http://127.0.0.1:${(sockets.address() as AddressInfo).port}`,
+        handler: 'ReverseProxyHandler',
+      },
+      'config/routes/99-proxy.json': {
+        name: '99-proxy',
+        baseURI: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+        handler: 'ReverseProxyHandler',
+      },
+    });
+    gw = await startGateway({ base });
+  });
+
+  afterAll(async () => {
+    expect(await gw?.stop()).toBe(0);
+    sockets?.close();
+    upstream?.closeAllConnections();
+    await new Promise<void>((resolve) => upstream?.close(() => resolve()));
+  });
+
+  /** The status line of every response in `text`, in order (the bodies here never hold one). */
+  const statuses = (text: string) =>
+    [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
+
+  describe('a valid request followed by garbage: its response, then 400, then the connection closes', () => {
+    it('a POST with a body, then a request with a malformed header', async () => {
+      const before = seen.length;
+      const reply = await raw(
+        gw.url,
+        'POST /order HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc' +
+          'GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n',
+        { waitMs: 5000 },
+      );
+      expect(seen.slice(before)).toEqual([{ method: 'POST', url: '/order', body: 'abc' }]);
+      expect(statuses(reply.text)).toEqual([200, 400]);
+      expect(reply.text).toContain('\r\n\r\nPOST /order abcHTTP/1.1 400 Bad Request\r\n');
+      expect(reply.closedByServer).toBe(true);
+    });
+
+    it('a request a route answers itself, then bytes that are no request', async () => {
+      const reply = await raw(gw.url, 'GET /reflect HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n', {
+        waitMs: 5000,
+      });
+      expect(statuses(reply.text)).toEqual([200, 400]);
+      expect(reply.text).toContain('\r\n\r\nreflectedHTTP/1.1 400 Bad Request\r\n');
+      expect(reply.closedByServer).toBe(true);
+    });
+
+    it('a streamed response is finished before the 400', async () => {
+      const reply = await raw(gw.url, ['GET /slow HTTP/1.1\r\nHost: x\r\n\r\n', 'NOT HTTP AT ALL\r\n\r\n'], {
+        waitMs: 5000,
+        gapMs: 100,
+      });
+      expect(statuses(reply.text)).toEqual([200, 400]);
+      expect(reply.text).toMatch(/first part\n\r\n[0-9a-f]+\r\nlast part\n\r\n0\r\n\r\nHTTP\/1\.1 400 /);
+      expect(reply.closedByServer).toBe(true);
+    });
+
+    it('after a request with Connection: close, later bytes are ignored', async () => {
+      const before = seen.length;
+      const reply = await raw(
+        gw.url,
+        'POST /cl HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\nhello',
+        { waitMs: 5000 },
+      );
+      expect(seen.slice(before)).toEqual([{ method: 'POST', url: '/cl', body: '' }]);
+      expect(statuses(reply.text)).toEqual([200]);
+      expect(reply.closedByServer).toBe(true);
+    });
+  });
+});
