@@ -8,7 +8,8 @@ import { raw } from '../support/http.ts';
 /**
  * One response per request, in the order the requests came (RFC 9112 §9.3.2), whatever follows them
  * on the connection: garbage after a valid request is answered 400 only after that request's own
- * response.
+ * response; a request body that times out after its response has gone out only closes the
+ * connection.
  */
 describe('responses on one connection stay one per request, in order, through portico start', () => {
   let upstream: http.Server;
@@ -127,5 +128,17 @@ describe('responses on one connection stay one per request, in order, through po
       expect(statuses(reply.text)).toEqual([200]);
       expect(reply.closedByServer).toBe(true);
     });
+  });
+
+  it('a request body that times out after its response went out only closes the connection: no 408', async () => {
+    const reply = await raw(
+      gw.url,
+      ['POST /private HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n', ...'xxxxxxxx'],
+      { waitMs: 8000, gapMs: 500 },
+    );
+    expect(statuses(reply.text)).toEqual([403]);
+    expect(reply.text).not.toContain('408');
+    // Closed at requestTimeout (2 s), not when the client gave up.
+    expect(reply.closedByServer).toBe(true);
   });
 });

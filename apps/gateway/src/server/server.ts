@@ -75,6 +75,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     inFlight--;
     // The request keeps its socket after the response has let go of it.
     const socket = this.req.socket;
+    if (!this.req.complete) ANSWERED_EARLY.set(socket, this.req);
     removeAnswering(socket, this);
     release(socket);
     if (inFlight === 0) idle?.();
@@ -167,6 +168,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   return { gateway, urls, stop };
 }
 
+/**
+ * A request answered before its body had all arrived (a route may answer without reading it), kept
+ * by its connection: Node goes on reading that body, and a timeout or a malformed chunk in it is an
+ * error of a request that already has its one response.
+ */
+const ANSWERED_EARLY = new WeakMap<Socket, http.IncomingMessage>();
+
 /** The connections whose protocol error is being answered. */
 const FAILED = new WeakSet<Socket>();
 
@@ -175,14 +183,16 @@ const FAILED = new WeakSet<Socket>();
  * carries keeps its order (RFC 9112 §9.3.2): responses to the requests before the error go out
  * first, then the error's answer, and the connection closes. The error's answer is written only
  * where a response may still start: not after a response that closed the connection (later bytes are
- * ignored, §9.6), and not inside a response that has begun.
+ * ignored, §9.6), not inside a response that has begun, and not for a request that has had its
+ * response already.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   // Node goes on parsing what arrives after an error and reports it again, as it does a timeout
   // later: the first error's answer stands.
   if (FAILED.has(socket)) return;
   FAILED.add(socket);
-  if (!socket.writable) {
+  const early = ANSWERED_EARLY.get(socket);
+  if (!socket.writable || (early !== undefined && !early.complete)) {
     socket.destroy();
     return;
   }
