@@ -9,7 +9,7 @@ import { raw } from '../support/http.ts';
  * One response per request, in the order the requests came (RFC 9112 §9.3.2), whatever follows them
  * on the connection: garbage after a valid request is answered 400 only after that request's own
  * response; a request body that times out after its response has gone out only closes the
- * connection.
+ * connection; a pipelined Upgrade is answered after the responses before it, never inside them.
  */
 describe('responses on one connection stay one per request, in order, through portico start', () => {
   let upstream: http.Server;
@@ -140,5 +140,46 @@ describe('responses on one connection stay one per request, in order, through po
     expect(reply.text).not.toContain('408');
     // Closed at requestTimeout (2 s), not when the client gave up.
     expect(reply.closedByServer).toBe(true);
+  });
+
+  describe('a pipelined Upgrade is answered after the responses before it', () => {
+    const upgrade = (target: string) =>
+      `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n';
+
+    it('after a large response, whole', async () => {
+      const reply = await raw(gw.url, `GET /big HTTP/1.1\r\nHost: x\r\n\r\n${upgrade('/ws/big')}`, {
+        waitMs: 3000,
+      });
+      // Compared as a few numbers and short strings: the text itself is a megabyte.
+      const at = reply.text.indexOf('HTTP/1.1 101 ');
+      const first = reply.text.slice(0, at);
+      expect({
+        statuses: statuses(reply.text),
+        bodyBytes: first.slice(first.indexOf('\r\n\r\n')).split('x').length - 1,
+        end: first.slice(-7),
+        tunnel: reply.text.slice(at).includes('hello /ws/big'),
+      }).toEqual({ statuses: [200, 101], bodyBytes: 32 * 32 * 1024, end: '\r\n0\r\n\r\n', tunnel: true });
+    });
+
+    it('after a slow response, whose last part never goes into the tunnel', async () => {
+      const reply = await raw(gw.url, `GET /slow HTTP/1.1\r\nHost: x\r\n\r\n${upgrade('/ws/slow')}`, {
+        waitMs: 3000,
+      });
+      expect(statuses(reply.text)).toEqual([200, 101]);
+      expect(reply.text).toMatch(/last part\n\r\n0\r\n\r\nHTTP\/1\.1 101 /);
+      expect(reply.text).toContain('hello /ws/slow');
+    });
+
+    it('not at all after a request with Connection: close', async () => {
+      const reply = await raw(
+        gw.url,
+        `GET /reflect HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n${upgrade('/ws/closed')}`,
+        { waitMs: 3000 },
+      );
+      expect(statuses(reply.text)).toEqual([200]);
+      expect(reply.text).not.toContain('hello');
+      expect(reply.closedByServer).toBe(true);
+    });
   });
 });

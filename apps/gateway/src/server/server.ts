@@ -65,8 +65,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let inFlight = 0;
   let received = 0;
   // The connections that have carried a request (TLS sockets, where `active` holds the TCP ones).
-  // Each keeps the responses it is carrying (answering.ts): an error's answer waits for them, so
-  // that it lands neither before nor inside a response to an earlier request.
+  // Each keeps the responses it is carrying (answering.ts): an error's answer or an upgrade waits for
+  // them, so that nothing lands before or inside a response to an earlier request.
   const carrying = new Set<Socket>();
   let draining = false;
   let idle: (() => void) | undefined;
@@ -107,9 +107,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         active.add(socket);
         socket.once('close', () => active.delete(socket));
       });
-      server.on('upgrade', (req, socket, head) => {
+      server.on('upgrade', (req, socket: Socket, head) => {
         received++;
-        void handleUpgrade(req, socket as Socket, head, gateway, logger);
+        upgradeInTurn(socket, () => void handleUpgrade(req, socket, head, gateway, logger));
       });
       server.on('clientError', answerClientError);
       await new Promise<void>((resolve, reject) => {
@@ -214,6 +214,35 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     },
     cut,
   );
+}
+
+/**
+ * Node hands over an Upgrade request as soon as it has parsed it, while responses to the requests
+ * pipelined before it may still be pending or streaming: its answer (a 101 and the tunnel) waits
+ * until they have gone out. After a response that closed the connection it is not served at all.
+ */
+function upgradeInTurn(socket: Socket, serve: () => void): void {
+  if (answeringCount(socket) === 0) {
+    serve();
+    return;
+  }
+  // Node has taken its own listeners off the socket: errors while waiting must not go unheard, and
+  // the response still being written needs the socket's 'drain' relayed, as Node did.
+  socket.on('error', () => socket.destroy());
+  const drain = () => {
+    for (const res of answering(socket)) if (res.socket === socket) res.emit('drain');
+  };
+  socket.on('drain', drain);
+  afterAnswered(socket, () => {
+    socket.off('drain', drain);
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    // The keep-alive timer Node set when the last response finished is not the tunnel's.
+    socket.setTimeout(0);
+    serve();
+  });
 }
 
 /** The options of each connector's node:http (or node:https) server, from admin.json's limits. */
