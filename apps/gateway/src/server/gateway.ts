@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type https from 'node:https';
 import path from 'node:path';
+import type { SecureContextOptions } from 'node:tls';
 import {
   ErrorCode,
   type Filter,
   type Handler,
   type Heap,
+  isPorticoError,
   type Logger,
   type PluginManifest,
   PorticoError,
@@ -13,11 +15,12 @@ import {
 } from '@portico/gateway-core';
 import {
   Chain,
+  checkConfig,
+  combineProblems,
   createGateway,
   type KoaMiddleware,
   koaExchange,
   type Gateway as LoadedGateway,
-  parseConfig,
   type Router,
 } from '@portico/gateway-core/runtime';
 import { APP_FOLDER } from '../app-folder.ts';
@@ -49,12 +52,15 @@ export class Gateway {
   /** The runtime's gateway this one serves. */
   readonly loaded: LoadedGateway;
   readonly startedAt = Date.now();
+  /** `portico validate`: the connectors' TLS problems, reported by `createAll` instead of thrown. */
+  private readonly tlsProblems: PorticoError[];
 
   private constructor(
     instance: Instance,
     loaded: LoadedGateway,
     apiProtection: Filter,
     connectorTls: (https.ServerOptions | undefined)[],
+    tlsProblems: PorticoError[],
   ) {
     this.instance = instance;
     this.loaded = loaded;
@@ -63,12 +69,15 @@ export class Gateway {
     this.session = loaded.session;
     this.apiProtection = apiProtection;
     this.connectorTls = connectorTls;
+    this.tlsProblems = tlsProblems;
   }
 
   /**
    * Loads admin.json and config.json (`createGateway`: the routers load their routes before this
-   * resolves), then the connectors' TLS options and the API protection filter from admin.json's
-   * heap. Throws one coded error carrying every problem found.
+   * resolves), then the connectors' TLS options (files read and their secure context built, as the
+   * listener will) and the API protection filter from admin.json's heap. Throws one coded error
+   * carrying every problem found; when validating, the TLS problems are left to `createAll`, so that
+   * validate goes on to report the routes' problems too.
    */
   static async load(
     instance: Instance,
@@ -83,13 +92,20 @@ export class Gateway {
       ...(options.plugins ? { plugins: options.plugins } : {}),
     });
     try {
-      const connectorTls = await resolveConnectorTls(loaded.settings, loaded.adminHeap, instance, logger);
-      const apiProtection = await loaded.adminHeap.resolve<Filter>(
-        (loaded.settings.apiProtectionFilter as string | undefined) ?? 'ApiProtectionFilter',
-        'filter',
-        '$.apiProtectionFilter',
-      );
-      return new Gateway(instance, loaded, apiProtection, connectorTls);
+      const tls = await resolveConnectorTls(loaded.settings, loaded.adminHeap, instance, logger);
+      if (tls.problems.length > 0 && !instance.environment.validating) throw combineProblems(tls.problems);
+      const apiProtection = await loaded.adminHeap
+        .resolve<Filter>(
+          (loaded.settings.apiProtectionFilter as string | undefined) ?? 'ApiProtectionFilter',
+          'filter',
+          '$.apiProtectionFilter',
+        )
+        .catch((error: unknown) => {
+          throw tls.problems.length > 0 && isPorticoError(error)
+            ? combineProblems([...tls.problems, error])
+            : error;
+        });
+      return new Gateway(instance, loaded, apiProtection, tls.options, tls.problems);
     } catch (error) {
       throw await loaded.abandon(error);
     }
@@ -117,9 +133,12 @@ export class Gateway {
     return new Chain([this.apiProtection], handler);
   }
 
-  /** Creates every declared object of every heap, collecting the problems (for `portico validate`). */
-  createAll(): Promise<PorticoError[]> {
-    return this.loaded.createAll();
+  /**
+   * Creates every declared object of every heap, collecting the problems, the connectors' TLS
+   * problems first (for `portico validate`).
+   */
+  async createAll(): Promise<PorticoError[]> {
+    return [...this.tlsProblems, ...(await this.loaded.createAll())];
   }
 
   /** Destroys every heap (routes, clients, ...), flushing what they buffer. */
@@ -131,48 +150,173 @@ export class Gateway {
 /**
  * The TLS options of each connector: Portico's inline form (PEM files), or the name of a heap object
  * that provides server TLS options (`serverOptions()`), such as the incumbents' ServerTlsOptions.
+ * Each connector's secure context is built here, from the options its listener will get, so that a
+ * file that is missing or holds no PEM, a key that does not match its certificate or a wrong
+ * passphrase is a coded problem naming admin.json and the field (`$.connectors[0].tls.key`) with
+ * OpenSSL's reason, found by `portico validate` and before `portico start` listens anywhere. Every
+ * problem is returned, not only the first; a connector with a problem gets no options.
  */
 async function resolveConnectorTls(
   settings: AdminSettings,
   adminHeap: Heap,
   instance: Instance,
   logger: Logger,
-): Promise<(https.ServerOptions | undefined)[]> {
-  const out: (https.ServerOptions | undefined)[] = [];
+): Promise<{ options: (https.ServerOptions | undefined)[]; problems: PorticoError[] }> {
+  const options: (https.ServerOptions | undefined)[] = [];
+  const problems: PorticoError[] = [];
+  const file = instance.adminFile;
   for (const [i, connector] of (settings.connectors ?? []).entries()) {
     const jsonPath = `$.connectors[${i}].tls`;
-    if (connector.tls === undefined) {
-      out.push(undefined);
-    } else if (typeof connector.tls === 'string') {
-      const provider = await adminHeap.resolve<{ serverOptions?(): https.ServerOptions }>(
-        connector.tls,
-        'object',
-        jsonPath,
-      );
-      if (typeof provider.serverOptions !== 'function') {
-        throw new PorticoError(
-          ErrorCode.REFERENCE,
-          `'${connector.tls}' does not provide server TLS options`,
-          {
-            file: instance.adminFile,
-            jsonPath,
-            expected: 'the name of a ServerTlsOptions object, or {"key", "cert"}',
-          },
-        );
+    let found: PorticoError[];
+    let resolved: https.ServerOptions | undefined;
+    try {
+      if (connector.tls === undefined) {
+        [resolved, found] = [undefined, []];
+      } else if (typeof connector.tls === 'string') {
+        [resolved, found] = await providedTls(connector.tls, adminHeap, file, jsonPath);
+      } else {
+        [resolved, found] = await inlineTls(connector.tls, instance, jsonPath, logger);
       }
-      out.push(provider.serverOptions());
-    } else {
-      const tls = parseConfig(serverTlsSchema, connector.tls, { file: instance.adminFile, jsonPath, logger });
-      const read = (file: string) => readFileSync(path.resolve(instance.environment.configDirectory, file));
-      out.push({
-        key: read(tls.key),
-        cert: read(tls.cert),
-        ...(tls.ca ? { ca: read(tls.ca) } : {}),
-        ...(tls.passphrase ? { passphrase: tls.passphrase } : {}),
-        requestCert: tls.clientAuth !== 'NONE',
-        rejectUnauthorized: tls.clientAuth === 'REQUIRE',
-      });
+    } catch (error) {
+      if (!isPorticoError(error)) throw error;
+      [resolved, found] = [undefined, [error]];
     }
+    problems.push(...found);
+    // A connector with a problem gets nothing: only `portico validate` goes on past one, and it
+    // never listens.
+    options.push(found.length > 0 ? undefined : resolved);
   }
-  return out;
+  return { options, problems };
+}
+
+/** The TLS options a heap object provides (`"tls": "<name>"`), checked by building their context. */
+async function providedTls(
+  name: string,
+  adminHeap: Heap,
+  file: string,
+  jsonPath: string,
+): Promise<[https.ServerOptions | undefined, PorticoError[]]> {
+  const provider = await adminHeap.resolve<{ serverOptions?(): https.ServerOptions }>(
+    name,
+    'object',
+    jsonPath,
+  );
+  if (typeof provider.serverOptions !== 'function') {
+    const problem = new PorticoError(ErrorCode.REFERENCE, `'${name}' does not provide server TLS options`, {
+      file,
+      jsonPath,
+      expected: 'the name of a ServerTlsOptions object, or {"key", "cert"}',
+    });
+    return [undefined, [problem]];
+  }
+  const provided = provider.serverOptions();
+  const reason = await secureContextFailure(provided);
+  if (reason === undefined) return [provided, []];
+  const problem = new PorticoError(
+    ErrorCode.CONFIG,
+    `the TLS options of '${name}' cannot be used: ${reason}`,
+    { file, jsonPath, expected: 'a private key and the certificate it belongs to' },
+  );
+  return [undefined, [problem]];
+}
+
+/**
+ * Portico's inline form, `{"key", "cert", "ca", "passphrase", "clientAuth"}`: the PEM files (paths
+ * relative to the config directory) read and their secure context built; every problem found.
+ */
+async function inlineTls(
+  value: unknown,
+  instance: Instance,
+  jsonPath: string,
+  logger: Logger,
+): Promise<[https.ServerOptions | undefined, PorticoError[]]> {
+  const file = instance.adminFile;
+  const checked = checkConfig(serverTlsSchema, value, { file, jsonPath, logger });
+  const tls = checked.value;
+  if (tls === undefined || checked.errors.length > 0) return [undefined, checked.errors];
+  const problems: PorticoError[] = [];
+  const at = (field: string, message: string, expected: string) =>
+    problems.push(
+      new PorticoError(ErrorCode.CONFIG, message, { file, jsonPath: `${jsonPath}.${field}`, expected }),
+    );
+  const read = (field: 'key' | 'cert' | 'ca', name: string): Buffer | undefined => {
+    try {
+      return readFileSync(path.resolve(instance.environment.configDirectory, name));
+    } catch (error) {
+      at(field, `cannot read the ${FIELD_NAMES[field]} file: ${(error as Error).message}`, READABLE);
+      return undefined;
+    }
+  };
+  const key = read('key', tls.key);
+  const cert = read('cert', tls.cert);
+  const ca = tls.ca === undefined ? undefined : read('ca', tls.ca);
+  if (problems.length > 0) return [undefined, problems];
+  const passphrase = tls.passphrase === undefined ? {} : { passphrase: tls.passphrase };
+  const options: https.ServerOptions = {
+    key: key!,
+    cert: cert!,
+    ...(ca ? { ca } : {}),
+    ...passphrase,
+    requestCert: tls.clientAuth !== 'NONE',
+    rejectUnauthorized: tls.clientAuth === 'REQUIRE',
+  };
+  const together = await secureContextFailure(options);
+  // Each part on its own, to name the field at fault; a key that is not the certificate's fails only
+  // together. OpenSSL accepts a CA file without a certificate in it (it adds none): checked apart.
+  const keyReason = together && (await secureContextFailure({ key: key!, ...passphrase }));
+  const certReason = together && (await secureContextFailure({ cert: cert! }));
+  if (keyReason) {
+    const decrypt = /bad decrypt/i.test(keyReason);
+    at(
+      decrypt && tls.passphrase !== undefined ? 'passphrase' : 'key',
+      decrypt
+        ? `the private key ${tls.key} is encrypted and ${tls.passphrase === undefined ? 'no passphrase is given' : 'the passphrase does not decrypt it'}: ${keyReason}`
+        : `the private key ${tls.key} cannot be read: ${keyReason}`,
+      'a PEM private key, with `passphrase` when it is encrypted',
+    );
+  }
+  if (certReason)
+    at('cert', `the certificate ${tls.cert} cannot be read: ${certReason}`, 'a PEM certificate');
+  if (together && !keyReason && !certReason) {
+    problems.push(
+      new PorticoError(
+        ErrorCode.CONFIG,
+        `the private key ${tls.key} and the certificate ${tls.cert} cannot be used together: ${together}`,
+        {
+          file,
+          jsonPath,
+          expected: 'the private key of the certificate',
+        },
+      ),
+    );
+  }
+  const caReason = ca === undefined ? undefined : await certificateFailure(ca);
+  if (caReason) at('ca', `the CA file ${tls.ca} holds no certificate: ${caReason}`, 'PEM certificates');
+  return problems.length > 0 ? [undefined, problems] : [options, []];
+}
+
+const FIELD_NAMES = { key: 'private key', cert: 'certificate', ca: 'CA' } as const;
+const READABLE = 'a readable PEM file, its path relative to the config directory';
+
+/** Why a secure context cannot be built from these options (OpenSSL's reason), or undefined. */
+async function secureContextFailure(options: SecureContextOptions): Promise<string | undefined> {
+  // node:tls only when a connector has TLS (docs/decisions.md: built-in modules loaded on first use).
+  const tls = await import('node:tls');
+  try {
+    tls.createSecureContext(options);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** Why the first certificate of a PEM file cannot be read, or undefined. */
+async function certificateFailure(pem: Buffer): Promise<string | undefined> {
+  const { X509Certificate } = await import('node:crypto');
+  try {
+    new X509Certificate(pem);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }

@@ -1,0 +1,71 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { instanceDirectory } from '../support/gateway.ts';
+import { runPortico } from '../support/portico.ts';
+
+/**
+ * Mistakes a user makes before the gateway serves anything (TLS files, the environment, the
+ * instance directory, the way it is started), through the real command: each is a coded line naming
+ * where the mistake is, never a stack trace.
+ */
+
+/** No line of a Node stack trace (`    at f (file:...)`) and no `Error:` thrown at the top level. */
+function expectNoStack(output: string): void {
+  expect(output).not.toMatch(/^\s+at .*[(:]/m);
+  expect(output).not.toMatch(/^(\w*Error|PorticoError)\b.*$/m);
+}
+
+const brokenRoute = { handler: 'nothing-by-this-name' };
+
+describe('TLS files of an admin.json connector', () => {
+  it('validate reports each missing file at its field, and goes on to the routes', async () => {
+    const base = instanceDirectory({
+      'config/admin.json': { connectors: [{ port: 19291, tls: { key: 'nokey.pem', cert: 'nocert.pem' } }] },
+      'config/routes/broken.json': brokenRoute,
+    });
+    const result = await runPortico(['validate', '--base', base]);
+    expect(result.code).toBe(1);
+    expectNoStack(result.stderr);
+    const admin = path.join(base, 'config', 'admin.json');
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^PORTICO_E_CONFIG ${admin} \\$\\.connectors\\[0\\]\\.tls\\.key: cannot read .*nokey\\.pem`,
+        ),
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^PORTICO_E_CONFIG ${admin} \\$\\.connectors\\[0\\]\\.tls\\.cert: cannot read .*nocert\\.pem`,
+        ),
+      ),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(/broken\.json \$\.handler: no heap object named/));
+    expect(result.stdout).toContain('config/admin.json: 2 problems');
+  });
+
+  it('files that hold no PEM fail validate, and start, with OpenSSL’s reason', async () => {
+    const base = instanceDirectory({
+      'config/admin.json': { connectors: [{ port: 19291, tls: { key: 'key.pem', cert: 'cert.pem' } }] },
+      'config/key.pem': 'garbage\n',
+      'config/cert.pem': 'garbage\n',
+    });
+    const admin = path.join(base, 'config', 'admin.json');
+    const validated = await runPortico(['validate', '--base', base]);
+    expect(validated.code).toBe(1);
+    expectNoStack(validated.stderr);
+    expect(validated.stderr).toMatch(
+      new RegExp(`PORTICO_E_CONFIG ${admin} \\$\\.connectors\\[0\\]\\.tls\\.cert: .*no start line`),
+    );
+    const started = await runPortico(['start', '--base', base, '--workers', '1', '--log-format', 'json']);
+    expect(started.code).toBe(1);
+    expectNoStack(started.stderr);
+    expect(started.stderr).toMatch(
+      new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.connectors\\[0\\]\\.tls\\.key: `),
+    );
+    expect(started.stdout).toContain('no start line');
+    expect(started.stdout).not.toContain('listening on');
+  });
+});
