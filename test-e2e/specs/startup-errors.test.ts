@@ -69,3 +69,17 @@ describe('TLS files of an admin.json connector', () => {
     expect(started.stdout).not.toContain('listening on');
   });
 });
+
+describe('PORTICO_LOG_LEVEL', () => {
+  it('a level pino does not know is a usage error naming the accepted ones, exit 2', async () => {
+    const base = instanceDirectory({});
+    const result = await runPortico(['start', '--base', base, '--workers', '1'], {
+      env: { PORTICO_LOG_LEVEL: 'verbose' },
+    });
+    expect(result.code).toBe(2);
+    expectNoStack(result.stderr);
+    expect(result.stderr).toMatch(
+      /^PORTICO_E_USAGE: PORTICO_LOG_LEVEL 'verbose' is not a log level: use one of fatal, error, warn, info, debug, trace, silent\n/,
+    );
+  });
+});

@@ -1,22 +1,28 @@
 import { createRequire } from 'node:module';
 import type { Logger } from '@portico/gateway-core';
 import pino from 'pino';
+import { UsageError } from './commands/output.ts';
 
 // The readable console form is loaded only when asked for: it is not small, and servers log JSON.
 const require = createRequire(import.meta.url);
 
 export type LogFormat = 'json' | 'pretty';
 
+/** The levels pino knows, most severe first; `silent` logs nothing. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 /**
  * Structured logs (pino). JSON lines for machines by default when standard output is not a terminal;
  * a readable console form otherwise or with `--log-format pretty`. The core logs through the small
- * Logger interface this adapts.
+ * Logger interface this adapts. The level is `options.level`, else `PORTICO_LOG_LEVEL` (any case;
+ * empty counts as unset), else `info`; one pino does not know is a usage error naming the accepted
+ * levels (pino itself would throw with a stack trace).
  */
 export function createLogger(
-  options: { format?: LogFormat; level?: string } = {},
+  options: { format?: LogFormat; level?: string; env?: NodeJS.ProcessEnv } = {},
 ): Logger & { pino: pino.Logger } {
   const format = options.format ?? (process.stdout.isTTY ? 'pretty' : 'json');
-  const level = options.level ?? process.env.PORTICO_LOG_LEVEL ?? 'info';
+  const level = logLevel(options.level, (options.env ?? process.env).PORTICO_LOG_LEVEL);
   const destination =
     format === 'pretty'
       ? (require('pino-pretty') as typeof import('pino-pretty'))({
@@ -27,6 +33,16 @@ export function createLogger(
       : pino.destination({ sync: true });
   const base = pino({ level, base: { pid: process.pid } }, destination);
   return wrap(base);
+}
+
+/** The level asked for (`option`, else the environment's), checked; `info` when neither is given. */
+function logLevel(option: string | undefined, variable: string | undefined): string {
+  const [given, source] =
+    option !== undefined ? [option, 'the log level'] : [variable || undefined, 'PORTICO_LOG_LEVEL'];
+  if (given === undefined) return 'info';
+  const level = given.toLowerCase();
+  if ((LOG_LEVELS as readonly string[]).includes(level)) return level;
+  throw new UsageError(`${source} '${given}' is not a log level: use one of ${LOG_LEVELS.join(', ')}`);
 }
 
 /** The keys every line already has: a record's own key of the same name would repeat it. */
