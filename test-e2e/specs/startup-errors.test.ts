@@ -1,7 +1,10 @@
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { instanceDirectory } from '../support/gateway.ts';
-import { runPortico } from '../support/portico.ts';
+import { porticoBin, type RunResult, runPortico } from '../support/portico.ts';
 
 /**
  * Mistakes a user makes before the gateway serves anything (TLS files, the environment, the
@@ -81,5 +84,47 @@ describe('PORTICO_LOG_LEVEL', () => {
     expect(result.stderr).toMatch(
       /^PORTICO_E_USAGE: PORTICO_LOG_LEVEL 'verbose' is not a log level: use one of fatal, error, warn, info, debug, trace, silent\n/,
     );
+  });
+});
+
+describe('a coded error no command catches', () => {
+  it.each([1, 2])(
+    'start with an admin.json that does not parse prints it once, --workers %i, exit 1',
+    async (workers) => {
+      const base = instanceDirectory({ 'config/admin.json': '{"connectors":' });
+      const result = await runPortico(['start', '--base', base, '--workers', String(workers)]);
+      expect(result.code).toBe(1);
+      expectNoStack(result.stderr);
+      const admin = path.join(base, 'config', 'admin.json');
+      // One line, once (not once per worker).
+      expect(result.stderr).toBe(
+        `PORTICO_E_CONFIG ${admin} line 1, column 15: ${admin}:1:15: unexpected end of file (expected a JSON value)\n`,
+      );
+    },
+  );
+});
+
+describe('PORTICO_BUILT=1', () => {
+  it('without a build is one line saying so, exit 2', async () => {
+    // The launcher alone, in a folder with no dist/ beside it.
+    const app = mkdtempSync(path.join(os.tmpdir(), 'portico-unbuilt-'));
+    cpSync(path.dirname(porticoBin), path.join(app, 'bin'), { recursive: true });
+    const result = await new Promise<RunResult>((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(app, 'bin', 'portico.js'), 'start'], {
+        env: { ...process.env, PORTICO_BUILT: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `PORTICO_BUILT=1 needs \`npm run build\` first (${path.join(app, 'dist', 'cli.js')} does not exist)\n`,
+    });
   });
 });

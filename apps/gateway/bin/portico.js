@@ -18,7 +18,9 @@
 // - Plugins installed in a plugins directory outside this tree import `@portico/gateway-core` as a
 //   peer dependency; when they cannot find one themselves, they get the gateway's own, so that every
 //   plugin shares the one core (and its classes) the gateway runs on.
+import { existsSync } from 'node:fs';
 import module from 'node:module';
+import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 
 // Before any regular expression is compiled: a pattern that backtracks too much (`^(a+)+$` on a
@@ -45,6 +47,13 @@ if (typeof module.registerHooks !== 'function') {
 
 const HOST = import.meta.url;
 const BUILT = process.env.PORTICO_BUILT === '1';
+
+// Said in one line rather than as the import's ERR_MODULE_NOT_FOUND and its stack trace.
+const BUILT_CLI = new URL('../dist/cli.js', import.meta.url);
+if (BUILT && !existsSync(BUILT_CLI)) {
+  console.error(`PORTICO_BUILT=1 needs \`npm run build\` first (${fileURLToPath(BUILT_CLI)} does not exist)`);
+  process.exit(2);
+}
 
 // `portico start` runs without V8's optimising compilers until it listens: starting up is code that
 // runs once, and optimising it cost an idle worker 6.5 MB (11 MB with 1,000 routes) that it kept
@@ -106,8 +115,35 @@ function resolveWith(specifier, context, nextResolve, conditions) {
 }
 
 const { main } = await import(BUILT ? '../dist/cli.js' : '../src/cli.ts');
-const code = await main(process.argv.slice(2));
+let code;
+try {
+  code = await main(process.argv.slice(2));
+} catch (error) {
+  code = await refused(error);
+}
 // A stopped server exits at once: a cluster worker's IPC channel, or a library's pending handle, must
 // not keep the process alive after every heap has been destroyed.
 if (process.argv[2] === 'start') process.exit(code);
 process.exitCode = code;
+
+/**
+ * A coded error no command caught (`portico start` finding an instance directory that is not there,
+ * or an admin.json that does not parse): its problems, one line each, not a stack trace. Exit status
+ * 1, as for any configuration problem (2 for a usage error). A cluster worker tells its primary
+ * instead, which prints it once for all the workers and stops (as commands/start.ts does for a
+ * configuration that does not load). Anything else is a fault of Portico's: thrown on, stack and all.
+ */
+async function refused(error) {
+  if (!(error instanceof Error) || !String(error.code).startsWith('PORTICO_E_')) throw error;
+  const cause = error.details?.cause;
+  const problems = Array.isArray(cause) && cause.length > 0 ? cause : [error];
+  const text = problems.map(String).join('\n');
+  if (process.send !== undefined && (await import('node:cluster')).default.isWorker) {
+    await new Promise((resolve) =>
+      process.send({ type: 'portico:failed', message: text }, undefined, {}, resolve),
+    );
+  } else {
+    console.error(text);
+  }
+  return error.code === 'PORTICO_E_USAGE' ? 2 : 1;
+}
