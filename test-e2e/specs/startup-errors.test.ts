@@ -128,3 +128,25 @@ describe('PORTICO_BUILT=1', () => {
     });
   });
 });
+
+describe('an instance directory named but not there', () => {
+  it('start --base to a missing directory refuses instead of serving nothing, exit 1', async () => {
+    const missing = path.join(mkdtempSync(path.join(os.tmpdir(), 'portico-nobase-')), 'nope');
+    const result = await runPortico(['start', '--base', missing, '--workers', '1', '--port', '0']);
+    expect(result.code).toBe(1);
+    expectNoStack(result.stderr);
+    expect(result.stderr).toMatch(
+      new RegExp(`^PORTICO_E_CONFIG: --base names ${missing}, which does not exist \\(expected .*config/`),
+    );
+    expect(result.stdout).not.toContain('listening on');
+  });
+
+  it('validate with PORTICO_BASE naming a directory without config/ reports it, exit 1', async () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'portico-noconfig-'));
+    const result = await runPortico(['validate'], { env: { PORTICO_BASE: base } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `PORTICO_E_CONFIG: PORTICO_BASE names ${base}, which has no config directory`,
+    );
+  });
+});

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defineHeaplet, definePlugin, type Handler, Response, s } from '@portico/gateway-core';
+import { defineHeaplet, definePlugin, ErrorCode, type Handler, Response, s } from '@portico/gateway-core';
 import { createMemoryLogger } from '@portico/gateway-core/runtime';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -274,10 +274,56 @@ describe('loading errors', () => {
 describe('locateInstance', () => {
   it('prefers --base, then PORTICO_BASE, then $HOME/.portico, then the quickstart', () => {
     const base = mkdtempSync(path.join(os.tmpdir(), 'portico-loc-'));
+    mkdirSync(path.join(base, 'config'));
     expect(locateInstance({ base, env: {} })).toMatchObject({ base, quickstart: false });
     expect(locateInstance({ env: { PORTICO_BASE: base } })).toMatchObject({ base, quickstart: false });
     const quickstart = locateInstance({ env: {} });
     if (!quickstart.quickstart) expect(quickstart.base).toBe(path.join(os.homedir(), '.portico'));
     else expect(quickstart.base).toMatch(/quickstart$/);
+  });
+
+  it('refuses a --base or PORTICO_BASE that does not exist, is a file or has no config directory', () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'portico-loc-'));
+    const missing = path.join(base, 'nope');
+    const refusal = (options: Parameters<typeof locateInstance>[0]) => {
+      try {
+        locateInstance(options);
+      } catch (error) {
+        return error;
+      }
+      throw new Error('located');
+    };
+    expect(refusal({ base: missing, env: {} })).toMatchObject({
+      code: ErrorCode.CONFIG,
+      message: `--base names ${missing}, which does not exist`,
+      details: { expected: expect.stringContaining('config/') },
+    });
+    expect(refusal({ env: { PORTICO_BASE: missing } })).toMatchObject({
+      message: `PORTICO_BASE names ${missing}, which does not exist`,
+    });
+    expect(refusal({ base, env: {} })).toMatchObject({
+      message: `--base names ${base}, which has no config directory`,
+    });
+    writeFileSync(path.join(base, 'file'), '');
+    expect(refusal({ base: path.join(base, 'file'), env: {} })).toMatchObject({
+      message: `--base names ${path.join(base, 'file')}, which is not a directory`,
+    });
+    // Nothing was created on the way (readInstance would make <base>/tmp).
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it("takes a relative --base from where npm was run when the app's npm start script runs it", () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'portico-loc-'));
+    mkdirSync(path.join(root, 'myinst', 'config'), { recursive: true });
+    const npmStart = { npm_lifecycle_event: 'start', npm_package_name: '@portico/gateway', INIT_CWD: root };
+    expect(locateInstance({ base: 'myinst', env: npmStart }).base).toBe(path.join(root, 'myinst'));
+    expect(locateInstance({ env: { ...npmStart, PORTICO_BASE: 'myinst' } }).base).toBe(
+      path.join(root, 'myinst'),
+    );
+    // Any other way it is run, from the current directory.
+    const elsewhere = { ...npmStart, npm_package_name: 'someone-else' };
+    expect(() => locateInstance({ base: 'myinst', env: elsewhere })).toThrow(
+      `--base names ${path.resolve('myinst')}, which does not exist`,
+    );
   });
 });
