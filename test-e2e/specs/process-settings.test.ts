@@ -67,6 +67,7 @@ describe('the settings the portico command starts Node with', () => {
     expect(flags).toEqual(['--max-semi-space-size=4', '--v8-pool-size=1', '--no-maglev']);
     expect(start).toContain(`node ${flags.join(' ')} bin/portico.js`);
     expect(shebang).toContain('MALLOC_ARENA_MAX=2 node');
-    expect(start.startsWith('MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} node ')).toBe(true);
+    // `exec`: the shell npm runs the script in becomes node, so a SIGTERM npm forwards reaches it.
+    expect(start.startsWith('MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} exec node ')).toBe(true);
   });
 });

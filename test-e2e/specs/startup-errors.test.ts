@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { instanceDirectory } from '../support/gateway.ts';
+import { instanceDirectory, processAlive } from '../support/gateway.ts';
 import { porticoBin, type RunResult, runPortico } from '../support/portico.ts';
 
 /**
@@ -149,4 +149,61 @@ describe('an instance directory named but not there', () => {
       `PORTICO_E_CONFIG: PORTICO_BASE names ${base}, which has no config directory`,
     );
   });
+});
+
+describe('npm start', () => {
+  it('takes a relative --base from the repository root, and stops on a SIGTERM sent to npm', async () => {
+    const root = path.resolve(path.dirname(porticoBin), '../../..');
+    const base = instanceDirectory({
+      'config/routes/hello.json': {
+        handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'hello' } },
+      },
+    });
+    const args = [
+      '--base',
+      path.relative(root, base),
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--workers',
+      '1',
+    ];
+    // The npm a user would run, from the root, as a supervisor would: SIGTERM goes to npm alone.
+    const npm = spawn('npm', ['start', '--', ...args, '--log-format', 'json'], {
+      cwd: root,
+      env: { ...process.env, PORTICO_BASE: undefined },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    npm.stdout.on('data', (chunk) => (output += chunk));
+    npm.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    let gatewayPid: number | undefined;
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`npm start did not listen:\n${output}`)), 25_000);
+        npm.stdout.on('data', () => {
+          const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match[1]!);
+          }
+        });
+        void exited.then(() => reject(new Error(`npm start exited:\n${output}`)));
+      });
+      expect(await (await fetch(`${url}/`)).text()).toBe('hello');
+      gatewayPid = ((await (await fetch(`${url}/openig/api/info`)).json()) as { pid: number }).pid;
+      npm.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(output).toMatch(/"signal":"SIGTERM","msg":"shutting down"/);
+      // The gateway itself is gone, not left behind listening.
+      const deadline = Date.now() + 5_000;
+      while (processAlive(gatewayPid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(processAlive(gatewayPid)).toBe(false);
+    } finally {
+      if (gatewayPid !== undefined && processAlive(gatewayPid)) process.kill(gatewayPid, 'SIGKILL');
+      if (npm.exitCode === null) npm.kill('SIGKILL');
+    }
+  }, 40_000);
 });
