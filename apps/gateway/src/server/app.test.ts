@@ -314,16 +314,16 @@ describe('locateInstance', () => {
 
   it("takes a relative --base from where npm was run when the app's npm start script runs it", () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'portico-loc-'));
-    mkdirSync(path.join(root, 'myinst', 'config'), { recursive: true });
+    // A name found nowhere but under `root`.
+    const name = path.basename(root);
+    mkdirSync(path.join(root, name, 'config'), { recursive: true });
     const npmStart = { npm_lifecycle_event: 'start', npm_package_name: '@portico/gateway', INIT_CWD: root };
-    expect(locateInstance({ base: 'myinst', env: npmStart }).base).toBe(path.join(root, 'myinst'));
-    expect(locateInstance({ env: { ...npmStart, PORTICO_BASE: 'myinst' } }).base).toBe(
-      path.join(root, 'myinst'),
-    );
+    expect(locateInstance({ base: name, env: npmStart }).base).toBe(path.join(root, name));
+    expect(locateInstance({ env: { ...npmStart, PORTICO_BASE: name } }).base).toBe(path.join(root, name));
     // Any other way it is run, from the current directory.
     const elsewhere = { ...npmStart, npm_package_name: 'someone-else' };
-    expect(() => locateInstance({ base: 'myinst', env: elsewhere })).toThrow(
-      `--base names ${path.resolve('myinst')}, which does not exist`,
+    expect(() => locateInstance({ base: name, env: elsewhere })).toThrow(
+      `--base names ${path.resolve(name)}, which does not exist`,
     );
   });
 });
