@@ -282,7 +282,7 @@ describe('locateInstance', () => {
     else expect(quickstart.base).toMatch(/quickstart$/);
   });
 
-  it('refuses a --base or PORTICO_BASE that does not exist, is a file or has no config directory', () => {
+  it('refuses a --base or PORTICO_BASE that does not exist or is a file', () => {
     const base = mkdtempSync(path.join(os.tmpdir(), 'portico-loc-'));
     const missing = path.join(base, 'nope');
     const refusal = (options: Parameters<typeof locateInstance>[0]) => {
@@ -301,9 +301,8 @@ describe('locateInstance', () => {
     expect(refusal({ env: { PORTICO_BASE: missing } })).toMatchObject({
       message: `PORTICO_BASE names ${missing}, which does not exist`,
     });
-    expect(refusal({ base, env: {} })).toMatchObject({
-      message: `--base names ${base}, which has no config directory`,
-    });
+    // One without config/ is located (the plugin commands work on it); serving it is refused.
+    expect(locateInstance({ base, env: {} })).toMatchObject({ base, namedBy: '--base' });
     writeFileSync(path.join(base, 'file'), '');
     expect(refusal({ base: path.join(base, 'file'), env: {} })).toMatchObject({
       message: `--base names ${path.join(base, 'file')}, which is not a directory`,

@@ -181,3 +181,17 @@ describe('TLS connectors as the gateway loads', () => {
     }
   });
 });
+
+describe('an instance directory the user named', () => {
+  it('is not served without its config directory; $HOME/.portico and the quickstart are as before', async () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'portico-noconfig-'));
+    const instance = locateInstance({ base, env: {} });
+    await expect(Gateway.load(instance, logger)).rejects.toMatchObject({
+      code: ErrorCode.CONFIG,
+      message: `--base names ${base}, which has no config directory`,
+    });
+    // The same directory found another way (as $HOME/.portico is) serves, as it always did.
+    const gateway = await Gateway.load({ ...instance, namedBy: undefined }, logger);
+    await gateway.destroy();
+  });
+});

@@ -24,7 +24,7 @@ import {
   type Router,
 } from '@portico/gateway-core/runtime';
 import { APP_FOLDER } from '../app-folder.ts';
-import type { Instance } from './instance.ts';
+import { directoryKind, type Instance, missingInstance } from './instance.ts';
 import { type AdminSettings, serverTlsSchema } from './settings.ts';
 
 export { pluginDirectoriesOf } from '@portico/gateway-core/runtime';
@@ -74,7 +74,7 @@ export class Gateway {
 
   /**
    * Loads admin.json and config.json (`createGateway`: the routers load their routes before this
-   * resolves), then the connectors' TLS options (files read and their secure context built, as the
+   * resolves; a directory the user named must have `config/`), then the connectors' TLS options (files read and their secure context built, as the
    * listener will) and the API protection filter from admin.json's heap. Throws one coded error
    * carrying every problem found; when validating, the TLS problems are left to `createAll`, so that
    * validate goes on to report the routes' problems too.
@@ -84,6 +84,10 @@ export class Gateway {
     logger: Logger,
     options: { plugins?: readonly PluginManifest[] } = {},
   ): Promise<Gateway> {
+    // A directory the user named without its config/ (`--base my-inst/config`, the parent folder)
+    // would serve an empty gateway answering 404 to everything.
+    if (instance.namedBy !== undefined && directoryKind(instance.environment.configDirectory) !== 'directory')
+      throw missingInstance(instance.namedBy, instance.base, 'has no config directory');
     const loaded = await createGateway({
       instance,
       logger,
