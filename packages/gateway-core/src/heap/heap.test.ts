@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, type PorticoError } from '../errors.ts';
-import { type Made, testHeap } from './fixtures/test-plugin.ts';
+import { problemsOf } from './errors.ts';
+import { environment, type Made, testHeap } from './fixtures/test-plugin.ts';
 
 const chain = (name: string, handler: unknown, filters: unknown[] = []) => ({
   name,
@@ -243,6 +244,39 @@ describe('Heap: errors', () => {
     ]);
     expect(errors.every((e) => e.details.file === 'routes/r.json')).toBe(true);
     expect(journal).toEqual(['create ok']);
+  });
+
+  it('validating, resolves every reference of a config: each missing name and each broken inline object', async () => {
+    const { heap } = testHeap({ file: 'routes/r.json', environment: { ...environment, validating: true } });
+    heap.declare([
+      chain('main', { type: 'StaticHandler', config: { status: 99999 } }, [
+        'Missing1',
+        { type: 'HeaderFilter', config: { header: 'X', bogus: 1 } },
+        'Missing2',
+      ]),
+      chain('refs', 'Missing3', ['Missing1']),
+    ]);
+    const main = await failure(heap.get('main'));
+    expect(problemsOf(main).map((e) => [e.code, e.details.jsonPath])).toEqual([
+      [ErrorCode.REFERENCE, '$.heap[0].config.filters[0]'],
+      [ErrorCode.CONFIG, '$.heap[0].config.filters[1].config.bogus'],
+      [ErrorCode.REFERENCE, '$.heap[0].config.filters[2]'],
+      [ErrorCode.CONFIG, '$.heap[0].config.handler.config.status'],
+    ]);
+    expect((await heap.createAll()).map((e) => e.details.jsonPath)).toEqual([
+      '$.heap[0].config.filters[0]',
+      '$.heap[0].config.filters[1].config.bogus',
+      '$.heap[0].config.filters[2]',
+      '$.heap[0].config.handler.config.status',
+      '$.heap[1].config.filters[0]',
+      '$.heap[1].config.handler',
+    ]);
+    // Serving, the first failure is enough.
+    const { heap: serving } = testHeap({ file: 'routes/r.json' });
+    serving.declare([chain('refs', 'Missing3', ['Missing1', 'Missing2'])]);
+    expect(problemsOf(await failure(serving.get('refs'))).map((e) => e.details.jsonPath)).toEqual([
+      '$.heap[0].config.filters[0]',
+    ]);
   });
 
   it('does not keep a failed creation: a later get tries again', async () => {

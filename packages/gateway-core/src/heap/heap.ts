@@ -466,7 +466,12 @@ export class Heap {
       properties: this.properties,
       logger: this.logger,
     });
-    const resolved = await resolveReferences(config, (ref) => this.resolve(ref, ref.kind));
+    // Validating, every reference is tried, so that all the problems behind the first are reported.
+    const resolved = await resolveReferences(
+      config,
+      (ref) => this.resolve(ref, ref.kind),
+      this.environment.validating === true,
+    );
     let object: unknown;
     try {
       object = await heaplet.create({
