@@ -7,8 +7,9 @@ import { Entity } from '../http/entity.ts';
 import { Request, Response } from '../http/message.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { TypeRegistry } from '../registry/registry.ts';
+import { pluginHeap } from '../testing/heap.ts';
 import type { Handler } from '../types.ts';
-import { Route } from './route.ts';
+import { loadRoute, problemsOf, Route } from './route.ts';
 
 const logger = createMemoryLogger();
 const environment = {
@@ -98,5 +99,55 @@ describe('a route counts the requests it is processing', () => {
       code: 'PORTICO_E_ENTITY_TOO_LARGE',
     });
     expect(route.active).toBe(0);
+  });
+});
+
+describe('loadRoute while validating', () => {
+  const json = {
+    condition: '${(',
+    baseURI: 'http://host:99999',
+    heap: [
+      { name: 'S', type: 'StaticResponseHandler', config: { status: 'x' } },
+      {
+        name: 'C',
+        type: 'Chain',
+        config: { filters: ['Nope'], handler: { type: 'StaticResponseHandler', config: { status: 99999 } } },
+      },
+      { name: 'T', tpye: 'Chain' },
+    ],
+    handler: 'C',
+    condtion: '${true}',
+  };
+  const load = (validating: boolean) => {
+    const { heap } = pluginHeap({ environment: { validating } });
+    return loadRoute({ id: 'r', json, file: 'routes/r.json', parentHeap: heap, logger: heap.logger });
+  };
+
+  it('reports every problem of a route at once: its fields, its heap, its decorations, its handler', async () => {
+    const error = await load(true).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const found = problemsOf(error).map((p) => p.details.jsonPath);
+    expect([...found].sort()).toEqual(
+      [
+        '$.condition',
+        '$.baseURI',
+        '$.heap[2].type',
+        '$.condtion',
+        '$.heap[1].config.filters[0]',
+        '$.heap[1].config.handler.config.status',
+        '$.heap[0].config.status',
+      ].sort(),
+    );
+    expect(problemsOf(error).every((p) => p.details.file === 'routes/r.json')).toBe(true);
+  });
+
+  it('serving, a route with a wrong field fails at once', async () => {
+    const error = await load(false).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(problemsOf(error).map((p) => p.details.jsonPath)).toEqual(['$.condition']);
   });
 });

@@ -200,36 +200,56 @@ export interface LoadRouteOptions {
  */
 export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
   const { id, json, file, parentHeap, logger } = options;
+  // `portico validate` creates every object the route declares, referenced or not, to report all.
+  const validating = parentHeap.environment.validating === true;
   const fields = pickRouteFields(json);
   const properties = routeProperties((fields as { properties?: unknown } | null)?.properties);
-  const { value: config, errors } = checkConfig(routeSchema, fields, {
+  const { value: checked, errors } = checkConfig(routeSchema, fields, {
     jsonPath: '$',
     logger,
     properties: { ...parentHeap.properties, ...properties },
     ...(file === undefined ? {} : { file }),
   });
-  if (!config) throw combine(errors, file);
-  if (config.secrets !== undefined) throw secretsUnsupported(file);
-  // `portico validate` creates every object the route declares, referenced or not, to report all.
-  const validating = parentHeap.environment.validating === true;
+  // Serving, a route whose fields are wrong fails at once. Validating, its heap, decorations and
+  // handler are still checked (from the fields as written), so that one run reports every problem.
+  if (!checked && !validating) throw combine(errors, file);
+  const config = checked ?? asWritten(fields);
+  /** Problems found so far: thrown at once when serving, collected when validating. */
+  const problems: PorticoError[] = [...errors];
+  const found = (more: PorticoError[]) => {
+    if (more.length > 0 && !validating) throw combine(more, file);
+    problems.push(...more);
+  };
+  if (config.secrets !== undefined) found([secretsUnsupported(file)]);
   const heap = parentHeap.child({
     jsonPath: '$.heap',
     ...(properties === undefined ? {} : { properties }),
     ...(file === undefined ? {} : { file }),
-    ...(config.globalDecorators ? { globalDecorations: Object.entries(config.globalDecorators) } : {}),
+    ...(isRecord(config.globalDecorators)
+      ? { globalDecorations: Object.entries(config.globalDecorators) }
+      : {}),
   });
   try {
     const declared = config.heap === undefined ? [] : heap.declare(config.heap, '$.heap');
     declared.push(...heap.globalDecorationProblems());
-    if (declared.length > 0) throw combine(declared, file);
-    const problems: PorticoError[] = [];
-    const decorators = entryDecorations(heap, json as Record<string, unknown>, ROUTE_FIELDS, file, problems);
+    found(declared);
+    let baseURI: Uri | undefined;
+    try {
+      baseURI = config.baseURI === undefined ? undefined : parseBaseUri(config.baseURI, file);
+    } catch (error) {
+      found(problemsOf(error));
+      if (!isPorticoError(error)) throw error;
+    }
+    const decorators = entryDecorations(heap, isRecord(json) ? json : {}, ROUTE_FIELDS, file, problems);
+    // No handler written: the schema said so; nothing more to check of it.
+    if (config.handler === undefined) throw combine(problems, file);
     const name = config.name ?? id;
     // Anything the route's handler, its decorations or its session read of the request body, at any
     // phase, makes the route buffer the body before its handler runs.
     const { value: handler, reads } = await collectRequestBodyReads(() =>
       routeHandler(heap, config, decorators, problems, { name, file, logger }),
     );
+    if (problems.length > 0) throw combine(problems, file);
     const route = new Route({
       id,
       name,
@@ -238,7 +258,7 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
       readsRequestBody: reads,
       ...(file === undefined ? {} : { file }),
       ...(config.condition === undefined ? {} : { condition: config.condition }),
-      ...(config.baseURI === undefined ? {} : { baseURI: parseBaseUri(config.baseURI, file) }),
+      ...(baseURI === undefined ? {} : { baseURI }),
     });
     if (validating) {
       const unused = await heap.createAll();
@@ -250,6 +270,24 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     await heap.destroy();
     throw failure;
   }
+}
+
+/**
+ * For `portico validate`, a route whose fields did not pass the schema: the fields as written, those
+ * of the wrong shape left out (the schema reported them), without the condition (it did not compile).
+ */
+function asWritten(fields: unknown): RouteConfig {
+  const written = isRecord(fields) ? fields : {};
+  const { condition: _, name, baseURI, ...rest } = written;
+  return {
+    ...rest,
+    ...(typeof name === 'string' ? { name } : {}),
+    ...(typeof baseURI === 'string' ? { baseURI } : {}),
+  } as RouteConfig;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 type RouteConfig = Infer<typeof routeSchema>;
