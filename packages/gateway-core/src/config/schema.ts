@@ -523,7 +523,12 @@ export class ReferenceSchema<T> extends Schema<T> {
     if (isObject(value) && typeof value.type === 'string') {
       return new Reference(this.kind, value, path, ctx.file, this.types) as T;
     }
-    return fail(ctx, path, `${JSON.stringify(value)} is not a reference`, this.expected);
+    // An inline declaration whose `type` is misspelt (`tpye`) says so.
+    const misspelt = isObject(value)
+      ? Object.keys(value).find((key) => likelyMeant(key, ['type']))
+      : undefined;
+    const hint = misspelt === undefined ? '' : `; did you mean 'type' for '${misspelt}'?`;
+    return fail(ctx, path, `${JSON.stringify(value)} is not a reference${hint}`, this.expected);
   }
 
   jsonSchema() {

@@ -1,3 +1,4 @@
+import { likelyMeant } from '../config/near-names.ts';
 import { childPath } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 
@@ -33,6 +34,8 @@ export interface DeclarationResult {
 }
 
 const FIELDS = new Set(['name', 'type', 'config', 'comment', 'comments', 'logSink', 'temporaryStorage']);
+/** The fields a misspelt key is checked against. */
+const DECLARATION_FIELDS = ['name', 'type', 'config'] as const;
 
 /**
  * Keys starting with `_` are comments, as real configurations use them (`"_comment"`, or a setting
@@ -122,13 +125,41 @@ export function readDeclaration(
   const errors: PorticoError[] = [];
   const at = (key: string) => childPath(jsonPath, key);
   const { name, type, config = {}, logSink, temporaryStorage } = value;
+  // A key that looks like a misspelt field the declaration lacks (`tpye`, `confg`): named in the
+  // problem of the missing field, or reported itself.
+  const misspelt = misspeltFields(value);
+  const hint = (field: string) => {
+    const key = misspelt.get(field);
+    if (key === undefined) return '';
+    misspelt.delete(field);
+    return `; did you mean '${field}' for '${key}'?`;
+  };
   const named = typeof name === 'string' && name !== '';
-  if (!named && (name !== undefined || inlineName === undefined)) {
-    errors.push(problem(file, at('name'), 'the name is missing or empty', 'a non-empty string'));
+  if (!named && (name !== undefined || inlineName === undefined || misspelt.has('name'))) {
+    errors.push(
+      problem(file, at('name'), `the name is missing or empty${hint('name')}`, 'a non-empty string'),
+    );
   }
   const typed = typeof type === 'string' && type !== '';
-  if (!typed) errors.push(problem(file, at('type'), 'the type is missing or empty', 'a type name'));
+  if (!typed)
+    errors.push(problem(file, at('type'), `the type is missing or empty${hint('type')}`, 'a type name'));
   if (!isRecord(config)) errors.push(problem(file, at('config'), 'the config is not an object', 'an object'));
+  // Otherwise a valid declaration reports them with its decorations (they name no decorator).
+  if (errors.length > 0) {
+    for (const [field, key] of misspelt) {
+      errors.push(
+        new PorticoError(
+          ErrorCode.REFERENCE,
+          `unknown decorator or field '${key}'; did you mean '${field}'?`,
+          {
+            ...(file === undefined ? {} : { file }),
+            jsonPath: at(key),
+            expected: `'${field}', or the name of a decorator heap object`,
+          },
+        ),
+      );
+    }
+  }
   for (const [key, ref] of [
     ['logSink', logSink],
     ['temporaryStorage', temporaryStorage],
@@ -154,13 +185,30 @@ export function readDeclaration(
   return { jsonPath, name: declaredName, declaration, errors };
 }
 
+/**
+ * The fields a declaration lacks that one of its other keys is likely a misspelling of (`tpye` for
+ * `type`), with that key; the same rule as for a decoration key naming nothing (`likelyMeant`).
+ */
+function misspeltFields(value: Record<string, unknown>): Map<string, string> {
+  const missing = DECLARATION_FIELDS.filter((field) => value[field] === undefined);
+  const found = new Map<string, string>();
+  if (missing.length === 0) return found;
+  for (const key of Object.keys(value)) {
+    if (FIELDS.has(key) || isCommentKey(key)) continue;
+    const meant = likelyMeant(key, missing);
+    if (meant !== undefined && !found.has(meant)) found.set(meant, key);
+  }
+  return found;
+}
+
+/** A problem at `jsonPath` (which the error's details carry; the message does not repeat it). */
 export function problem(
   file: string | undefined,
   jsonPath: string,
   message: string,
   expected: string,
 ): PorticoError {
-  return new PorticoError(ErrorCode.CONFIG, `${jsonPath}: ${message}`, {
+  return new PorticoError(ErrorCode.CONFIG, message, {
     ...(file === undefined ? {} : { file }),
     jsonPath,
     expected,

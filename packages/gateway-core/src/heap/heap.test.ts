@@ -217,6 +217,26 @@ describe('Heap: errors', () => {
     expect(heap.declare({ not: 'a heap' })[0]?.details.jsonPath).toBe('$.heap');
   });
 
+  it('names a misspelt key beside a missing field, and says the JSON path once', async () => {
+    const { heap } = testHeap({ file: 'routes/r.json' });
+    const errors = heap.declare([
+      { name: 'a', tpye: 'StaticHandler', confg: { status: 204 } },
+      { nmae: 'b', type: 'StaticHandler' },
+      { name: 'c' },
+    ]);
+    expect(errors.map((e) => e.toString())).toEqual([
+      "PORTICO_E_CONFIG routes/r.json $.heap[0].type: the type is missing or empty; did you mean 'type' for 'tpye'? (expected a type name)",
+      "PORTICO_E_REFERENCE routes/r.json $.heap[0].confg: unknown decorator or field 'confg'; did you mean 'config'? (expected 'config', or the name of a decorator heap object)",
+      "PORTICO_E_CONFIG routes/r.json $.heap[1].name: the name is missing or empty; did you mean 'name' for 'nmae'? (expected a non-empty string)",
+      'PORTICO_E_CONFIG routes/r.json $.heap[2].type: the type is missing or empty (expected a type name)',
+    ]);
+    // An inline declaration in a config too.
+    heap.declare([chain('main', { tpye: 'StaticHandler' })]);
+    expect((await failure(heap.get('main'))).toString()).toBe(
+      `PORTICO_E_CONFIG routes/r.json $.heap[0].config.handler: {"tpye":"StaticHandler"} is not a reference; did you mean 'type' for 'tpye'? (expected the name of a handler or an inline declaration)`,
+    );
+  });
+
   it('validates configs strictly, naming the file and the JSON path of each problem', async () => {
     const { heap } = testHeap({ file: 'routes/r.json' });
     heap.declare([{ name: 'h', type: 'StaticHandler', config: { status: 200, bogus: true } }]);
