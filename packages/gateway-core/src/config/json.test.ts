@@ -40,18 +40,18 @@ describe('parseConfigJson', () => {
   });
 
   it.each<[string, string, string]>([
-    ['{"a": 1', 'r.json:1:8', "',' or '}'"],
-    ['{"a" 1}', 'r.json:1:6', "':'"],
-    ['{a: 1}', 'r.json:1:2', "a quoted key or '}'"],
-    ['[1, 2', 'r.json:1:6', "',' or ']'"],
-    ['{"a": "open}', 'r.json:1:13', 'a closing quote'],
-    ['{"a": tru}', 'r.json:1:7', "'true' or another JSON value"],
-    ['{"a": 1} {"b": 2}', 'r.json:1:10', 'the end of the file'],
-    ['{\n  "a": \n  @\n}', 'r.json:3:3', 'a JSON value'],
-    ['/* never closed', 'r.json:1:1', "'*/'"],
-    ['', 'r.json:1:1', 'a JSON value'],
-    ['{"a": "\\u12"}', 'r.json:1:10', 'four hexadecimal digits'],
-    ['{"a": 01}', 'r.json:1:8', "',' or '}'"],
+    ['{"a": 1', 'line 1, column 8', "',' or '}'"],
+    ['{"a" 1}', 'line 1, column 6', "':'"],
+    ['{a: 1}', 'line 1, column 2', "a quoted key or '}'"],
+    ['[1, 2', 'line 1, column 6', "',' or ']'"],
+    ['{"a": "open}', 'line 1, column 13', 'a closing quote'],
+    ['{"a": tru}', 'line 1, column 7', "'true' or another JSON value"],
+    ['{"a": 1} {"b": 2}', 'line 1, column 10', 'the end of the file'],
+    ['{\n  "a": \n  @\n}', 'line 3, column 3', 'a JSON value'],
+    ['/* never closed', 'line 1, column 1', "'*/'"],
+    ['', 'line 1, column 1', 'a JSON value'],
+    ['{"a": "\\u12"}', 'line 1, column 10', 'four hexadecimal digits'],
+    ['{"a": 01}', 'line 1, column 8', "',' or '}'"],
   ])('reports %j at %s', (text, where, expected) => {
     let error: unknown;
     try {
@@ -59,8 +59,14 @@ describe('parseConfigJson', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toMatchObject({ code: 'PORTICO_E_CONFIG', details: { file: 'r.json', expected } });
-    expect((error as Error).message.startsWith(`${where}:`)).toBe(true);
+    expect(error).toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { file: 'r.json', jsonPath: where, expected },
+    });
+    // Printed, the file and the place appear once.
+    const line = String(error);
+    expect(line.startsWith(`PORTICO_E_CONFIG r.json ${where}: `)).toBe(true);
+    expect(line.split('r.json')).toHaveLength(2);
   });
 
   it('reads objects and arrays nested up to the bound, and refuses deeper ones with a coded error', () => {

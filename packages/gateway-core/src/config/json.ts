@@ -45,8 +45,8 @@ class JsonReader {
     const before = this.text.slice(0, this.i);
     const line = before.split('\n').length;
     const column = this.i - before.lastIndexOf('\n');
-    const where = `${this.file ?? 'JSON'}:${line}:${column}`;
-    return new PorticoError(ErrorCode.CONFIG, `${where}: ${message}`, {
+    // The file and the place are the error's details, which its toString() prints: not repeated here.
+    return new PorticoError(ErrorCode.CONFIG, message, {
       ...(this.file === undefined ? {} : { file: this.file }),
       jsonPath: `line ${line}, column ${column}`,
       expected,
