@@ -7,9 +7,10 @@ import {
   isPorticoError,
   type Logger,
 } from '@portico/gateway-core';
-import { type NameCheck, RUN_TIME_NAMES, setSystemProperty } from '@portico/gateway-core/runtime';
+import { type NameCheck, RUN_TIME_NAMES } from '@portico/gateway-core/runtime';
 import { modelBindings } from './eval-bindings.ts';
 import { type Output, UsageError } from './output.ts';
+import { setSystemProperties } from './system-properties.ts';
 
 const TYPES: Record<string, ExpectedType> = {
   string: 'string',
@@ -29,11 +30,7 @@ export async function evalCommand(argv: string[], out: Output): Promise<number> 
   if (positionals.length !== 1) throw new UsageError('eval takes exactly one expression or template');
   const type = TYPES[values.type ?? 'object'];
   if (!type) throw new UsageError(`--type must be one of ${Object.keys(TYPES).join(', ')}`);
-  for (const property of values.D ?? []) {
-    const eq = property.indexOf('=');
-    if (eq <= 0) throw new UsageError(`-D expects name=value, got '${property}'`);
-    setSystemProperty(property.slice(0, eq), property.slice(eq + 1));
-  }
+  setSystemProperties(values.D);
   const bindings = values.bindings ? readBindings(values.bindings) : {};
   const logger = stderrLogger(out);
   try {

@@ -10,6 +10,7 @@ import { resumeOptimisingCompilers } from '../server/optimising-compilers.ts';
 import { type RunningServer, startServer } from '../server/server.ts';
 import { listenError } from './listen-error.ts';
 import { type Output, UsageError } from './output.ts';
+import { setSystemProperties } from './system-properties.ts';
 
 /**
  * `portico start [--base DIR] [--port N] [--host H] [--workers N] [-Dname=value]`: serves the
@@ -19,11 +20,7 @@ import { type Output, UsageError } from './output.ts';
  */
 export async function startCommand(argv: string[], out: Output): Promise<number> {
   const { values } = parse(argv);
-  for (const property of values.D ?? []) {
-    const eq = property.indexOf('=');
-    if (eq <= 0) throw new UsageError(`-D expects name=value, got '${property}'`);
-    setSystemProperty(property.slice(0, eq), property.slice(eq + 1));
-  }
+  setSystemProperties(values.D);
   const workers = values.workers === undefined ? os.availableParallelism() : Number(values.workers);
   if (!Number.isInteger(workers) || workers < 1)
     throw new UsageError('--workers takes a whole number of at least 1');
