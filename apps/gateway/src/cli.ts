@@ -40,6 +40,7 @@ per file. Exit status: 0 when there is no problem, 1 when there is one (or, with
 Options:
   --base DIR             instance directory (default: $PORTICO_BASE, else $HOME/.portico)
   --strict               warnings fail too (exit 1)
+  -Dname=value           set a system property (repeatable), as portico start does
   -h, --help             show this text`,
     run: async (argv, out) => (await import('./commands/validate.ts')).validateCommand(argv, out),
   },

@@ -217,4 +217,58 @@ describe('portico validate', () => {
     });
     expect((await validate(same)).stderr.join('\n')).not.toContain('ordered by name');
   });
+
+  it('reports an admin.json that does not parse and a Router setting config.json gets wrong, and still checks every route', async () => {
+    const broken = { handler: { type: 'StaticResponseHandler', config: { status: 99999 } } };
+    const base = instance({
+      'config/admin.json': '{ "connectors": [ { "port": 19293 } ',
+      'config/config.json': { handler: { type: 'Router', config: { scanInterval: 'forever' } } },
+      'config/routes/10-ok.json': ok,
+      'config/routes/20-broken.json': broken,
+    });
+    const { code, stdout, stderr } = await validate(base);
+    expect(code).toBe(1);
+    expect(stderr).toEqual([
+      `PORTICO_E_CONFIG ${path.join(base, 'config/admin.json')} line 1, column 37: unexpected end of file (expected ',' or ']')`,
+      expect.stringMatching(/^PORTICO_E_CONFIG \S+config\.json \$\.handler\.config\.scanInterval: /),
+      expect.stringMatching(/^PORTICO_E_CONFIG \S+20-broken\.json \$\.handler\.config\.status: /),
+      '3 problems found',
+    ]);
+    // Every file named relative to the instance, as when admin.json parses.
+    expect(stdout).toEqual([
+      'config/admin.json: 1 problem',
+      'config/config.json: 1 problem',
+      'config/routes/10-ok.json: ok',
+      'config/routes/20-broken.json: 1 problem',
+    ]);
+  });
+
+  it('reports a config.json that does not parse, and checks the routes with the default Router', async () => {
+    const base = instance({
+      'config/config.json': '{ "handler": ',
+      'config/routes/10-unknown.json': { handler: { type: 'NoSuchHandler' } },
+    });
+    const { code, stdout, stderr } = await validate(base);
+    expect(code).toBe(1);
+    expect(stderr).toEqual([
+      expect.stringMatching(/^PORTICO_E_CONFIG \S+config\.json line 1, column 14: /),
+      expect.stringMatching(/^PORTICO_E_UNKNOWN_TYPE \S+10-unknown\.json \$\.handler\.type: /),
+      '2 problems found',
+    ]);
+    expect(stdout).toEqual(['config/config.json: 1 problem', 'config/routes/10-unknown.json: 1 problem']);
+  });
+
+  it('takes -Dname=value as portico start does, for the &{name} tokens of the files', async () => {
+    const base = instance({
+      'config/config.json': router,
+      'config/routes/10-token.json': {
+        handler: { type: 'StaticResponseHandler', config: { status: '&{portico.validate.test.status}' } },
+      },
+    });
+    expect((await validate(base)).code).toBe(1);
+    const result = await validate(base, '-Dportico.validate.test.status=204');
+    expect(result.stderr).toEqual([]);
+    expect(result.code).toBe(0);
+    await expect(validate(base, '-Dnovalue')).rejects.toThrow("-D expects name=value, got 'novalue'");
+  });
 });

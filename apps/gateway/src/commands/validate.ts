@@ -1,12 +1,21 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { isPorticoError, type PorticoError } from '@portico/gateway-core';
-import { checkConfig, createMemoryLogger, problemsOf, type Router } from '@portico/gateway-core/runtime';
-import { Gateway } from '../server/gateway.ts';
+import { isPorticoError, type Logger, type PorticoError } from '@portico/gateway-core';
+import {
+  checkConfig,
+  createGateway,
+  createMemoryLogger,
+  type Gateway as LoadedGateway,
+  problemsOf,
+  type Router,
+  readInstance,
+} from '@portico/gateway-core/runtime';
+import { APP_PACKAGE_JSON, Gateway } from '../server/gateway.ts';
 import { type Instance, locateInstance } from '../server/instance.ts';
 import { adminSchema, sessionSchema } from '../server/settings.ts';
 import { type Output, UsageError } from './output.ts';
+import { setSystemProperties } from './system-properties.ts';
 
 /** A warning as validate prints it: where it is, and what it says. */
 interface Warning {
@@ -16,24 +25,21 @@ interface Warning {
 }
 
 /**
- * `portico validate [--base DIR] [--strict]`: loads admin.json, config.json and every route file,
- * creating every declared object (referenced or not), without serving. Prints every problem found
- * (code, file, JSON path, what was expected) and every warning, then one line per file (`ok`, or
- * how many problems and warnings it has). Exit status 1 when there is a problem (or, with
- * `--strict`, a warning), else 0.
+ * `portico validate [--base DIR] [--strict] [-Dname=value]`: loads admin.json, config.json and every
+ * route file, creating every declared object (referenced or not), without serving. Prints every
+ * problem found (code, file, JSON path, what was expected) and every warning, then one line per file
+ * (`ok`, or how many problems and warnings it has). Exit status 1 when there is a problem (or, with
+ * `--strict`, a warning), else 0. A file that has problems does not stop the others from being
+ * checked: admin.json or config.json that cannot be read counts as absent, and when config.json's
+ * objects cannot be created, the routes are still checked with a Router of the default settings.
  */
 export async function validateCommand(argv: string[], out: Output): Promise<number> {
-  const { base, strict } = parse(argv);
+  const { base, strict, properties } = parse(argv);
+  // Before the files are read: their `&{name}` tokens may come from system properties.
+  setSystemProperties(properties);
   const logger = createMemoryLogger();
   const problems: PorticoError[] = [];
-  let instance: Instance;
-  try {
-    instance = locateInstance({ base });
-  } catch (error) {
-    if (!isPorticoError(error)) throw error;
-    // admin.json or config.json does not parse: nothing else can be loaded.
-    return report({ problems: problemsOf(error), warnings: [], files: [], base: undefined, strict, out });
-  }
+  let instance = readLeniently(base, problems);
   instance.environment.validating = true;
   const files = [instance.adminFile, instance.configFile].filter((file) => existsSync(file));
   const admin = adminProblems(instance);
@@ -42,24 +48,22 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
     instance = { ...instance, admin: withoutFieldsAt(instance.admin, admin) };
   }
   let routes = 0;
+  /** The routers whose routes were checked. */
+  let routers: Router[] | undefined;
   try {
     const gateway = await Gateway.load(instance, logger);
     // First, so that the routers declared but not used are created (and scanned) too.
     problems.push(...(await gateway.createAll()));
-    for (const router of withNested(gateway.routers())) {
-      routes += router.routes.length;
-      const reordered = orderDifference(router);
-      if (reordered) logger.warn(reordered.message, { file: reordered.file });
-      const loaded = router.routes.flatMap((route) => route.file ?? []);
-      files.push(...[...loaded, ...router.failures.map((failure) => failure.file)].sort());
-      for (const failure of router.failures) problems.push(...failure.problems);
-      if (router.directoryProblem) problems.push(router.directoryProblem);
-    }
+    routers = withNested(gateway.routers());
+    routes += checkRoutes(routers, { problems, files, logger });
     await gateway.destroy();
   } catch (error) {
     if (!isPorticoError(error)) throw error;
     problems.push(...problemsOf(error));
   }
+  // config.json (or admin.json's heap) stopped the gateway before its routers loaded their routes:
+  // they are checked on their own, so that the problems of one file do not hide the others'.
+  if (routers === undefined) routes += await routesAlone(instance, logger, problems, files);
   const warnings = logger.records
     .filter((record) => record.level === 'warn')
     .map(({ message, data }) => ({
@@ -70,6 +74,112 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
     // A warning the run-time logs about something validate counts as a problem is shown once.
     .filter((w) => !problems.some((p) => p.message === w.message && p.details.file === w.file));
   return report({ problems, warnings, files, base: instance.base, strict, out, routes });
+}
+
+/**
+ * The instance, as `start` locates it. When admin.json or config.json cannot be read (it does not
+ * parse), its problems are reported and it counts as absent: admin.json's defaults, or the default
+ * Router on `config/routes`, so that the other files are still checked.
+ */
+function readLeniently(base: string | undefined, problems: PorticoError[]): Instance {
+  try {
+    return locateInstance({ base });
+  } catch (error) {
+    const file = isPorticoError(error) ? error.details.file : undefined;
+    if (file === undefined) throw error;
+    // `<base>/config/admin.json` or `<base>/config/config.json`, read again leniently.
+    const read = readInstance(path.dirname(path.dirname(file)), { problems });
+    return {
+      ...read,
+      quickstart: false,
+      adminFile: read.adminFile ?? file,
+      configFile: read.configFile ?? file,
+    };
+  }
+}
+
+/** Collects the routes, failures and problems of these routers; returns how many routes loaded. */
+function checkRoutes(
+  routers: Router[],
+  { problems, files, logger }: { problems: PorticoError[]; files: string[]; logger: Logger },
+  alone = false,
+): number {
+  let routes = 0;
+  for (const router of routers) {
+    routes += router.routes.length;
+    const reordered = orderDifference(router);
+    if (reordered) logger.warn(reordered.message, { file: reordered.file });
+    const loaded = router.routes.flatMap((route) => route.file ?? []);
+    files.push(...[...loaded, ...router.failures.map((failure) => failure.file)].sort());
+    for (const failure of router.failures) problems.push(...failure.problems);
+    // Checked alone, the directory is a guess: its absence is no problem of the configuration.
+    if (router.directoryProblem && !alone) problems.push(router.directoryProblem);
+  }
+  return routes;
+}
+
+/**
+ * The routes of the Router config.json's handler is (or of the default one when there is no
+ * config.json), loaded with the Router's default settings but its `directory`, when the gateway
+ * could not be loaded. Nothing when config.json's handler is not a Router.
+ */
+async function routesAlone(
+  instance: Instance,
+  logger: Logger,
+  problems: PorticoError[],
+  files: string[],
+): Promise<number> {
+  const router = writtenRouter(instance.config);
+  if (router === undefined) return 0;
+  const admin = instance.admin as Record<string, unknown> | undefined;
+  let gateway: LoadedGateway | undefined;
+  try {
+    gateway = await createGateway({
+      // What of admin.json the routes depend on (their properties, plugins and limits); its heap and
+      // server settings were checked already.
+      instance: {
+        ...instance,
+        admin: pick(admin, ['properties', 'pluginDirectories', 'limits']),
+        config: { handler: { type: 'Router', config: router } },
+      },
+      logger,
+      appPackageJson: APP_PACKAGE_JSON,
+    });
+    return checkRoutes(withNested(gateway.routers()), { problems, files, logger }, true);
+  } catch (error) {
+    if (!isPorticoError(error)) throw error;
+    // Already reported, by the full load.
+    return 0;
+  } finally {
+    await gateway?.destroy();
+  }
+}
+
+/**
+ * The settings to check the routes with when config.json's objects cannot be created: `{}` (the
+ * defaults) without config.json, else the `directory` of its handler when that is a Router (inline,
+ * or declared in its heap); undefined when it is not a Router.
+ */
+function writtenRouter(config: unknown): Record<string, unknown> | undefined {
+  if (config === undefined) return {};
+  if (!isRecord(config)) return undefined;
+  let handler = config.handler ?? config.handlerObject;
+  if (typeof handler === 'string') {
+    const heap = isRecord(config.heap) ? config.heap.objects : config.heap;
+    handler = Array.isArray(heap) ? heap.find((d) => isRecord(d) && d.name === handler) : undefined;
+  }
+  if (!isRecord(handler) || typeof handler.type !== 'string' || !/Router(Handler)?$/.test(handler.type))
+    return undefined;
+  const directory = isRecord(handler.config) ? handler.config.directory : undefined;
+  return typeof directory === 'string' ? { directory } : {};
+}
+
+function pick(record: Record<string, unknown> | undefined, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.flatMap((key) => (record?.[key] === undefined ? [] : [[key, record[key]]])));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** admin.json's problems, found without logging (loading it again logs its warnings once). */
@@ -115,13 +225,22 @@ function withNested(routers: Router[]): Router[] {
   return all;
 }
 
-function parse(argv: string[]): { base: string | undefined; strict: boolean } {
+function parse(argv: string[]): {
+  base: string | undefined;
+  strict: boolean;
+  properties: string[] | undefined;
+} {
   try {
     const { values } = parseArgs({
       args: argv,
-      options: { base: { type: 'string' }, strict: { type: 'boolean', default: false } },
+      options: {
+        base: { type: 'string' },
+        strict: { type: 'boolean', default: false },
+        // As `portico start` takes them, so that a configuration is validated as it will run.
+        D: { type: 'string', short: 'D', multiple: true },
+      },
     });
-    return { base: values.base, strict: values.strict };
+    return { base: values.base, strict: values.strict, properties: values.D };
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfigJson } from '../config/json.ts';
 import { resolveTokens } from '../config/tokens.ts';
-import { ErrorCode, PorticoError } from '../errors.ts';
+import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
+import { problemsOf } from '../heap/errors.ts';
 import type { GatewayEnvironment } from '../heap/heaplet.ts';
 
 /**
@@ -32,18 +33,39 @@ export interface Instance {
  * absent. The temporary directory is admin.json's `temporaryDirectory`, else `temporaryDirectory`
  * given here, else `<base>/tmp`; it is created when missing.
  */
-export function readInstance(base: string, options: { temporaryDirectory?: string } = {}): Instance {
+export function readInstance(
+  base: string,
+  options: {
+    temporaryDirectory?: string;
+    /**
+     * When given, a file that cannot be read (it does not parse, a token has no value) is not thrown:
+     * its problems are added here and it counts as absent, so that the other is still read (for
+     * `portico validate`, which reports them and goes on).
+     */
+    problems?: PorticoError[];
+  } = {},
+): Instance {
   const resolved = path.resolve(base);
   const configDirectory = path.join(resolved, 'config');
   const adminFile = path.join(configDirectory, 'admin.json');
   const configFile = path.join(configDirectory, 'config.json');
-  const admin = readJsonFile(adminFile) ?? {};
+  const read = (file: string): unknown => {
+    if (options.problems === undefined) return readJsonFile(file);
+    try {
+      return readJsonFile(file);
+    } catch (error) {
+      if (!isPorticoError(error)) throw error;
+      options.problems.push(...problemsOf(error));
+      return undefined;
+    }
+  };
+  const admin = read(adminFile) ?? {};
   return {
     base: resolved,
     adminFile,
     configFile,
     admin,
-    config: readJsonFile(configFile),
+    config: read(configFile),
     environment: {
       baseDirectory: resolved,
       configDirectory,
