@@ -32,6 +32,8 @@ export interface ParseContext {
   logger: Logger;
   /** Every problem found; parsing goes on after an error so that all of them are reported. */
   errors: PorticoError[];
+  /** When present, every Reference made is added here, also when other settings fail. */
+  references?: Reference[];
 }
 
 /** Marks a value that failed to parse; the error is already in the context. */
@@ -518,10 +520,13 @@ export class ReferenceSchema<T> extends Schema<T> {
   }
 
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
-    if (typeof value === 'string' && value.length > 0)
-      return new Reference(this.kind, value, path, ctx.file, this.types) as T;
-    if (isObject(value) && typeof value.type === 'string') {
-      return new Reference(this.kind, value, path, ctx.file, this.types) as T;
+    if (
+      (typeof value === 'string' && value.length > 0) ||
+      (isObject(value) && typeof value.type === 'string')
+    ) {
+      const reference = new Reference(this.kind, value, path, ctx.file, this.types);
+      ctx.references?.push(reference);
+      return reference as T;
     }
     // An inline declaration whose `type` is misspelt (`tpye`) says so.
     const misspelt = isObject(value)
@@ -583,6 +588,11 @@ export interface ParseOptions {
   /** Extra configuration-time bindings: the heap's `properties` (also reachable one by one). */
   properties?: Record<string, unknown>;
   logger?: Logger;
+  /**
+   * When given, every Reference the schema reads is added here, also when other settings fail: for
+   * `portico validate`, which checks the objects they name although their referrer cannot be made.
+   */
+  references?: Reference[];
 }
 
 /**
@@ -617,6 +627,7 @@ export function checkConfig<T>(
     logger: options.logger ?? consoleLogger,
     errors: [],
     ...(options.file === undefined ? {} : { file: options.file }),
+    ...(options.references === undefined ? {} : { references: options.references }),
   };
   const parsed = schema.parse(value, options.jsonPath ?? '$', ctx);
   return { value: parsed === INVALID ? undefined : parsed, errors: ctx.errors };

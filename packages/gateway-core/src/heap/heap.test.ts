@@ -291,6 +291,22 @@ describe('Heap: errors', () => {
       '$.heap[1].config.filters[0]',
       '$.heap[1].config.handler',
     ]);
+    // Behind a config that fails too: its references are still tried.
+    const { heap: behind } = testHeap({
+      file: 'routes/r.json',
+      environment: { ...environment, validating: true },
+    });
+    behind.declare([
+      {
+        name: 'main',
+        type: 'Chain',
+        config: { handler: { type: 'StaticHandler', config: { status: 1 } }, bogus: 1 },
+      },
+    ]);
+    expect(problemsOf(await failure(behind.get('main'))).map((e) => e.details.jsonPath)).toEqual([
+      '$.heap[0].config.bogus',
+      '$.heap[0].config.handler.config.status',
+    ]);
     // Serving, the first failure is enough.
     const { heap: serving } = testHeap({ file: 'routes/r.json' });
     serving.declare([chain('refs', 'Missing3', ['Missing1', 'Missing2'])]);

@@ -1,5 +1,5 @@
 import { likelyMeant } from '../config/near-names.ts';
-import { childPath, parseConfig, Reference } from '../config/schema.ts';
+import { checkConfig, childPath, type ParseOptions, parseConfig, Reference } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { collectRequestBodyReads, markRequestBodyReader, usedObject } from '../expression/body-reads.ts';
 import { openigObject } from '../expression/environment.ts';
@@ -460,18 +460,18 @@ export class Heap {
 
   private async createDecorated(declaration: Declaration, heaplet: Heaplet): Promise<unknown> {
     const { name, file, jsonPath } = declaration;
-    const config = parseConfig(heaplet.config, declaration.config, {
+    const validating = this.environment.validating === true;
+    const options = {
       file,
       jsonPath: childPath(jsonPath, 'config'),
       properties: this.properties,
       logger: this.logger,
-    });
+    };
+    const config = validating
+      ? await this.checkedConfig(heaplet, declaration, options)
+      : parseConfig(heaplet.config, declaration.config, options);
     // Validating, every reference is tried, so that all the problems behind the first are reported.
-    const resolved = await resolveReferences(
-      config,
-      (ref) => this.resolve(ref, ref.kind),
-      this.environment.validating === true,
-    );
+    const resolved = await resolveReferences(config, (ref) => this.resolve(ref, ref.kind), validating);
     let object: unknown;
     try {
       object = await heaplet.create({
@@ -503,6 +503,27 @@ export class Heap {
       ...(declaration.logSink === undefined ? {} : { logSink: declaration.logSink }),
     };
     return decorate(object, info, localSteps(declaration), this.globals, (step) => this.decoratorFor(step));
+  }
+
+  /**
+   * For `portico validate`: an object's config, parsed. When it has problems, the objects its
+   * references name (inline declarations especially, which nothing else creates) are still tried,
+   * and their problems thrown with the config's own.
+   */
+  private async checkedConfig(
+    heaplet: Heaplet,
+    declaration: Declaration,
+    options: ParseOptions,
+  ): Promise<unknown> {
+    const references: Reference[] = [];
+    const { value, errors } = checkConfig(heaplet.config, declaration.config, { ...options, references });
+    if (errors.length === 0) return value;
+    try {
+      await resolveReferences(references, (ref) => this.resolve(ref, ref.kind), true);
+    } catch (error) {
+      errors.push(...problemsOf(locate(error, declaration, `cannot create '${declaration.name}'`)));
+    }
+    throw combine(errors);
   }
 
   /**
