@@ -417,7 +417,10 @@ function toResponse(data: UpstreamHead, method: string, maxBytes: number): Respo
   const status = data.statusCode;
   let entity: Entity;
   if (method === 'HEAD' || status === 204 || status === 304) {
-    // No body whatever the headers say; Content-Length stays, describing what a GET would return.
+    // No body whatever the headers say. Content-Length stays on a 304 and an answer to HEAD,
+    // describing what a GET would return; a 204 never has one (RFC 9110 §8.6), whatever the
+    // upstream put on it. (Transfer-Encoding is a connection field: never relayed.)
+    if (status === 204) headers.delete('content-length');
     data.body.discard();
     entity = new Entity(null);
   } else {

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Context, UpgradeContext } from '../../context/context.ts';
@@ -6,7 +7,7 @@ import { type Request, Response } from '../../http/message.ts';
 import { ClientHandler, type ClientHandlerOptions, originalUri, upstreamTarget } from './client-handler.ts';
 import { isUpstreamError, type UpstreamError } from './errors.ts';
 import { forwardedFor, responseHeadersFrom, undiciHeaders, upstreamRequestHeaders } from './headers.ts';
-import { countInterim, rawStrings } from './upstream-exchange.ts';
+import { countInterim, rawStrings, relayedReason, unrelayableHead } from './upstream-exchange.ts';
 
 export interface ReverseProxyHandlerOptions extends ClientHandlerOptions {
   /** Proxy WebSocket upgrades (`upgrade()`); true unless said otherwise. */
@@ -113,15 +114,15 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
       if (outcome.kind === 'refused') {
         const { statusCode, reason, rawHeaders, body } = outcome;
         const relayed = responseHeadersFrom(rawHeaders);
-        relayed.delete('content-length');
-        writeHead(clientSocket, statusCode, reason, [
-          ...relayed.toRaw(),
-          'Content-Length',
-          String(body.length),
-          'Connection',
-          'close',
-        ]);
-        clientSocket.end(body);
+        // A 204 or 304 has no body; a 304 keeps the upstream's Content-Length (what a GET would
+        // return), a 204 never has one (RFC 9110 §8.6).
+        const bodiless = statusCode === 204 || statusCode === 304;
+        if (statusCode !== 304) relayed.delete('content-length');
+        const framing = bodiless ? [] : ['Content-Length', String(body.length)];
+        // A phrase left out (one undici could not read as it came) is the status's standard one.
+        const phrase = reason || STATUS_CODES[statusCode] || '';
+        writeHead(clientSocket, statusCode, phrase, [...relayed.toRaw(), ...framing, 'Connection', 'close']);
+        clientSocket.end(bodiless ? undefined : body);
         return statusCode;
       }
       const { socket, rawHeaders, reason } = outcome;
@@ -129,12 +130,10 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
         socket.destroy();
         return 101;
       }
-      writeHead(
-        clientSocket,
-        101,
-        reason || 'Switching Protocols',
-        responseHeadersFrom(rawHeaders, { keepUpgrade: true }).toRaw(),
-      );
+      const switched = responseHeadersFrom(rawHeaders, { keepUpgrade: true });
+      // Never on a 1xx (RFC 9110 §8.6); what follows is the tunnel, not a body.
+      switched.delete('content-length');
+      writeHead(clientSocket, 101, reason || 'Switching Protocols', switched.toRaw());
       if (head.length > 0) socket.write(head);
       join(clientSocket, socket);
       return 101;
@@ -224,15 +223,21 @@ function dispatchUpgrade(
           reason: 'Switching Protocols',
         });
       },
-      onResponseStart(ctrl, statusCode, _headers, statusMessage) {
+      onResponseStart(ctrl, statusCode, headers, statusMessage) {
         // Interim answers (103 Early Hints ...) are not the refusal; 101 goes to onRequestUpgrade.
-        if (statusCode < 200) {
+        if (statusCode < 200 && statusCode >= 100) {
           interim = countInterim(interim, ctrl);
+          return;
+        }
+        // A refusal is relayed as a plain response is: one that cannot be is the upstream's 502.
+        const invalid = unrelayableHead(statusCode, headers, statusMessage ?? '');
+        if (invalid !== undefined) {
+          ctrl.abort(invalid);
           return;
         }
         refusal = {
           statusCode,
-          reason: statusMessage ?? '',
+          reason: relayedReason(statusMessage),
           rawHeaders: rawStrings(ctrl.rawHeaders),
           chunks: [],
           size: 0,

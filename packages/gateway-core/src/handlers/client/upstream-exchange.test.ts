@@ -306,3 +306,89 @@ const rawServers: net.Server[] = [];
 afterEach(() => {
   for (const server of rawServers.splice(0)) server.close();
 });
+
+/** A raw upstream answering every request with `answer`, then closing the connection. */
+async function rawUpstream(answer: string): Promise<string> {
+  const server = net.createServer((socket) => {
+    socket.once('data', () => socket.end(answer, 'latin1'));
+    socket.on('error', () => {});
+  });
+  rawServers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('an upstream head the gateway cannot relay as it came', () => {
+  it.each([
+    ['a status above 599', 'HTTP/1.1 600 X\r\nContent-Length: 2\r\n\r\nok', 'status 600, outside 100-599'],
+    ['a status below 100', 'HTTP/1.1 099 X\r\nContent-Length: 2\r\n\r\nok', 'status 99, outside 100-599'],
+    [
+      'a control character in the reason phrase',
+      'HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\nok',
+      'control character',
+    ],
+    ['DEL in the reason phrase', 'HTTP/1.1 200 O\x7fK\r\nContent-Length: 2\r\n\r\nok', 'control character'],
+    [
+      'a transfer coding other than chunked',
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',
+      'transfer coding "gzip, chunked"',
+    ],
+    [
+      'chunked twice',
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',
+      'transfer coding',
+    ],
+    [
+      'a coding after chunked',
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nokok',
+      'transfer coding',
+    ],
+  ])('%s is an upstream failure (502), never a retry', async (_what, answer, message) => {
+    const url = await rawUpstream(answer);
+    await expect(client().handle(context(), new Request({ uri: url }))).rejects.toMatchObject({
+      code: 'PORTICO_E_UPSTREAM',
+      failure: 'protocol',
+      upstreamStatus: 502,
+      message: expect.stringContaining(message),
+    });
+  });
+
+  it('chunked in any case is relayed, its body de-chunked', async () => {
+    const url = await rawUpstream(
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',
+    );
+    const response = await client().handle(context(), new Request({ uri: url }));
+    expect(response.status).toBe(200);
+    expect(await response.entity.text()).toBe('ok');
+  });
+
+  it('a reason phrase beyond ASCII is left out (the writer puts the standard one), the response kept', async () => {
+    const url = await rawUpstream('HTTP/1.1 200 Gr\xfc\xdfe\r\nContent-Length: 2\r\n\r\nok');
+    const response = await client().handle(context(), new Request({ uri: url }));
+    expect(response.status).toBe(200);
+    expect(response.reason).toBeUndefined();
+    expect(await response.entity.text()).toBe('ok');
+  });
+
+  it('a plain reason phrase, tabs included, is kept', async () => {
+    const url = await rawUpstream('HTTP/1.1 200 All\tfine\r\nContent-Length: 2\r\n\r\nok');
+    const response = await client().handle(context(), new Request({ uri: url }));
+    expect(response.reason).toBe('All\tfine');
+  });
+
+  it('a 204 loses the Content-Length its upstream put on it; a 304 keeps its own', async () => {
+    const noContent = await rawUpstream(
+      'HTTP/1.1 204 No Content\r\nContent-Length: 5\r\nX-Kept: yes\r\n\r\nhello',
+    );
+    const response = await client().handle(context(), new Request({ uri: noContent }));
+    expect(response.status).toBe(204);
+    expect(response.headers.has('content-length')).toBe(false);
+    expect(response.headers.get('x-kept')).toBe('yes');
+    expect(response.entity.isEmpty).toBe(true);
+    const notModified = await rawUpstream('HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n');
+    expect(
+      (await client().handle(context(), new Request({ uri: notModified }))).headers.get('content-length'),
+    ).toBe('5');
+  });
+});

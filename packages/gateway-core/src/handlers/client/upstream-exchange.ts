@@ -2,6 +2,7 @@ import { Readable, type Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { offAbort, onAbort } from '../../context/abort-slot.ts';
 import type { BodySource } from '../../http/body-source.ts';
+import { equalIgnoringAsciiCase } from '../../http/field-names.ts';
 import type { IdleWatch, Watched } from './idle-watch.ts';
 import { BodyTimeoutError, HeadersTimeoutError } from './undici-dispatchers.ts';
 
@@ -29,6 +30,62 @@ export function countInterim(count: number, controller: Dispatcher.DispatchContr
       new Error(`the upstream sent more than ${MAX_INTERIM_RESPONSES} interim (1xx) responses`),
     );
   return count;
+}
+
+/** Anything but HTAB, space and visible ASCII. */
+const NOT_PLAIN_REASON = /[^\t\x20-\x7e]/;
+/**
+ * The control characters but HTAB, never valid in a status line (RFC 9112 §4); said by what they
+ * are not, as biome refuses them in a class.
+ */
+const CONTROL = /[^\t\x20-\x7e\x80-\uffff]/;
+
+/**
+ * Why an upstream's final response cannot be relayed, or undefined; the exchange then fails as an
+ * invalid upstream response (PORTICO_E_UPSTREAM, 502), the upstream's fault rather than a 500 of the
+ * gateway's when the head is written. undici's parser takes any three digits, any reason phrase
+ * without CR or LF, and transfer codings it does not decode (it only de-chunks).
+ * - A status outside 100-599 (RFC 9110 §15) has no meaning a client can be given.
+ * - A control character in the reason phrase makes the status line invalid (RFC 9112 §4), as one in
+ *   a field value does (undici refuses those itself).
+ * - A transfer coding other than chunked (`Transfer-Encoding: gzip, chunked`) leaves the body still
+ *   coded once de-chunked; RFC 9112 §7 forbids removing a coding without decoding it, and the
+ *   response writer frames bodies itself (Transfer-Encoding never passes through), so the coding
+ *   would be lost and the client handed gzip bytes as the content.
+ */
+export function unrelayableHead(
+  statusCode: number,
+  headers: Record<string, string | string[] | undefined> | undefined,
+  statusText: string,
+): Error | undefined {
+  if (statusCode < 100 || statusCode > 599)
+    return new Error(`the upstream answered with status ${statusCode}, outside 100-599`);
+  if (CONTROL.test(statusText)) return new Error('the upstream’s reason phrase holds a control character');
+  const codings = headers?.['transfer-encoding'];
+  if (codings !== undefined && !onlyChunked(codings))
+    return new Error(
+      `the upstream’s response has the transfer coding ${JSON.stringify(String(codings))}, which the gateway does not decode`,
+    );
+  return undefined;
+}
+
+/** Whether Transfer-Encoding says chunked and nothing else (as nearly every chunked response does). */
+function onlyChunked(codings: string | string[]): boolean {
+  if (typeof codings === 'string' && equalIgnoringAsciiCase(codings, 'chunked')) return true;
+  const tokens = String(codings)
+    .split(',')
+    .map((token) => token.trim())
+    .filter((token) => token !== '');
+  return tokens.length === 1 && equalIgnoringAsciiCase(tokens[0]!, 'chunked');
+}
+
+/**
+ * The reason phrase as relayed: undici reads it as UTF-8, so one beyond ASCII (obs-text, a Latin-1 or
+ * UTF-8 phrase) cannot be written back as it came; it is left out, and the writer puts the status's
+ * standard phrase in its place (a client ignores the phrase: RFC 9112 §4).
+ */
+export function relayedReason(statusText: string | undefined): string {
+  return statusText === undefined || NOT_PLAIN_REASON.test(statusText) ? '' : statusText;
 }
 
 /** Bytes kept for a body nobody takes yet before the upstream connection is paused. */
@@ -112,19 +169,25 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource,
   onResponseStart(
     controller: Dispatcher.DispatchController,
     statusCode: number,
-    _headers: unknown,
+    headers: Record<string, string | string[] | undefined> | undefined,
     statusText?: string,
   ): void {
     if (this.#idle !== undefined) this.lastActive = this.#idle.now;
-    // 1xx answers (100 Continue, 103 Early Hints) are not the response.
-    if (statusCode < 200) {
+    // 1xx answers (102 Processing, 103 Early Hints) are not the response.
+    if (statusCode < 200 && statusCode >= 100) {
       this.#interim = countInterim(this.#interim, controller);
+      return;
+    }
+    const invalid = unrelayableHead(statusCode, headers, statusText ?? '');
+    if (invalid !== undefined) {
+      // undici calls onResponseError, which rejects the head: a 502, the connection not reused.
+      controller.abort(invalid);
       return;
     }
     this.#headed = true;
     this.#resolve({
       statusCode,
-      statusText: statusText ?? '',
+      statusText: relayedReason(statusText),
       rawHeaders: rawStrings(controller.rawHeaders),
       body: this,
     });

@@ -234,6 +234,52 @@ describe('ReverseProxyHandler: WebSocket upgrades', () => {
     await Promise.all(upstreamClosed);
   });
 
+  /** An upstream refusing every upgrade with `answer`, written as it is. */
+  async function refusing(answer: string): Promise<string> {
+    const server = http.createServer();
+    server.on('upgrade', (_req, socket: Socket) => {
+      socket.on('error', () => {});
+      socket.end(answer, 'latin1');
+    });
+    return `http://127.0.0.1:${await listen(server)}`;
+  }
+
+  it.each([
+    ['a status above 599', 'HTTP/1.1 600 X\r\nContent-Length: 2\r\n\r\nno'],
+    ['a control character in the reason phrase', 'HTTP/1.1 403 No\x01pe\r\nContent-Length: 2\r\n\r\nno'],
+    [
+      'a transfer coding other than chunked',
+      'HTTP/1.1 403 No\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nno\r\n0\r\n\r\n',
+    ],
+  ])('answers 502 for a refusal with %s, as for a plain response', async (_what, answer) => {
+    const gw = await gateway(await refusing(answer));
+    expect((await refusal(connect(`${gw.url}/`))).status).toBe(502);
+    expect(await gw.results[0]).toBe(502);
+  });
+
+  it('relays a 204 refusal without Content-Length or body, and a 304 with its own Content-Length', async () => {
+    const noContent = await gateway(
+      await refusing('HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nhello'),
+    );
+    const first = await refusal(connect(`${noContent.url}/`));
+    expect(first.status).toBe(204);
+    expect(first.headers['content-length']).toBeUndefined();
+    const notModified = await gateway(
+      await refusing('HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n'),
+    );
+    const second = await refusal(connect(`${notModified.url}/`));
+    expect(second.status).toBe(304);
+    expect(second.headers['content-length']).toBe('5');
+  });
+
+  it('relays a refusal whose reason phrase is beyond ASCII with the standard phrase', async () => {
+    const gw = await gateway(await refusing('HTTP/1.1 403 Verbot\xe9n\r\nContent-Length: 2\r\n\r\nno'));
+    const socket = connect(`${gw.url}/`);
+    const [, response] = (await once(socket, 'unexpected-response')) as [unknown, http.IncomingMessage];
+    expect(response.statusCode).toBe(403);
+    expect(response.statusMessage).toBe('Forbidden');
+  });
+
   it('answers 501 when WebSocket proxying is disabled', async () => {
     const up = await wsUpstream();
     const gw = await gateway(up.url, { websocket: false });
