@@ -149,4 +149,49 @@ describe('upstream status lines and framing, through portico start', () => {
     expect(reply.status).toBe(200);
     expect(headOf(reply.text)).toMatch(/^Transfer-Encoding: chunked\r$/im);
   });
+
+  it.each([
+    ['Content-Length: 5', 'Content-Length: 5\r\n\r\nhello'],
+    ['Transfer-Encoding: chunked', 'Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n'],
+  ])(
+    'an Upgrade request with a body (%s) is refused with 400 and never forwarded',
+    async (_what, framing) => {
+      const connections = received.length;
+      const reply = await raw(
+        gw.url,
+        `GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${framing}` +
+          'GET /private HTTP/1.1\r\nHost: x\r\n\r\n',
+      );
+      expect(reply.status).toBe(400);
+      expect(reply.closedByServer).toBe(true);
+      // Nothing reached the upstream: neither the upgrade nor what followed its body.
+      expect(received.slice(connections).join('')).toBe('');
+    },
+  );
+
+  it('an Upgrade request with Content-Length: 0 is still upgraded', async () => {
+    const connections = received.length;
+    const reply = await raw(
+      gw.url,
+      'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Length: 0\r\n\r\n',
+      { waitMs: 1000 },
+    );
+    expect(reply.status).toBe(101);
+    expect(received.slice(connections).join('')).toMatch(/^GET \/ws HTTP\/1\.1\r\n/);
+  });
+
+  it('an Upgrade in an HTTP/1.0 request is ignored: served as a plain request, then the connection closed', async () => {
+    const connections = received.length;
+    const reply = await raw(
+      gw.url,
+      'GET /plain HTTP/1.0\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.closedByServer).toBe(true);
+    expect(reply.text.endsWith('\r\n\r\nplain')).toBe(true);
+    expect(headOf(reply.text)).not.toMatch(/^upgrade:/im);
+    const forwarded = received.slice(connections).join('');
+    expect(forwarded).toMatch(/^GET \/plain HTTP\/1\.1\r\n/);
+    expect(forwarded).not.toMatch(/^upgrade:/im);
+  });
 });

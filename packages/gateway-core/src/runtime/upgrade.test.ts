@@ -43,14 +43,17 @@ async function serveUpgrades(
 }
 
 /** Sends an upgrade request and reads what comes back until the server closes the connection. */
-function upgradeRequest(port: number): Promise<string> {
+function upgradeRequest(
+  port: number,
+  request = 'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     let text = '';
     socket.on('data', (chunk) => (text += chunk.toString('latin1')));
     socket.on('end', () => resolve(text));
     socket.on('error', reject);
-    socket.write('GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    socket.write(request);
   });
 }
 
@@ -116,5 +119,65 @@ describe('an upgrade that no handler takes over is answered with the handler’s
     expect(answer).toBe('');
     expect(await Promise.all(outcomes)).toEqual(['resolved']);
     expect(logger.records.map((record) => record.message)).toContain('an upgrade request failed');
+  });
+});
+
+describe('upgrade requests that are not upgrades', () => {
+  /** A handler that records what it was given and answers with a streamed body. */
+  function recording() {
+    const seen: { upgrade: boolean; fields: string[] }[] = [];
+    const handler: Handler = {
+      async handle(context, request) {
+        seen.push({ upgrade: context.get('upgrade') !== undefined, fields: request.headers.names() });
+        return new Response({
+          status: 200,
+          entity: new Entity(Readable.from([Buffer.from('plain answer')])),
+        });
+      },
+    };
+    return { seen, handler };
+  }
+
+  it.each([
+    ['Content-Length: 5', 'Content-Length: 5\r\n\r\nhello'],
+    ['Transfer-Encoding: chunked', 'Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n'],
+  ])('one with content (%s) is refused with 400 before any handler, and closed', async (_what, framing) => {
+    const { seen, handler } = recording();
+    const outcomes: Promise<string>[] = [];
+    const port = await serveUpgrades(handler, outcomes);
+    const answer = await upgradeRequest(
+      port,
+      `GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${framing}GET /private HTTP/1.1\r\nHost: x\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer.match(/HTTP\/1\.1/g)).toHaveLength(1);
+    expect(seen).toEqual([]);
+    expect(await Promise.all(outcomes)).toEqual(['resolved']);
+  });
+
+  it('one with Content-Length: 0 goes to the handler as an upgrade', async () => {
+    const { seen, handler } = recording();
+    const port = await serveUpgrades(handler, []);
+    await upgradeRequest(
+      port,
+      'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Length: 0\r\n\r\n',
+    );
+    expect(seen.map((s) => s.upgrade)).toEqual([true]);
+  });
+
+  it('an HTTP/1.0 one is a plain request: no upgrade context, no Upgrade field, its answer streamed, then closed', async () => {
+    const { seen, handler } = recording();
+    const outcomes: Promise<string>[] = [];
+    const port = await serveUpgrades(handler, outcomes);
+    const answer = await upgradeRequest(
+      port,
+      'GET /ws HTTP/1.0\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(answer).toMatch(/^Connection: close\r$/im);
+    expect(answer).not.toMatch(/^upgrade:/im);
+    expect(answer.endsWith('\r\n\r\nplain answer')).toBe(true);
+    expect(seen).toEqual([{ upgrade: false, fields: ['Host'] }]);
+    expect(await Promise.all(outcomes)).toEqual(['resolved']);
   });
 });

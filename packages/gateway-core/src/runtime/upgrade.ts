@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import { type IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Context, type UpgradeContext } from '../context/context.ts';
 import { isPorticoError } from '../errors.ts';
@@ -10,6 +10,7 @@ import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { clientOf, toRequest } from './arrival.ts';
 import { disposeOf } from './dispose.ts';
+import { handleExchange } from './exchange.ts';
 
 /** Written by the answer itself: it closes the connection and states its body's length. */
 const REGENERATED_ON_UPGRADE = new FieldNameSet(['connection', 'content-length', 'transfer-encoding']);
@@ -18,7 +19,8 @@ const REGENERATED_ON_UPGRADE = new FieldNameSet(['connection', 'content-length',
  * An `Upgrade` request (WebSocket) goes through the same checks, routes and filters as any other: a
  * bad Host or target is refused, the path is the normalised one. A handler that proxies it claims the
  * socket from `contexts.upgrade`; when none does, the handler's answer is written to the socket as a
- * plain response and the connection closed. (The server's reserved prefix is checked before this.)
+ * plain response and the connection closed. One that carries content is refused with 400, and an
+ * HTTP/1.0 one is served as a plain request. (The server's reserved prefix is checked before this.)
  */
 export function handleUpgrade(
   req: IncomingMessage,
@@ -42,6 +44,15 @@ async function serveUpgrade(
   { handler, logger }: { handler: Handler; logger: Logger },
 ): Promise<void> {
   socket.on('error', () => socket.destroy());
+  // A request's content belongs to it, not to the protocol it switches to (RFC 9110 §7.8), but Node
+  // hands it over in `head`, where the tunnel's first bytes go: forwarded without it, its bytes (and
+  // a request hidden after them) went into the tunnel. Refused before any route, never forwarded.
+  if (hasContent(req)) {
+    logger.debug('an upgrade request with content', { path: req.url });
+    return answerUpgrade(socket, 400, 'Bad Request');
+  }
+  // HTTP/1.0 has no Upgrade (RFC 9110 §7.8: a server ignores it there): a plain request.
+  if (req.httpVersion === '1.0') return servePlain(req, socket, handler, logger);
   let request: Request;
   try {
     request = toRequest(req);
@@ -66,6 +77,25 @@ async function serveUpgrade(
     // Spill files of bodies kept by the temporary storage: nothing else removes them on this path.
     await Promise.all([disposeOf(request, logger), disposeOf(response, logger)]);
   }
+}
+
+/** Whether the request declares content: Content-Length other than 0, or Transfer-Encoding. */
+function hasContent(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && !/^0+$/.test(length)) || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * Serves the request as the exchange adapter serves any other (arrival checks, the connection's own
+ * fields dropped, so no handler sees an Upgrade, the answer's body streamed), on a ServerResponse of
+ * its own over the socket Node handed over; once the answer is written the connection is closed, as
+ * Node closes an HTTP/1.0 one that is not kept alive.
+ */
+function servePlain(req: IncomingMessage, socket: Socket, handler: Handler, logger: Logger): Promise<void> {
+  const res = new ServerResponse(req);
+  res.assignSocket(socket);
+  res.once('finish', () => socket.destroySoon());
+  return handleExchange(req, res, { handler, logger }).then(() => undefined);
 }
 
 /** Writes the handler's response to the socket as a plain answer, and closes the connection. */
