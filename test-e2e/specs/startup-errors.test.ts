@@ -98,7 +98,7 @@ describe('a coded error no command catches', () => {
       const admin = path.join(base, 'config', 'admin.json');
       // One line, once (not once per worker).
       expect(result.stderr).toBe(
-        `PORTICO_E_CONFIG ${admin} line 1, column 15: ${admin}:1:15: unexpected end of file (expected a JSON value)\n`,
+        `PORTICO_E_CONFIG ${admin} line 1, column 15: unexpected end of file (expected a JSON value)\n`,
       );
     },
   );

@@ -200,6 +200,12 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   // answer takes its place, after the responses before it.
   let cut: http.ServerResponse | undefined;
   for (const res of answering(socket)) if (!res.req.complete) cut = res;
+  if (cut?.headersSent) {
+    // That request has its response begun (a refusal written as it arrived, a route that did not
+    // wait for the body): it is finished, then the connection closes, without a second answer.
+    afterAnswered(socket, () => socket.end());
+    return;
+  }
   const status =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? '431 Request Header Fields Too Large'

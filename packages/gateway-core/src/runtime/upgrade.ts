@@ -1,4 +1,4 @@
-import { type IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { Context, type UpgradeContext } from '../context/context.ts';
 import { isPorticoError } from '../errors.ts';
@@ -6,6 +6,7 @@ import { FieldNameSet } from '../http/field-names.ts';
 import { responseHead } from '../http/header-validation.ts';
 import { forEachFieldOf } from '../http/headers.ts';
 import type { Request, Response } from '../http/message.ts';
+import { nodeHttp } from '../http/node-http.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { clientOf, toRequest } from './arrival.ts';
@@ -92,7 +93,7 @@ function hasContent(req: IncomingMessage): boolean {
  * Node closes an HTTP/1.0 one that is not kept alive.
  */
 function servePlain(req: IncomingMessage, socket: Socket, handler: Handler, logger: Logger): Promise<void> {
-  const res = new ServerResponse(req);
+  const res = new nodeHttp.ServerResponse(req);
   res.assignSocket(socket);
   res.once('finish', () => socket.destroySoon());
   return handleExchange(req, res, { handler, logger }).then(() => undefined);

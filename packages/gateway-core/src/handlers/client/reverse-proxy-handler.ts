@@ -1,9 +1,9 @@
-import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Context, UpgradeContext } from '../../context/context.ts';
 import { responseHead } from '../../http/header-validation.ts';
 import { type Request, Response } from '../../http/message.ts';
+import { nodeHttp } from '../../http/node-http.ts';
 import { ClientHandler, type ClientHandlerOptions, originalUri, upstreamTarget } from './client-handler.ts';
 import { isUpstreamError, type UpstreamError } from './errors.ts';
 import { forwardedFor, responseHeadersFrom, undiciHeaders, upstreamRequestHeaders } from './headers.ts';
@@ -120,7 +120,7 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
         if (statusCode !== 304) relayed.delete('content-length');
         const framing = bodiless ? [] : ['Content-Length', String(body.length)];
         // A phrase left out (one undici could not read as it came) is the status's standard one.
-        const phrase = reason || STATUS_CODES[statusCode] || '';
+        const phrase = reason || nodeHttp.STATUS_CODES[statusCode] || '';
         writeHead(clientSocket, statusCode, phrase, [...relayed.toRaw(), ...framing, 'Connection', 'close']);
         clientSocket.end(bodiless ? undefined : body);
         return statusCode;
