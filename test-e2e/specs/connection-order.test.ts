@@ -130,6 +130,18 @@ describe('responses on one connection stay one per request, in order, through po
     });
   });
 
+  it('CONNECT: 501 after the responses before it, then closed; nothing tunnelled or forwarded', async () => {
+    const before = seen.length;
+    const reply = await raw(
+      gw.url,
+      'GET /reflect HTTP/1.1\r\nHost: x\r\n\r\nCONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\nSSH-2.0-x\r\n',
+      { waitMs: 5000 },
+    );
+    expect(statuses(reply.text)).toEqual([200, 501]);
+    expect(reply.closedByServer).toBe(true);
+    expect(seen.length).toBe(before);
+  });
+
   it('a request body that times out after its response went out only closes the connection: no 408', async () => {
     const reply = await raw(
       gw.url,

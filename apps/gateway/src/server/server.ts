@@ -111,6 +111,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         received++;
         upgradeInTurn(socket, () => void handleUpgrade(req, socket, head, gateway, logger));
       });
+      server.on('connect', refuseConnect);
       server.on('clientError', answerClientError);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -220,6 +221,19 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     },
     cut,
   );
+}
+
+/**
+ * A CONNECT request (a client taking the gateway for a forward proxy): Node hands it over like an
+ * upgrade and, with nobody listening, closes the connection without a word. It gets 501 after the
+ * responses before it, and the connection closes; nothing is tunnelled.
+ */
+function refuseConnect(_req: http.IncomingMessage, socket: Socket): void {
+  afterAnswered(socket, () => {
+    if (socket.writable)
+      socket.end('HTTP/1.1 501 Not Implemented\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    else socket.destroy();
+  });
 }
 
 /**
