@@ -190,6 +190,36 @@ describe('portico plugin add, then the gateway', () => {
   });
 });
 
+describe('a plugin that brings the core as a dependency of its own', () => {
+  it('is not installed even with --force, and the plugins already there keep working', {
+    timeout: 180_000,
+  }, async () => {
+    const bundling = path.join(scratch, 'acme-filter-bundling');
+    copyTemplate(bundling, {
+      name: '@acme/portico-filter-bundling',
+      version: '1.0.0',
+      coreSpec: `file:${coreTarball}`,
+    });
+    const manifest = JSON.parse(readFileSync(path.join(bundling, 'package.json'), 'utf8'));
+    // A regular dependency: npm puts it in the plugins folder's own node_modules, where every plugin finds it.
+    manifest.dependencies = { ...manifest.dependencies, '@portico/gateway-core': `file:${coreTarball}` };
+    writeFileSync(path.join(bundling, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    cpSync(path.join(author, 'dist'), path.join(bundling, 'dist'), { recursive: true });
+    const tarball = await pack(bundling, tarballs, ['--ignore-scripts']);
+
+    const base = instanceDirectory({ 'config/routes/acme.json': ROUTE });
+    expect((await runPortico(['plugin', 'add', pluginTarball, '--base', base])).code).toBe(0);
+    const forced = await runPortico(['plugin', 'add', tarball, '--base', base, '--force']);
+    expect(forced.code).toBe(1);
+    expect(forced.stderr).toContain('PORTICO_E_SECOND_CORE');
+    expect(forced.stderr).toContain('nothing installed, even with --force');
+    expect(existsSync(path.join(base, 'plugins/node_modules/@portico/gateway-core'))).toBe(false);
+    expect(existsSync(path.join(base, 'plugins/node_modules/@acme/portico-filter-bundling'))).toBe(false);
+    const validated = await runPortico(['validate', '--base', base]);
+    expect([validated.code, validated.stderr]).toEqual([0, '']);
+  });
+});
+
 describe('a plugin published with its TypeScript sources and the portico-source condition', () => {
   it('loads from its built entry in the default mode: sources count for workspace packages only', {
     timeout: 120_000,

@@ -43,6 +43,8 @@ export async function addPlugins(
   prepareFolder(folder);
   const saved = snapshot(folder);
   const before = dependenciesOf(folder);
+  const sharedCore = path.join(folder, 'node_modules', '@portico', 'gateway-core');
+  const hadSharedCore = existsSync(sharedCore);
   const installed = await npm(['install', '--save', ...specs.map(specFor)], folder, out);
   if (installed !== 0) {
     out.stderr(`npm install failed (exit status ${installed}); ${folder} is unchanged`);
@@ -59,6 +61,16 @@ export async function addPlugins(
   }
   for (const problem of problems) out.stderr(problem.toString());
   if (problems.length === 0) return 0;
+  if (options.force && !hadSharedCore && existsSync(sharedCore)) {
+    // A core in the folder's own node_modules is the one every plugin there would find: forced in,
+    // it would have the gateway refuse them all, not only the package that brought it.
+    await restore(folder, saved, out);
+    out.stderr(
+      `nothing installed, even with --force: it would put a copy of @portico/gateway-core in ${folder}/node_modules, ` +
+        'where every plugin of this folder would find it, and the gateway would refuse them all',
+    );
+    return 1;
+  }
   if (options.force) {
     out.stderr('installed anyway (--force): the gateway will refuse these types when a route uses them');
     return 1;
