@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { addConnectionTokens, CONNECTION_HEADERS, connectionListed } from './connection-headers.ts';
+import {
+  addConnectionTokens,
+  CONNECTION_HEADERS,
+  connectionListed,
+  isChunkedOnly,
+} from './connection-headers.ts';
 
 describe('Connection field tokens', () => {
   it('makes no set for a value that lists only names left out', () => {
@@ -18,5 +23,34 @@ describe('Connection field tokens', () => {
   it('lists every name of every value when nothing is left out', () => {
     expect([...connectionListed(['close', 'Upgrade, X-A'])]).toEqual(['close', 'upgrade', 'x-a']);
     expect(connectionListed([' ', ''])).toEqual(new Set());
+  });
+});
+
+describe('isChunkedOnly', () => {
+  it('is true for chunked alone, in any case and spacing, and false for any other coding beside it', () => {
+    const values = [
+      'chunked',
+      'Chunked',
+      ' chunked ',
+      'chunked,',
+      ['chunked'],
+      'gzip, chunked',
+      'chunked, chunked',
+      'foo,chunked',
+      'gzip',
+      '',
+    ];
+    expect(values.map((value) => isChunkedOnly(value))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import { FieldNameSet, fieldKey } from './field-names.ts';
+import { equalIgnoringAsciiCase, FieldNameSet, fieldKey } from './field-names.ts';
 
 /**
  * Header fields that describe one connection, not the message (RFC 9110 §7.6.1): Connection itself,
@@ -51,4 +51,18 @@ export function connectionListed(values: readonly string[]): Set<string> {
   let listed: Set<string> | undefined;
   for (const value of values) listed = addConnectionTokens(value, listed);
   return listed ?? new Set();
+}
+
+/**
+ * Whether a Transfer-Encoding value says chunked and nothing else, in any case and spacing (as nearly
+ * every chunked message does). Node's and undici's parsers accept `gzip, chunked` and only de-chunk:
+ * what such a value leaves coded, the gateway does not decode.
+ */
+export function isChunkedOnly(codings: string | readonly string[]): boolean {
+  if (typeof codings === 'string' && equalIgnoringAsciiCase(codings, 'chunked')) return true;
+  const tokens = String(codings)
+    .split(',')
+    .map((token) => token.trim())
+    .filter((token) => token !== '');
+  return tokens.length === 1 && equalIgnoringAsciiCase(tokens[0]!, 'chunked');
 }

@@ -3,7 +3,7 @@ import type { TLSSocket } from 'node:tls';
 import { plainAddress } from '../context/client-address.ts';
 import type { ClientInfo } from '../context/context.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
-import { CONNECTION_HEADERS, connectionListed } from '../http/connection-headers.ts';
+import { CONNECTION_HEADERS, connectionListed, isChunkedOnly } from '../http/connection-headers.ts';
 import { Entity } from '../http/entity.ts';
 import { equalIgnoringAsciiCase } from '../http/field-names.ts';
 import { Headers } from '../http/headers.ts';
@@ -40,14 +40,8 @@ const MESSAGE_FIELDS: ReadonlySet<string> = new Set(['host', 'content-length']);
 export function unservable(req: IncomingMessage): { status: number; text: string } | undefined {
   if (req.httpVersionMajor !== 1) return { status: 505, text: 'HTTP Version Not Supported' };
   const codings = req.headers['transfer-encoding'];
-  if (codings === undefined || codings === 'chunked' || onlyChunked(codings)) return undefined;
+  if (codings === undefined || isChunkedOnly(codings)) return undefined;
   return { status: 501, text: 'Not Implemented' };
-}
-
-/** `chunked` in any case and spacing, and nothing else (Node's parser accepts `gzip, chunked`). */
-function onlyChunked(codings: string): boolean {
-  const parts = codings.split(',').filter((part) => part.trim() !== '');
-  return parts.length === 1 && parts[0]!.trim().toLowerCase() === 'chunked';
 }
 
 /**

@@ -2,7 +2,7 @@ import { Readable, type Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { offAbort, onAbort } from '../../context/abort-slot.ts';
 import type { BodySource } from '../../http/body-source.ts';
-import { equalIgnoringAsciiCase } from '../../http/field-names.ts';
+import { isChunkedOnly } from '../../http/connection-headers.ts';
 import type { IdleWatch, Watched } from './idle-watch.ts';
 import { BodyTimeoutError, HeadersTimeoutError } from './undici-dispatchers.ts';
 
@@ -62,21 +62,11 @@ export function unrelayableHead(
     return new Error(`the upstream answered with status ${statusCode}, outside 100-599`);
   if (CONTROL.test(statusText)) return new Error('the upstream’s reason phrase holds a control character');
   const codings = headers?.['transfer-encoding'];
-  if (codings !== undefined && !onlyChunked(codings))
+  if (codings !== undefined && !isChunkedOnly(codings))
     return new Error(
       `the upstream’s response has the transfer coding ${JSON.stringify(String(codings))}, which the gateway does not decode`,
     );
   return undefined;
-}
-
-/** Whether Transfer-Encoding says chunked and nothing else (as nearly every chunked response does). */
-function onlyChunked(codings: string | string[]): boolean {
-  if (typeof codings === 'string' && equalIgnoringAsciiCase(codings, 'chunked')) return true;
-  const tokens = String(codings)
-    .split(',')
-    .map((token) => token.trim())
-    .filter((token) => token !== '');
-  return tokens.length === 1 && equalIgnoringAsciiCase(tokens[0]!, 'chunked');
 }
 
 /**
