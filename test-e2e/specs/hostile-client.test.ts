@@ -20,6 +20,12 @@ interface Seen {
 
 const INJECTED = 'a%0d%0aSet-Cookie:%20x=1';
 
+/** An AssignmentFilter setting each target to its value on the request. */
+const assign = (targets: Record<string, string>) => ({
+  type: 'AssignmentFilter',
+  config: { onRequest: Object.entries(targets).map(([target, value]) => ({ target, value })) },
+});
+
 describe('a hostile client against portico start', () => {
   let upstream: http.Server;
   let upstreamUrl: string;
@@ -111,6 +117,45 @@ describe('a hostile client against portico start', () => {
         handler: {
           type: 'StaticResponseHandler',
           config: { status: 200, entity: "[${request.headers['Host'][0]}]" },
+        },
+      },
+      // No baseURI: the upstream would be whatever host the client names.
+      'config/routes/06-no-base.json': {
+        name: '06-no-base',
+        condition: "${find(request.uri.path, '^/no-base/')}",
+        handler: 'ReverseProxyHandler',
+      },
+      'config/routes/07-forward-proxy.json': {
+        name: '07-forward-proxy',
+        condition: "${find(request.uri.path, '^/forward/')}",
+        handler: { type: 'ReverseProxyHandler', config: { allowHostFromClient: true } },
+      },
+      'config/routes/08-port-only.json': {
+        name: '08-port-only',
+        condition: "${find(request.uri.path, '^/port-only/')}",
+        handler: {
+          type: 'Chain',
+          config: {
+            filters: [assign({ '${request.uri.port}': new URL(upstreamUrl).port })],
+            handler: 'ReverseProxyHandler',
+          },
+        },
+      },
+      'config/routes/09-host-assigned.json': {
+        name: '09-host-assigned',
+        condition: "${find(request.uri.path, '^/host-assigned/')}",
+        handler: {
+          type: 'Chain',
+          config: {
+            // The same name as the client's Host: the configuration chose it all the same.
+            filters: [
+              assign({
+                '${request.uri.host}': '127.0.0.1',
+                '${request.uri.port}': new URL(upstreamUrl).port,
+              }),
+            ],
+            handler: 'ReverseProxyHandler',
+          },
         },
       },
       // Everything else is proxied, except what lies under /private.
@@ -286,6 +331,60 @@ describe('a hostile client against portico start', () => {
         expect(seen.length).toBe(before);
       },
     );
+
+    describe('a route without a baseURI never sends a request where the client names', () => {
+      const upstreamHost = () => `Host: ${new URL(upstreamUrl).host}\r\n`;
+
+      it('departs from the incumbents (an open proxy): a Host naming a reachable upstream is a 502 naming the route, and the upstream sees nothing', async () => {
+        const before = seen.length;
+        const reply = await get('/no-base/x', upstreamHost());
+        expect(reply.status).toBe(502);
+        expect(seen.length).toBe(before);
+        await expect
+          .poll(() => gw.output())
+          .toMatch(/route \\?"06-no-base\\?" has no baseURI.*allowHostFromClient/);
+      });
+
+      it('a Host naming the gateway itself: 502 at once, no loop through its own listener', async () => {
+        const started = Date.now();
+        const reply = await get('/no-base/loop', `Host: ${new URL(gw.url).host}\r\n`);
+        expect(reply.status).toBe(502);
+        expect(Date.now() - started).toBeLessThan(2000);
+      });
+
+      it('an absolute-form target naming the upstream: 502', async () => {
+        const before = seen.length;
+        const reply = await get(`${upstreamUrl}/no-base/absolute`);
+        expect(reply.status).toBe(502);
+        expect(seen.length).toBe(before);
+      });
+
+      it('an upgrade with a Host naming the upstream: 502', async () => {
+        const before = seen.length;
+        const reply = await upgrade('/no-base/ws', new URL(upstreamUrl).host);
+        expect(reply.status).toBe(502);
+        expect(seen.length).toBe(before);
+      });
+
+      it('a filter setting only the port leaves the host the client’s: 502', async () => {
+        const before = seen.length;
+        const reply = await get('/port-only/x', 'Host: 127.0.0.1\r\n');
+        expect(reply.status).toBe(502);
+        expect(seen.length).toBe(before);
+      });
+
+      it('a filter setting the host chooses it, even the name the client sent: 200', async () => {
+        const reply = await get('/host-assigned/x', 'Host: 127.0.0.1\r\n');
+        expect(reply.status).toBe(200);
+        expect(seen.at(-1)!.url).toBe('/host-assigned/x');
+      });
+
+      it('a handler with allowHostFromClient proxies where the client says (a forward proxy)', async () => {
+        const reply = await get('/forward/x', upstreamHost());
+        expect(reply.status).toBe(200);
+        expect(seen.at(-1)!.url).toBe('/forward/x');
+      });
+    });
 
     it('a Host holding a path cannot reach the administrative prefix through a route', async () => {
       const reply = await get('/x', 'Host: gw.example/openig/api/system/objects?\r\n');

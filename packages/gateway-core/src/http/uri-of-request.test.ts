@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { EL_SET } from '../expression/access.ts';
 import { normalizeRawPath, Uri } from './uri.ts';
 
 const parts = (uri: Uri) => ({
@@ -55,6 +56,32 @@ describe('Uri.ofRequest, the per-request fast path', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('Uri.hostFromClient: whether the host is still the one the client named', () => {
+  const arrived = () => Uri.ofRequest('http', 'evil.example:8080', '/a?b');
+
+  it('holds on the URI a request arrived with, and on its copies', () => {
+    expect(arrived().hostFromClient).toBe(true);
+    expect(arrived().copy().hostFromClient).toBe(true);
+    expect(arrived().with({ rawPath: '/other', port: 9 }).hostFromClient).toBe(true);
+    expect(Uri.ofRequest('http', 'user@h', '/x').hostFromClient).toBe(true);
+  });
+
+  it('ends once anything else chooses the host, even the same name', () => {
+    expect(Uri.parse('http://evil.example:8080/a').hostFromClient).toBe(false);
+    expect(arrived().rebase('http://evil.example:8080').hostFromClient).toBe(false);
+    expect(arrived().with({ host: 'evil.example' }).hostFromClient).toBe(false);
+    const set = arrived();
+    set.host = 'evil.example';
+    expect(set.hostFromClient).toBe(false);
+    const assigned = arrived();
+    assigned[EL_SET]('host', 'evil.example');
+    expect([assigned.hostFromClient, assigned.host]).toEqual([false, 'evil.example']);
+    const portOnly = arrived();
+    portOnly[EL_SET]('port', 9);
+    expect(portOnly.hostFromClient).toBe(true);
   });
 });
 

@@ -86,12 +86,14 @@ function encodeComponent(text: string, extra: string): string {
 export class Uri implements ElObject {
   scheme: string | null;
   userInfo: string | null;
-  host: string | null;
+  #host: string | null;
   /** The explicit port, or null when the URI has none (see `effectivePort`). */
   port: number | null;
   rawPath: string;
   rawQuery: string | null;
   rawFragment: string | null;
+  /** See `hostFromClient`: set on the URI a request arrived with, cleared by any host set since. */
+  #hostFromClient = false;
 
   constructor(parts: {
     scheme?: string | null;
@@ -104,7 +106,7 @@ export class Uri implements ElObject {
   }) {
     this.scheme = parts.scheme?.toLowerCase() ?? null;
     this.userInfo = parts.userInfo ?? null;
-    this.host = parts.host ?? null;
+    this.#host = parts.host ?? null;
     this.port = parts.port ?? null;
     this.rawPath = parts.rawPath ?? '';
     this.rawQuery = parts.rawQuery ?? null;
@@ -146,6 +148,12 @@ export class Uri implements ElObject {
    * also reports what is malformed.
    */
   static ofRequest(scheme: string, host: string, target: string): Uri {
+    const uri = Uri.#split(scheme, host, target);
+    uri.#hostFromClient = true;
+    return uri;
+  }
+
+  static #split(scheme: string, host: string, target: string): Uri {
     if (target.charCodeAt(0) !== 47 || UNSAFE.test(target) || UNUSUAL_HOST.test(host)) {
       return Uri.parse(`${scheme}://${host}${target}`);
     }
@@ -169,6 +177,26 @@ export class Uri implements ElObject {
       rawQuery: question < 0 ? null : beforeHash.slice(question + 1),
       rawFragment: hash < 0 ? null : target.slice(hash + 1),
     });
+  }
+
+  /**
+   * Whether the host is still the one the client's request named: true on the URI a request
+   * arrived with (`ofRequest`) and on its copies until something else chooses the host (a rebase,
+   * an expression or code setting `host`, a new URI). A gateway must not send a request there on
+   * the client's word (an open proxy): ClientHandler refuses it unless told otherwise.
+   */
+  get hostFromClient(): boolean {
+    return this.#hostFromClient;
+  }
+
+  /** The host name or address, lower case as parsed (an IPv6 literal in brackets). */
+  get host(): string | null {
+    return this.#host;
+  }
+  set host(value: string | null) {
+    // Whoever sets it chose it, even when it writes the client's name back.
+    this.#host = value;
+    this.#hostFromClient = false;
   }
 
   /** The decoded path (`%2F` kept encoded: see decodePath). */
@@ -236,12 +264,16 @@ export class Uri implements ElObject {
 
   /** An identical copy (URIs change in place through the setters expressions use). */
   copy(): Uri {
-    return new Uri(this);
+    const copy = new Uri(this);
+    copy.#hostFromClient = this.#hostFromClient;
+    return copy;
   }
 
-  /** A copy with some components replaced. */
+  /** A copy with some components replaced (a host given here is no longer the client's). */
   with(parts: Partial<ReturnType<Uri['parts']>>): Uri {
-    return new Uri({ ...this.parts(), ...parts });
+    const copy = new Uri({ ...this.parts(), ...parts });
+    copy.#hostFromClient = this.#hostFromClient && !('host' in parts);
+    return copy;
   }
 
   private parts() {

@@ -117,7 +117,8 @@ function requestUri(req: IncomingMessage, scheme: string, headers: Headers): Uri
     if (parsed.userInfo !== null) throw badRequest('user information in the request target');
     if (parsed.host === null || !HOST.test(parsed.authority ?? ''))
       throw badRequest('an unusable authority in the request target');
-    uri = parsed.with({ scheme, rawPath: parsed.rawPath || '/', rawFragment: null });
+    // Made as an origin-form request's is, so that its host too counts as the client's.
+    uri = Uri.ofRequest(scheme, parsed.authority!, parsed.pathAndQuery);
   } else if (target === '*' && req.method === 'OPTIONS') {
     // The asterisk form asks about the server itself; it has no path to normalise.
     const host = req.headers.host === undefined ? localAuthority(req) : checkedHost(req.headers.host);

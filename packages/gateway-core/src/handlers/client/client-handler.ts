@@ -12,7 +12,7 @@ import type { Uri } from '../../http/uri.ts';
 import { consoleLogger, type Logger } from '../../logging.ts';
 import type { Handler } from '../../types.ts';
 import { DeferredBody } from './body.ts';
-import { type FailureContext, isRetryableConnectFailure, upstreamError } from './errors.ts';
+import { type FailureContext, isRetryableConnectFailure, UpstreamError, upstreamError } from './errors.ts';
 import {
   forwardedFor,
   type HeaderList,
@@ -47,6 +47,11 @@ export interface ClientHandlerOptions {
   retries?: RetrySettings | false;
   /** Append X-Forwarded-For, set X-Forwarded-Proto and X-Forwarded-Host when absent. */
   forwardedHeaders?: boolean;
+  /**
+   * Send a request to the host the client named (its Host field or absolute target) when nothing
+   * in the configuration chose another: a forward proxy. Off by default: refused with a 502.
+   */
+  allowHostFromClient?: boolean;
   proxy?: ProxySetting;
   tls?: TlsSettings;
   logger?: Logger;
@@ -145,6 +150,8 @@ export class ClientHandler implements Handler {
   protected readonly soTimeoutMs: number;
   /** Whether X-Forwarded-* are sent. */
   protected readonly forwardedHeaders: boolean;
+  /** Whether a request may go to the host its client named (see ClientHandlerOptions). */
+  protected readonly allowHostFromClient: boolean;
   readonly #retries: RetrySettings | false;
   /** The soTimeout of every exchange in flight; none when it is unlimited. */
   readonly #idle: IdleWatch | undefined;
@@ -160,6 +167,7 @@ export class ClientHandler implements Handler {
     this.#idle = this.soTimeoutMs > 0 ? new IdleWatch(this.soTimeoutMs) : undefined;
     this.#retries = options.retries ?? CLIENT_DEFAULTS.retries;
     this.forwardedHeaders = options.forwardedHeaders ?? false;
+    this.allowHostFromClient = options.allowHostFromClient ?? false;
     this.#failureContext = {
       connectionTimeout: connectionTimeout.toString(),
       soTimeout: soTimeout.toString(),
@@ -196,7 +204,7 @@ export class ClientHandler implements Handler {
     let target: UpstreamTarget;
     let outgoing: OutgoingBody | Promise<OutgoingBody>;
     try {
-      target = upstreamTarget(request.uri);
+      target = this.upstreamTarget(request.uri, context);
       outgoing = outgoingBody(request);
     } catch (error) {
       return this.#answered(Promise.reject(error), context);
@@ -254,6 +262,32 @@ export class ClientHandler implements Handler {
       return this.#answered(Promise.reject(this.failure(error, target.origin, context)), context);
     }
     return this.send(context, request, target, headers, prepared.body);
+  }
+
+  /**
+   * Where a request goes; refused (an UpstreamError, 502) when its host is still the one the client
+   * named and the handler does not allow it: the gateway would otherwise be an open proxy, sending
+   * requests wherever a client's Host field says, itself included (a loop).
+   */
+  protected upstreamTarget(uri: Uri, context: Context): UpstreamTarget {
+    const target = upstreamTarget(uri);
+    if (uri.hostFromClient && !this.allowHostFromClient) {
+      const route = context.router?.routeName;
+      const cause = new PorticoError(
+        ErrorCode.CONFIG,
+        `its host ${JSON.stringify(uri.host)} is the one the client's request named, and nothing in ` +
+          `the configuration chose it (${route ? `route ${JSON.stringify(route)}` : 'the handler'} ` +
+          'has no baseURI and no filter set request.uri); give the route a baseURI, or set ' +
+          'allowHostFromClient on the handler to proxy where clients say',
+        { expected: 'an upstream chosen by the configuration' },
+      );
+      throw new UpstreamError(`the request to ${target.origin} was not sent: ${cause.message}`, {
+        failure: 'request',
+        origin: target.origin,
+        cause,
+      });
+    }
+    return target;
   }
 
   /** Header fields a subclass sends with every request, replacing any the request carries. */

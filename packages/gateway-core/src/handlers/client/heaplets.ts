@@ -70,6 +70,7 @@ function clientShape(forwardedByDefault: boolean) {
     disableRetries: s.boolean().default(false),
     retries: retriesConfig.optional(),
     forwardedHeaders: s.boolean().default(forwardedByDefault),
+    allowHostFromClient: s.boolean().default(false),
     proxyOptions: proxyOptionsSetting().optional(),
     proxy: proxySetting().optional(),
     systemProxy: s.boolean().default(false),
@@ -132,6 +133,7 @@ export function clientOptionsFromConfig(
           delay: config.retries?.delay ?? CLIENT_DEFAULTS.retries.delay,
         },
     forwardedHeaders: config.forwardedHeaders,
+    allowHostFromClient: config.allowHostFromClient,
     proxy: proxyOf(config, heaplet),
     tls: checkedTls(
       mergeTlsSettings(config as Record<string, unknown>, resolved(config.tls, 'tls', heaplet), logger),

@@ -4,7 +4,7 @@ import type { Context, UpgradeContext } from '../../context/context.ts';
 import { responseHead } from '../../http/header-validation.ts';
 import { type Request, Response } from '../../http/message.ts';
 import { nodeHttp } from '../../http/node-http.ts';
-import { ClientHandler, type ClientHandlerOptions, originalUri, upstreamTarget } from './client-handler.ts';
+import { ClientHandler, type ClientHandlerOptions, originalUri } from './client-handler.ts';
 import { isUpstreamError, type UpstreamError } from './errors.ts';
 import { forwardedFor, responseHeadersFrom, undiciHeaders, upstreamRequestHeaders } from './headers.ts';
 import { countInterim, rawStrings, relayedReason, unrelayableHead } from './upstream-exchange.ts';
@@ -89,7 +89,7 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
     context.signal.addEventListener('abort', onContextAbort, { once: true });
     let origin = '';
     try {
-      const target = upstreamTarget(request.uri);
+      const target = this.upstreamTarget(request.uri, context);
       origin = target.origin;
       const headers = upstreamRequestHeaders(request, {
         host: target.host,
