@@ -230,14 +230,15 @@ function dispatchUpgrade(
           return;
         }
         // A refusal is relayed as a plain response is: one that cannot be is the upstream's 502.
-        const invalid = unrelayableHead(statusCode, headers, statusMessage ?? '');
+        const reason = relayedReason(statusMessage);
+        const invalid = unrelayableHead(statusCode, headers, reason);
         if (invalid !== undefined) {
           ctrl.abort(invalid);
           return;
         }
         refusal = {
           statusCode,
-          reason: relayedReason(statusMessage),
+          reason: reason!,
           rawHeaders: rawStrings(ctrl.rawHeaders),
           chunks: [],
           size: 0,

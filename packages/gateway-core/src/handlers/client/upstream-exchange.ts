@@ -56,11 +56,11 @@ const CONTROL = /[^\t\x20-\x7e\x80-\uffff]/;
 export function unrelayableHead(
   statusCode: number,
   headers: Record<string, string | string[] | undefined> | undefined,
-  statusText: string,
+  reason: string | undefined,
 ): Error | undefined {
   if (statusCode < 100 || statusCode > 599)
     return new Error(`the upstream answered with status ${statusCode}, outside 100-599`);
-  if (CONTROL.test(statusText)) return new Error('the upstream’s reason phrase holds a control character');
+  if (reason === undefined) return new Error('the upstream’s reason phrase holds a control character');
   const codings = headers?.['transfer-encoding'];
   if (codings !== undefined && !isChunkedOnly(codings))
     return new Error(
@@ -70,12 +70,15 @@ export function unrelayableHead(
 }
 
 /**
- * The reason phrase as relayed: undici reads it as UTF-8, so one beyond ASCII (obs-text, a Latin-1 or
- * UTF-8 phrase) cannot be written back as it came; it is left out, and the writer puts the status's
- * standard phrase in its place (a client ignores the phrase: RFC 9112 §4).
+ * The reason phrase as relayed, or undefined when it holds a control character (an invalid status
+ * line: unrelayableHead). undici reads it as UTF-8, so one beyond ASCII (obs-text, a Latin-1 or UTF-8
+ * phrase) cannot be written back as it came; it is left out (''), and the writer puts the status's
+ * standard phrase in its place (a client ignores the phrase: RFC 9112 §4). A plain phrase, nearly
+ * every one, is read once.
  */
-export function relayedReason(statusText: string | undefined): string {
-  return statusText === undefined || NOT_PLAIN_REASON.test(statusText) ? '' : statusText;
+export function relayedReason(statusText: string | undefined): string | undefined {
+  if (statusText === undefined || !NOT_PLAIN_REASON.test(statusText)) return statusText ?? '';
+  return CONTROL.test(statusText) ? undefined : '';
 }
 
 /** Bytes kept for a body nobody takes yet before the upstream connection is paused. */
@@ -168,7 +171,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource,
       this.#interim = countInterim(this.#interim, controller);
       return;
     }
-    const invalid = unrelayableHead(statusCode, headers, statusText ?? '');
+    const reason = relayedReason(statusText);
+    const invalid = unrelayableHead(statusCode, headers, reason);
     if (invalid !== undefined) {
       // undici calls onResponseError, which rejects the head: a 502, the connection not reused.
       controller.abort(invalid);
@@ -177,7 +181,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, BodySource,
     this.#headed = true;
     this.#resolve({
       statusCode,
-      statusText: relayedReason(statusText),
+      statusText: reason!,
       rawHeaders: rawStrings(controller.rawHeaders),
       body: this,
     });
