@@ -391,6 +391,16 @@ describe('a hostile client against portico start', () => {
       expect(reply.status).toBe(400);
     });
 
+    it('the administrative choice reads the path routes see: an absolute-form target’s, never its query', async () => {
+      const before = seen.length;
+      const ping = await get('http://other.example/x/../openig/ping', 'Host: gw.example\r\n');
+      expect([ping.status, JSON.parse(ping.text.split('\r\n\r\n')[1]!)]).toEqual([200, { status: 'ok' }]);
+      expect(seen.length).toBe(before);
+      const query = await get('http://gw.example?/openig/ping', 'Host: gw.example\r\n');
+      expect(query.status).toBe(200);
+      expect(seen.at(-1)!.url).toBe('/?/openig/ping');
+    });
+
     it.each([['/x/..;/openig/ping'], ['/x/.%2E;y/OpenIG/ping'], ['/x/%2e%2e/openig/ping']])(
       '%s is the administrative ping, never a route: the prefix is checked on the path routes see',
       async (target) => {

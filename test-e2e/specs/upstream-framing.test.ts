@@ -180,6 +180,34 @@ describe('upstream status lines and framing, through portico start', () => {
     expect(received.slice(connections).join('')).toMatch(/^GET \/ws HTTP\/1\.1\r\n/);
   });
 
+  describe('an Upgrade request arrives as any other: refused with the same answer a plain request gets, never forwarded', () => {
+    const UPGRADE = 'Connection: Upgrade\r\nUpgrade: websocket\r\n';
+    /** The status line and the body of the one answer, whatever Date or field order came with it. */
+    const answerOf = (text: string) => [
+      text.slice(0, text.indexOf('\r\n')),
+      text.slice(text.indexOf('\r\n\r\n') + 4),
+    ];
+
+    it.each([
+      ['HTTP/2.0 in the request line', 'GET /ws HTTP/2.0\r\nHost: x\r\n', '', 505],
+      ['HTTP/0.9 in the request line', 'GET /ws HTTP/0.9\r\nHost: x\r\n', '', 505],
+      [
+        'a transfer coding other than chunked',
+        'GET /ws HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n',
+        '5\r\nhello\r\n0\r\n\r\n',
+        501,
+      ],
+      ['a Host that is not host[:port]', 'GET /ws HTTP/1.1\r\nHost: a b\r\n', '', 400],
+    ])('%s', async (_what, head, body, status) => {
+      const connections = received.length;
+      const upgrade = await raw(gw.url, `${head}${UPGRADE}\r\n${body}`);
+      const plain = await raw(gw.url, `${head}Connection: close\r\n\r\n${body}`);
+      expect([upgrade.status, upgrade.closedByServer]).toEqual([status, true]);
+      expect(answerOf(upgrade.text)).toEqual(answerOf(plain.text));
+      expect(received.slice(connections).join('')).toBe('');
+    });
+  });
+
   it('an Upgrade in an HTTP/1.0 request is ignored: served as a plain request, then the connection closed', async () => {
     const connections = received.length;
     const reply = await raw(

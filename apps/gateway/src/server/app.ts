@@ -1,12 +1,12 @@
 import type http from 'node:http';
 import { createRequire } from 'node:module';
-import type { Logger, SessionProducer } from '@portico/gateway-core';
-import { type KoaMiddleware, koaExchange } from '@portico/gateway-core/runtime';
+import type { Logger, Request, SessionProducer } from '@portico/gateway-core';
+import type { ExchangeOptions } from '@portico/gateway-core/runtime';
 import type KoaApplication from 'koa';
 import { adminHandler } from './admin-api.ts';
 import type { Gateway } from './gateway.ts';
 import { deferKoaHelpers } from './koa-helpers.ts';
-import { pathOf, reservedPrefix } from './reserved-prefix.ts';
+import { reservedPrefix } from './reserved-prefix.ts';
 
 // Koa is required, not imported, so that its helpers are deferred before it loads them.
 const require = createRequire(import.meta.url);
@@ -15,9 +15,9 @@ const Koa = require('koa') as typeof KoaApplication;
 type Koa = KoaApplication;
 
 /**
- * The server's Koa application. Its middleware: the administrative endpoints under the reserved
- * prefix (no route ever sees those requests), the gateway's own middleware for everything else.
- * Both write the raw response through the runtime's exchange adapter (`ctx.respond = false`).
+ * The server's Koa application. Its one middleware serves every request through the runtime's
+ * exchange adapter (`ctx.respond = false`): the administrative endpoints under the reserved prefix
+ * (no route ever sees those requests), the gateway's handler for everything else.
  */
 export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionProducer): Koa {
   const app = new RawResponseKoa();
@@ -25,7 +25,7 @@ export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionPr
   // The adapter answers every failure of a handler itself: what Koa reports is a connection that
   // failed (a client that went away), which is not the server's fault.
   app.on('error', (error: Error) => logger.debug('connection error', { error: error.message }));
-  app.use(adminOrGateway(gateway, logger, gateway.koa({ logger, ...(sessions ? { sessions } : {}) })));
+  app.use(gateway.koa({ logger, ...(sessions ? { sessions } : {}), divert: toAdmin(gateway, logger) }));
   return app;
 }
 
@@ -46,19 +46,19 @@ class RawResponseKoa extends Koa {
 }
 
 /**
- * The administrative endpoints for requests under the reserved prefix, `rest` for the others: one
- * middleware rather than two in a row, since Koa's composition binds a `next` for each one on every
- * request.
+ * The exchange of the administrative endpoints, for the requests under the reserved prefix: chosen
+ * once a request has arrived (`divert`), on the path routes would see, so that the path is
+ * normalised once and the choice cannot read it otherwise than routes and the endpoints do.
  */
-export function adminOrGateway(gateway: Gateway, logger: Logger, rest: KoaMiddleware): KoaMiddleware {
+export function toAdmin(gateway: Gateway, logger: Logger): (request: Request) => ExchangeOptions | undefined {
   const prefix = gateway.settings.prefix.replace(/^\/+|\/+$/g, '');
-  const admin = koaExchange({
+  const admin: ExchangeOptions = {
     handler: gateway.guard(adminHandler(gateway, prefix)),
     logger,
     maxBufferedBodySize: gateway.settings.limits.maxBufferedBodySize,
-  });
+  };
   const reserved = reservedPrefix(prefix);
-  return (ctx, next) => (reserved(pathOf(ctx.req.url)) ? admin(ctx, next) : rest(ctx, next));
+  return (request) => (reserved(request.uri) ? admin : undefined);
 }
 
 /** Every request the server receives, served by the Koa application. */

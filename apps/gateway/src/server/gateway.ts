@@ -18,6 +18,7 @@ import {
   checkConfig,
   combineProblems,
   createGateway,
+  type ExchangeOptions,
   type KoaMiddleware,
   koaExchange,
   type Gateway as LoadedGateway,
@@ -117,13 +118,17 @@ export class Gateway {
 
   /**
    * The Koa middleware serving gateway traffic with this gateway's handler, admin.json's limits and
-   * the given sessions (the runtime's `koaExchange`: the raw response, written by the adapter).
+   * the given sessions (the runtime's `koaExchange`: the raw response, written by the adapter);
+   * `divert` serves the requests it picks with other options (the administrative endpoints).
    */
-  koa(options: { sessions?: SessionProducer; logger?: Logger } = {}): KoaMiddleware {
+  koa(
+    options: { sessions?: SessionProducer; logger?: Logger; divert?: ExchangeOptions['divert'] } = {},
+  ): KoaMiddleware {
     return koaExchange({
       ...this.loaded.exchangeOptions(options.sessions ? { sessions: options.sessions } : {}),
       handler: this.handler,
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.divert ? { divert: options.divert } : {}),
     });
   }
 

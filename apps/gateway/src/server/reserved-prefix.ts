@@ -8,33 +8,20 @@ import { normalizeRawPath } from '@portico/gateway-core/runtime';
  * (`/openig;x`) ends the segment.
  */
 export function isReserved(rawPath: string, prefix: string): boolean {
-  return reservedPrefix(prefix)(rawPath);
-}
-
-/** `isReserved` for one prefix, what the server calls per request: the prefix is prepared once. */
-export function reservedPrefix(prefix: string): (rawPath: string) => boolean {
-  const reserved = `/${prefix.toLowerCase()}`;
-  return (rawPath) => {
-    const path = routedPath(rawPath).toLowerCase();
-    return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
-  };
+  return reservedPrefix(prefix)(new Uri({ rawPath: normalizeRawPath(rawPath) }));
 }
 
 /**
- * The decoded path routes see (`request.uri.path`) for a raw path: the same normal form the
- * gateway's arrival gives it. Most paths are their own normal form and have nothing to decode, and
- * every request passes here, so a `Uri` is only made for a path with an escape.
+ * `isReserved` for one prefix, what the server asks of each request once it has arrived: the prefix
+ * is prepared once, and the request's URI already holds the path in its normal form (the core's
+ * arrival made it, once; the administrative endpoints and routes see the same). Most paths have
+ * nothing to decode, and every request passes here, so the raw path is decoded only when it has an
+ * escape.
  */
-function routedPath(rawPath: string): string {
-  const normal = normalizeRawPath(rawPath);
-  return normal.includes('%') ? new Uri({ rawPath: normal }).path : normal;
-}
-
-/** The path of a request target (origin form, or absolute form as proxies send it). */
-export function pathOf(target: string | undefined): string {
-  const raw = target ?? '/';
-  const start = raw.startsWith('/') ? 0 : raw.indexOf('/', raw.indexOf('//') + 2);
-  if (start < 0) return '/';
-  const end = raw.search(/[?#]/);
-  return raw.slice(start, end < 0 ? undefined : end);
+export function reservedPrefix(prefix: string): (uri: Uri) => boolean {
+  const reserved = `/${prefix.toLowerCase()}`;
+  return (uri) => {
+    const path = (uri.rawPath.includes('%') ? uri.path : uri.rawPath).toLowerCase();
+    return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
+  };
 }

@@ -10,7 +10,7 @@ import { http as nodeHttp } from './node-http.ts';
 import { release, serveInTurn } from './pipelining.ts';
 import { openSessions } from './sessions.ts';
 import type { AdminSettings, ConnectorSettings } from './settings.ts';
-import { handleUpgrade } from './upgrade.ts';
+import { upgradeListener } from './upgrade.ts';
 
 export interface RunningServer {
   gateway: Gateway;
@@ -49,6 +49,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     throw error;
   });
   const listener = createRequestListener(gateway, logger, sessions.producer);
+  const upgrade = upgradeListener(gateway, logger);
   const connectors: ConnectorSettings[] =
     options.port !== undefined
       ? [{ port: options.port, ...(options.host ? { host: options.host } : {}) }]
@@ -109,7 +110,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       });
       server.on('upgrade', (req, socket: Socket, head) => {
         received++;
-        upgradeInTurn(socket, () => void handleUpgrade(req, socket, head, gateway, logger));
+        upgradeInTurn(socket, () => void upgrade(req, socket, head));
       });
       server.on('connect', refuseConnect);
       server.on('clientError', answerClientError);

@@ -1,26 +1,34 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '@portico/gateway-core';
-import { answerUpgrade, handleUpgrade as gatewayUpgrade } from '@portico/gateway-core/runtime';
+import { type Handler, type Logger, type Request, Response } from '@portico/gateway-core';
+import { handleUpgrade, type UpgradeOptions } from '@portico/gateway-core/runtime';
 import type { Gateway } from './gateway.ts';
-import { isReserved, pathOf } from './reserved-prefix.ts';
+import { reservedPrefix } from './reserved-prefix.ts';
+
+/** What an upgrade under the administrative prefix gets: the endpoints take none. */
+const NOT_FOUND: Handler = {
+  handle: () => {
+    const response = Response.text(404, 'Not Found\n');
+    response.reason = 'Not Found';
+    return Promise.resolve(response);
+  },
+};
 
 /**
- * An `Upgrade` request (WebSocket): the administrative endpoints take none, and no route may be
- * offered one under their prefix; any other goes through the gateway's checks, routes and filters.
+ * The server's listener for `Upgrade` requests (WebSocket): each goes through the gateway's arrival,
+ * routes and filters, except those under the administrative prefix (on the path as arrival
+ * normalised it, as for any other request), which are answered 404: the endpoints take none, and no
+ * route may be offered one there.
  */
-export function handleUpgrade(
-  req: IncomingMessage,
-  socket: Socket,
-  head: Buffer,
+export function upgradeListener(
   gateway: Gateway,
   logger: Logger,
-): Promise<void> {
-  const prefix = gateway.settings.prefix.replace(/^\/+|\/+$/g, '');
-  if (isReserved(pathOf(req.url), prefix)) {
-    socket.on('error', () => socket.destroy());
-    answerUpgrade(socket, 404, 'Not Found');
-    return Promise.resolve();
-  }
-  return gatewayUpgrade(req, socket, head, { handler: gateway.handler, logger });
+): (req: IncomingMessage, socket: Socket, head: Buffer) => Promise<void> {
+  const reserved = reservedPrefix(gateway.settings.prefix.replace(/^\/+|\/+$/g, ''));
+  const options: UpgradeOptions = {
+    handler: gateway.handler,
+    logger,
+    divert: (request: Request) => (reserved(request.uri) ? NOT_FOUND : undefined),
+  };
+  return (req, socket, head) => handleUpgrade(req, socket, head, options);
 }

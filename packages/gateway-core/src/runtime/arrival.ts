@@ -7,13 +7,13 @@ import { CONNECTION_HEADERS, connectionListed, isChunkedOnly } from '../http/con
 import { Entity } from '../http/entity.ts';
 import { equalIgnoringAsciiCase } from '../http/field-names.ts';
 import { Headers } from '../http/headers.ts';
-import { Request } from '../http/message.ts';
+import { Request, Response } from '../http/message.ts';
 import { normalizeRawPath, Uri } from '../http/uri.ts';
 
 /**
  * What a request looks like when it arrives, for every path (plain requests and upgrades alike): the
- * checks that refuse it with 400 before any route sees it, its URI in the one normal form routes and
- * the upstream see, and who the client is.
+ * checks that refuse it (505, 501, 400) before any route sees it, its URI in the one normal form
+ * routes and the upstream see, and who the client is.
  */
 
 /**
@@ -33,15 +33,55 @@ const ABSOLUTE_FORM = /^https?:\/\//i;
 const MESSAGE_FIELDS: ReadonlySet<string> = new Set(['host', 'content-length']);
 
 /**
- * A request no route can serve, as its answer: an HTTP version other than 1.x (`HTTP/2.0` or `HTTP/0.9`
- * in an HTTP/1 request line, RFC 9110 §15.6.6), or a transfer coding other than chunked (RFC 9112
- * §6.1: its content would go upstream still coded, with nothing saying so). Undefined for the others.
+ * A request no route can serve, refused on arrival before any route or filter sees it: its status
+ * and text (the reason phrase, and the plain-text body). The connection ends after it. Each path
+ * writes it its own way (a ServerResponse, or the socket an upgrade holds) with the same status, reason
+ * phrase and body.
  */
-export function unservable(req: IncomingMessage): { status: number; text: string } | undefined {
-  if (req.httpVersionMajor !== 1) return { status: 505, text: 'HTTP Version Not Supported' };
+export class ArrivalAnswer {
+  readonly status: number;
+  readonly text: string;
+  /** Why the request was refused with 400, for the log. */
+  readonly cause: unknown;
+
+  constructor(status: number, text: string, cause?: unknown) {
+    this.status = status;
+    this.text = text;
+    this.cause = cause;
+  }
+
+  /** The answer as a core Response, for the exchange adapter's writer. */
+  toResponse(): Response {
+    return Response.text(this.status, this.text);
+  }
+}
+
+/** An HTTP version other than 1.x in the request line (`HTTP/2.0`, `HTTP/0.9`): RFC 9110 §15.6.6. */
+const VERSION_NOT_SUPPORTED = new ArrivalAnswer(505, 'HTTP Version Not Supported');
+/** A transfer coding other than chunked: its content would go upstream still coded (RFC 9112 §6.1). */
+const CODING_NOT_IMPLEMENTED = new ArrivalAnswer(501, 'Not Implemented');
+
+/**
+ * A request as it arrives, for every path (plain requests and upgrades alike): the Request routes
+ * are to see, or the answer that refuses it. In order: an HTTP version other than 1.x (505), a
+ * transfer coding other than chunked (501), a Host or request target `toRequest` refuses (400).
+ * `upgrade` keeps the connection's own fields, which an upgrade needs. Faulty framing that is still
+ * served (`faultyFraming`) is left to the caller: only a connection that stays open after its answer
+ * has anything to close (an upgrade's never does).
+ */
+export function arrive(
+  req: IncomingMessage,
+  maxBytes: number | undefined,
+  upgrade: boolean,
+): Request | ArrivalAnswer {
+  if (req.httpVersionMajor !== 1) return VERSION_NOT_SUPPORTED;
   const codings = req.headers['transfer-encoding'];
-  if (codings === undefined || isChunkedOnly(codings)) return undefined;
-  return { status: 501, text: 'Not Implemented' };
+  if (codings !== undefined && !isChunkedOnly(codings)) return CODING_NOT_IMPLEMENTED;
+  try {
+    return requestOf(req, maxBytes, !upgrade);
+  } catch (error) {
+    return new ArrivalAnswer(400, 'Bad Request', error);
+  }
 }
 
 /**
@@ -62,17 +102,22 @@ export function badRequest(message: string): PorticoError {
  * the scheme is the connection's; the path is normalised once, here. The Host field is rewritten to
  * the authority in its normal form (`x:080` is `x:80`), so that a filter-set Host is the only Host that
  * can differ from the URI's, and so the only one ever forwarded.
- * `arrival` removes the connection's own headers (not for upgrades, which need them).
+ * `arrival` removes the connection's own headers (not for upgrades, which need them). The gateway's
+ * own paths go through `arrive`, which also answers what no route can serve.
  */
 export function toRequest(
   req: IncomingMessage,
   options: { maxBytes?: number | undefined; arrival?: boolean } = {},
 ): Request {
+  return requestOf(req, options.maxBytes, options.arrival === true);
+}
+
+function requestOf(req: IncomingMessage, maxBytes: number | undefined, arrival: boolean): Request {
   const secure = (req.socket as TLSSocket).encrypted === true;
   const scheme = secure ? 'https' : 'http';
   const headers = Headers.fromRaw(req.rawHeaders);
   const uri = requestUri(req, scheme, headers);
-  if (options.arrival) {
+  if (arrival) {
     // The connection's own fields, and every field Connection lists, are removed on arrival, so that
     // no filter mistakes them for the request's own and a client cannot name a header a filter adds
     // (`Connection: Authorization`) to have it stripped later.
@@ -93,7 +138,7 @@ export function toRequest(
   });
   // Without a body too: a body set later, and the upstream's response (which takes the request's
   // bound), are read whole within the same limit.
-  if (options.maxBytes !== undefined) request.entity.maxBytes = options.maxBytes;
+  if (maxBytes !== undefined) request.entity.maxBytes = maxBytes;
   return request;
 }
 

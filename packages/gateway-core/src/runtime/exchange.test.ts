@@ -176,3 +176,56 @@ describe('the response head on the wire', () => {
     expect(fieldValue('keep-alive')).not.toBe('x');
   });
 });
+
+describe('divert: other options, chosen once a request has arrived', () => {
+  /** One request with the target exactly as given (fetch would resolve its dot segments). */
+  function send(url: string, target: string, body?: string): Promise<[number, string]> {
+    return new Promise((resolve, reject) => {
+      const { hostname, port } = new URL(url);
+      const req = http.request({ hostname, port, path: target, method: body === undefined ? 'GET' : 'POST' });
+      req.on('error', reject).on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve([res.statusCode!, text]));
+      });
+      req.end(body);
+    });
+  }
+
+  it('is asked with the path in its normal form, and what it gives serves the request: its handler, sessions and body limit', async () => {
+    let opens = 0;
+    const asked: string[] = [];
+    const admin = {
+      handler: handlerOf(
+        async (_context, request) => new Response({ entity: `admin ${await request.entity.text()}` }),
+      ),
+      logger,
+      maxBufferedBodySize: 4,
+    };
+    const url = await serve(
+      exchangeListener({
+        handler: handlerOf(
+          async (_context, request) => new Response({ entity: `main ${await request.entity.text()}` }),
+        ),
+        logger,
+        maxBufferedBodySize: 1024,
+        sessions: {
+          open: () => {
+            opens++;
+            return { data: () => ({}), commit: () => undefined };
+          },
+        },
+        divert: (request) => {
+          asked.push(request.uri.rawPath);
+          return request.uri.rawPath.startsWith('/admin/') ? admin : undefined;
+        },
+      }),
+    );
+    expect(await send(url, '/x/../admin/ping', 'abc')).toEqual([200, 'admin abc']);
+    expect(opens).toBe(0);
+    expect((await send(url, '/admin//ping', 'too long'))[0]).toBe(413);
+    expect(await send(url, '/x', 'too long')).toEqual([200, 'main too long']);
+    expect(opens).toBe(1);
+    expect(asked).toEqual(['/admin/ping', '/admin/ping', '/x']);
+  });
+});

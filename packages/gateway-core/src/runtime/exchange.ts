@@ -6,13 +6,13 @@ import { ErrorCode, isPorticoError } from '../errors.ts';
 import { answerOf } from '../handlers/answer.ts';
 import { commitSession, type SessionHandle, type SessionProducer } from '../handlers/session-producer.ts';
 import { CONNECTION_FIELDS } from '../http/connection-headers.ts';
-import { type Entity, TAKE_SOURCE } from '../http/entity.ts';
+import { DEFAULT_MAX_BUFFERED_BYTES, type Entity, TAKE_SOURCE } from '../http/entity.ts';
 import { headerFieldProblem, invalidHeaderError, isReasonPhrase } from '../http/header-validation.ts';
 import { forEachFieldOf } from '../http/headers.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { clientOf, faultyFraming, toRequest, unservable } from './arrival.ts';
+import { ArrivalAnswer, arrive, clientOf, faultyFraming } from './arrival.ts';
 import { disposeOf } from './dispose.ts';
 
 /**
@@ -42,6 +42,13 @@ export interface ExchangeOptions {
    * session saved), and handleExchange resolves false.
    */
   passOn?: (response: Response) => boolean;
+  /**
+   * Asked with each request once it has arrived (its URI in the one normal form routes see), before
+   * anything else is done with it: other options to serve it with (their own `divert` is not asked),
+   * or undefined for these. The server serves its administrative endpoints this way, so that the
+   * choice is made on the path as arrival normalised it, once.
+   */
+  divert?: (request: Request) => ExchangeOptions | undefined;
 }
 
 /**
@@ -97,32 +104,26 @@ export function handleExchange(
     req.resume();
     return ANSWERED;
   }
-  const refused = unservable(req);
-  if (refused !== undefined) {
+  const arrived = arrive(req, options.maxBufferedBodySize, false);
+  if (arrived instanceof ArrivalAnswer) {
+    // Refused before any route sees it, and the connection closed: what else it carries cannot be
+    // trusted to be framed as the client meant.
+    if (arrived.cause !== undefined) options.logger.debug('bad request', { error: String(arrived.cause) });
     req.resume();
     endConnectionWith(req, res);
-    writeResponse(res, plain(refused.status, refused.text), req.method ?? 'GET', options.logger);
+    writeResponse(res, arrived.toResponse(), req.method ?? 'GET', options.logger);
     return ANSWERED;
   }
+  const request = arrived;
   if (faultyFraming(req)) endConnectionWith(req, res);
-  let request: Request;
-  try {
-    request = toRequest(req, { maxBytes: options.maxBufferedBodySize, arrival: true });
-  } catch (error) {
-    // A bad Host, a target a URI cannot hold: refused before any route sees it, and the connection
-    // closed (what else it carries cannot be trusted to be framed as the client meant).
-    options.logger.debug('bad request', { error: String(error) });
-    req.resume();
-    endConnectionWith(req, res);
-    writeResponse(res, plain(400, 'Bad Request'), req.method ?? 'GET', options.logger);
-    return ANSWERED;
-  }
   state.request = request;
-  if (options.bodyIdleTimeout && !request.entity.isEmpty && !req.readableEnded)
-    watchBodyIdle(req, res, options.bodyIdleTimeout);
+  const diverted = options.divert?.(request);
+  const serving = diverted === undefined ? options : divertTo(state, request, diverted);
+  if (serving.bodyIdleTimeout && !request.entity.isEmpty && !req.readableEnded)
+    watchBodyIdle(req, res, serving.bodyIdleTimeout);
   let opened: SessionHandle | Promise<SessionHandle> | undefined;
   try {
-    opened = options.sessions?.open(request);
+    opened = serving.sessions?.open(request);
   } catch (error) {
     unserved(state, request, 'the session could not be opened', error);
     return ANSWERED;
@@ -136,6 +137,14 @@ export function handleExchange(
 }
 
 const ANSWERED = Promise.resolve(true);
+
+/** The exchange served with the options `divert` gave, as if they had been its own from the start. */
+function divertTo(state: ExchangeState, request: Request, options: ExchangeOptions): ExchangeOptions {
+  state.options = options;
+  state.logger = options.logger;
+  request.entity.maxBytes = options.maxBufferedBodySize ?? DEFAULT_MAX_BUFFERED_BYTES;
+  return options;
+}
 
 /**
  * Connections whose framing can no longer be trusted (an HTTP/1.0 request with Transfer-Encoding, a

@@ -104,4 +104,4 @@ export {
 } from './gateway.ts';
 export { type Instance, readInstance } from './instance.ts';
 export { type AdminSettings, adminSchema, type ConnectorSettings, configFields } from './settings.ts';
-export { answerUpgrade, handleUpgrade } from './upgrade.ts';
+export { answerUpgrade, handleUpgrade, type UpgradeOptions } from './upgrade.ts';

@@ -181,3 +181,62 @@ describe('upgrade requests that are not upgrades', () => {
     expect(await Promise.all(outcomes)).toEqual(['resolved']);
   });
 });
+
+describe('an upgrade request arrives as any other', () => {
+  it.each([
+    [
+      'GET /ws HTTP/2.0\r\nHost: x\r\n',
+      'HTTP/1.1 505 HTTP Version Not Supported',
+      'HTTP Version Not Supported',
+    ],
+    [
+      'GET /ws HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n',
+      'HTTP/1.1 501 Not Implemented',
+      'Not Implemented',
+    ],
+    ['GET /ws HTTP/1.1\r\nHost: x/y\r\n', 'HTTP/1.1 400 Bad Request', 'Bad Request'],
+  ])('%j is refused as a plain request is, before any handler', async (head, status, body) => {
+    let asked = 0;
+    const handler: Handler = {
+      async handle() {
+        asked++;
+        return new Response({ status: 200 });
+      },
+    };
+    const outcomes: Promise<string>[] = [];
+    const port = await serveUpgrades(handler, outcomes);
+    const answer = await upgradeRequest(port, `${head}Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+    expect(answer.split('\r\n')[0]).toBe(status);
+    expect(answer).toMatch(/\r\nConnection: close\r\n/);
+    expect(answer.slice(answer.indexOf('\r\n\r\n') + 4)).toBe(body);
+    expect(asked).toBe(0);
+    expect(await Promise.all(outcomes)).toEqual(['resolved']);
+  });
+
+  it('divert is asked with the normalised path, and the handler it gives serves the request, HTTP/1.0 too', async () => {
+    const asked: string[] = [];
+    const other: Handler = { handle: async () => new Response({ status: 404, entity: 'elsewhere' }) };
+    const server = http.createServer();
+    servers.push(server);
+    server.on('upgrade', (req, socket, head) => {
+      void handleUpgrade(req, socket as net.Socket, head, {
+        handler: { handle: async () => new Response({ status: 200, entity: 'main' }) },
+        logger: createMemoryLogger(),
+        divert: (request) => {
+          asked.push(request.uri.rawPath);
+          return request.uri.rawPath.startsWith('/admin') ? other : undefined;
+        },
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const upgrade = (line: string) =>
+      upgradeRequest(port, `${line}\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+    /** The status and the body of the answer. */
+    const answerOf = (text: string) => [text.split(' ')[1], text.slice(text.indexOf('\r\n\r\n') + 4)];
+    expect(answerOf(await upgrade('GET /x/../admin/ws HTTP/1.1'))).toEqual(['404', 'elsewhere']);
+    expect(answerOf(await upgrade('GET /ws HTTP/1.1'))).toEqual(['200', 'main']);
+    expect(answerOf(await upgrade('GET //admin/ws HTTP/1.0'))).toEqual(['404', 'elsewhere']);
+    expect(asked).toEqual(['/admin/ws', '/ws', '/admin/ws']);
+  });
+});

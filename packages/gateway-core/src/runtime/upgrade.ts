@@ -9,25 +9,37 @@ import type { Request, Response } from '../http/message.ts';
 import { nodeHttp } from '../http/node-http.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { clientOf, toRequest } from './arrival.ts';
+import { ArrivalAnswer, arrive, clientOf } from './arrival.ts';
 import { disposeOf } from './dispose.ts';
-import { handleExchange } from './exchange.ts';
+import { type ExchangeOptions, handleExchange } from './exchange.ts';
 
 /** Written by the answer itself: it closes the connection and states its body's length. */
 const REGENERATED_ON_UPGRADE = new FieldNameSet(['connection', 'content-length', 'transfer-encoding']);
 
+/** What `handleUpgrade` serves an upgrade request with. */
+export interface UpgradeOptions {
+  handler: Handler;
+  logger: Logger;
+  /**
+   * Asked with each upgrade request once it has arrived (its URI in the one normal form routes see):
+   * another handler to serve it with, or undefined for `handler`. The server answers the upgrades
+   * under its administrative prefix this way.
+   */
+  divert?: (request: Request) => Handler | undefined;
+}
+
 /**
- * An `Upgrade` request (WebSocket) goes through the same checks, routes and filters as any other: a
- * bad Host or target is refused, the path is the normalised one. A handler that proxies it claims the
- * socket from `contexts.upgrade`; when none does, the handler's answer is written to the socket as a
- * plain response and the connection closed. One that carries content is refused with 400, and an
- * HTTP/1.0 one is served as a plain request. (The server's reserved prefix is checked before this.)
+ * An `Upgrade` request (WebSocket) goes through the same arrival as any other (`arrive`: 505, 501,
+ * 400, answered as a plain request's are), then the same routes and filters, on the normalised path.
+ * A handler that proxies it claims the socket from `contexts.upgrade`; when none does, the handler's
+ * answer is written to the socket as a plain response and the connection closed. One that carries
+ * content is refused with 400, and an HTTP/1.0 one is served as a plain request.
  */
 export function handleUpgrade(
   req: IncomingMessage,
   socket: Socket,
   head: Buffer,
-  options: { handler: Handler; logger: Logger },
+  options: UpgradeOptions,
 ): Promise<void> {
   // Never rejects: a node:http server's 'upgrade' listener does not wait on the promise, so a
   // rejection would end the process. What the handling below did not answer is logged, and the
@@ -42,9 +54,17 @@ async function serveUpgrade(
   req: IncomingMessage,
   socket: Socket,
   head: Buffer,
-  { handler, logger }: { handler: Handler; logger: Logger },
+  { handler, logger, divert }: UpgradeOptions,
 ): Promise<void> {
   socket.on('error', () => socket.destroy());
+  // HTTP/1.0 has no Upgrade (RFC 9110 §7.8: a server ignores it there): a plain request, which the
+  // exchange adapter's own arrival checks. One with content is refused below, as any upgrade's is.
+  if (req.httpVersion === '1.0' && !hasContent(req)) return servePlain(req, socket, logger, handler, divert);
+  const arrived = arrive(req, undefined, true);
+  if (arrived instanceof ArrivalAnswer) {
+    if (arrived.cause !== undefined) logger.debug('bad upgrade request', { error: String(arrived.cause) });
+    return answerArrival(socket, arrived);
+  }
   // A request's content belongs to it, not to the protocol it switches to (RFC 9110 §7.8), but Node
   // hands it over in `head`, where the tunnel's first bytes go: forwarded without it, its bytes (and
   // a request hidden after them) went into the tunnel. Refused before any route, never forwarded.
@@ -52,20 +72,12 @@ async function serveUpgrade(
     logger.debug('an upgrade request with content', { path: req.url });
     return answerUpgrade(socket, 400, 'Bad Request');
   }
-  // HTTP/1.0 has no Upgrade (RFC 9110 §7.8: a server ignores it there): a plain request.
-  if (req.httpVersion === '1.0') return servePlain(req, socket, handler, logger);
-  let request: Request;
-  try {
-    request = toRequest(req);
-  } catch (error) {
-    logger.debug('bad upgrade request', { error: String(error) });
-    return answerUpgrade(socket, 400, 'Bad Request');
-  }
+  const request = arrived;
   const upgrade: UpgradeContext = { socket, head, claimed: false };
   const context = new Context({ client: clientOf(req) }).child('upgrade', upgrade);
   let response: Response;
   try {
-    response = await handler.handle(context, request);
+    response = await (divert?.(request) ?? handler).handle(context, request);
   } catch (error) {
     logger.warn('upgrade failed', { transactionId: context.transactionId, error: String(error) });
     return answerUpgrade(socket, 502, 'Bad Gateway');
@@ -92,11 +104,39 @@ function hasContent(req: IncomingMessage): boolean {
  * its own over the socket Node handed over; once the answer is written the connection is closed, as
  * Node closes an HTTP/1.0 one that is not kept alive.
  */
-function servePlain(req: IncomingMessage, socket: Socket, handler: Handler, logger: Logger): Promise<void> {
+function servePlain(
+  req: IncomingMessage,
+  socket: Socket,
+  logger: Logger,
+  handler: Handler,
+  divert: UpgradeOptions['divert'],
+): Promise<void> {
   const res = new nodeHttp.ServerResponse(req);
   res.assignSocket(socket);
   res.once('finish', () => socket.destroySoon());
-  return handleExchange(req, res, { handler, logger }).then(() => undefined);
+  const exchange: ExchangeOptions = { handler, logger };
+  if (divert !== undefined)
+    exchange.divert = (request) => {
+      const other = divert(request);
+      return other === undefined ? undefined : { handler: other, logger };
+    };
+  return handleExchange(req, res, exchange).then(() => undefined);
+}
+
+/**
+ * An answer arrival gave, written to the socket as the exchange adapter writes it for a plain request
+ * (the same status, reason phrase and body), and the connection closed.
+ */
+function answerArrival(socket: Socket, answer: ArrivalAnswer): void {
+  const head = responseHead(answer.status, answer.text, [
+    'Content-Type',
+    'text/plain; charset=UTF-8',
+    'Content-Length',
+    String(Buffer.byteLength(answer.text)),
+    'Connection',
+    'close',
+  ]);
+  socket.end(head + answer.text, 'latin1');
 }
 
 /** Writes the handler's response to the socket as a plain answer, and closes the connection. */
