@@ -118,6 +118,77 @@ describe('the HTTP edge of portico start', () => {
     });
   });
 
+  describe('OPTIONS * asks about the server itself: the gateway answers it, 200 without content', () => {
+    /** Each response of a reply: its head lines and its body (none here is chunked). */
+    const responsesOf = (text: string) =>
+      text.split(/(?=HTTP\/1\.1 \d{3} )/).map((response) => ({
+        head: response.slice(0, response.indexOf('\r\n\r\n')).split('\r\n'),
+        body: response.slice(response.indexOf('\r\n\r\n') + 4),
+      }));
+    /** The answer to OPTIONS *: 200, Content-Length: 0, nothing else said about the server. */
+    const expectServerOptions = (response: { head: string[]; body: string }) => {
+      expect(response.head[0]).toBe('HTTP/1.1 200 OK');
+      expect(response.head).toContain('Content-Length: 0');
+      expect(response.head.filter((line) => /^(allow|transfer-encoding|content-type):/i.test(line))).toEqual(
+        [],
+      );
+      expect(response.body).toBe('');
+    };
+    const AFTER = 'GET /after HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n';
+
+    it.each([
+      ['without a body', 'OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n'],
+      ['with a body', 'OPTIONS * HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello'],
+      [
+        'with a chunked body',
+        'OPTIONS * HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+      ],
+    ])(
+      '%s, pipelined between two requests: answered, never routed nor forwarded, the connection kept',
+      async (_what, options) => {
+        const before = upstream.received.length;
+        const logged = gw.output().length;
+        const reply = await raw(gw.url, `GET /before HTTP/1.1\r\nHost: a\r\n\r\n${options}${AFTER}`, {
+          waitMs: 5000,
+        });
+        const [first, answer, last] = responsesOf(reply.text);
+        expect([first?.head[0], last?.head[0]]).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+        expectServerOptions(answer!);
+        expect(reply.closedByServer).toBe(true);
+        expect(upstream.received.slice(before).map((r) => r.url)).toEqual(['/before', '/after']);
+        // Nothing failed: no warning or error in the log (it was "the upstream failed", at warn).
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(gw.output().slice(logged)).not.toMatch(/"level":(40|50)\b|upstream fail/);
+      },
+    );
+
+    it('an HTTP/1.0 one may omit Host; an HTTP/1.1 one may not (400, as any other request)', async () => {
+      const old = await raw(gw.url, 'OPTIONS * HTTP/1.0\r\n\r\n', { waitMs: 5000 });
+      expectServerOptions(responsesOf(old.text)[0]!);
+      expect(old.closedByServer).toBe(true);
+      const hostless = await raw(gw.url, 'OPTIONS * HTTP/1.1\r\n\r\n', { waitMs: 5000 });
+      expect([hostless.status, hostless.closedByServer]).toEqual([400, true]);
+    });
+
+    it('with Upgrade fields: the same answer, then the connection closed', async () => {
+      const before = upstream.received.length;
+      const reply = await raw(
+        gw.url,
+        'OPTIONS * HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+        { waitMs: 5000 },
+      );
+      const [answer] = responsesOf(reply.text);
+      expectServerOptions(answer!);
+      expect(reply.closedByServer).toBe(true);
+      expect(upstream.received.length).toBe(before);
+    });
+
+    it('only OPTIONS has an asterisk form: GET * is a bad request', async () => {
+      const reply = await raw(gw.url, 'GET * HTTP/1.1\r\nHost: a\r\n\r\n', { waitMs: 5000 });
+      expect(reply.status).toBe(400);
+    });
+  });
+
   describe('the reserved administrative prefix', () => {
     const reserved = [
       '/openig/ping',

@@ -33,38 +33,59 @@ const ABSOLUTE_FORM = /^https?:\/\//i;
 const MESSAGE_FIELDS: ReadonlySet<string> = new Set(['host', 'content-length']);
 
 /**
- * A request no route can serve, refused on arrival before any route or filter sees it: its status
- * and text (the reason phrase, and the plain-text body). The connection ends after it. Each path
- * writes it its own way (a ServerResponse, or the socket an upgrade holds) with the same status, reason
- * phrase and body.
+ * What arrival answers itself, before any route or filter sees the request: a request no route can
+ * serve (505, 501, 400), after which the connection ends, or `OPTIONS *` (200). Each path writes it
+ * its own way (a ServerResponse, or the socket an upgrade holds) with the same status, reason phrase
+ * and body.
  */
 export class ArrivalAnswer {
   readonly status: number;
-  readonly text: string;
+  /** The reason phrase: Node's own for the status. */
+  readonly reason: string;
+  /** A plain-text body, or '' for none (then the answer carries only `Content-Length: 0`). */
+  readonly body: string;
+  /** Whether the connection ends after the answer: it does after every refusal. */
+  readonly last: boolean;
   /** Why the request was refused with 400, for the log. */
   readonly cause: unknown;
 
-  constructor(status: number, text: string, cause?: unknown) {
+  constructor(status: number, reason: string, body: string, last: boolean, cause?: unknown) {
     this.status = status;
-    this.text = text;
+    this.reason = reason;
+    this.body = body;
+    this.last = last;
     this.cause = cause;
   }
 
   /** The answer as a core Response, for the exchange adapter's writer. */
   toResponse(): Response {
-    return Response.text(this.status, this.text);
+    return this.body === ''
+      ? new Response({ status: this.status, headers: { 'Content-Length': '0' } })
+      : Response.text(this.status, this.body);
   }
 }
 
+/** A refusal: its reason phrase is its body too, and the connection ends after it. */
+const refusal = (status: number, reason: string, cause?: unknown) =>
+  new ArrivalAnswer(status, reason, reason, true, cause);
 /** An HTTP version other than 1.x in the request line (`HTTP/2.0`, `HTTP/0.9`): RFC 9110 §15.6.6. */
-const VERSION_NOT_SUPPORTED = new ArrivalAnswer(505, 'HTTP Version Not Supported');
+const VERSION_NOT_SUPPORTED = refusal(505, 'HTTP Version Not Supported');
 /** A transfer coding other than chunked: its content would go upstream still coded (RFC 9112 §6.1). */
-const CODING_NOT_IMPLEMENTED = new ArrivalAnswer(501, 'Not Implemented');
+const CODING_NOT_IMPLEMENTED = refusal(501, 'Not Implemented');
+/**
+ * `OPTIONS *` (the asterisk form, RFC 9112 §3.2.4) asks about the server itself, not about a resource
+ * (RFC 9110 §9.3.7), so the gateway answers it: 200 without content, and the connection kept. No
+ * route could: `*` is not a path, and the upstream client (undici) refuses to send it, which made it
+ * a 502 logged as an upstream failure. No Allow field: the methods allowed are the routes' to say,
+ * path by path.
+ */
+const SERVER_OPTIONS = new ArrivalAnswer(200, 'OK', '', false);
 
 /**
  * A request as it arrives, for every path (plain requests and upgrades alike): the Request routes
- * are to see, or the answer that refuses it. In order: an HTTP version other than 1.x (505), a
- * transfer coding other than chunked (501), a Host or request target `toRequest` refuses (400).
+ * are to see, or the answer arrival gives itself. In order: an HTTP version other than 1.x (505), a
+ * transfer coding other than chunked (501), a Host or request target `toRequest` refuses (400), then
+ * `OPTIONS *` (200, its Host checked as any other's).
  * `upgrade` keeps the connection's own fields, which an upgrade needs. Faulty framing that is still
  * served (`faultyFraming`) is left to the caller: only a connection that stays open after its answer
  * has anything to close (an upgrade's never does).
@@ -77,11 +98,14 @@ export function arrive(
   if (req.httpVersionMajor !== 1) return VERSION_NOT_SUPPORTED;
   const codings = req.headers['transfer-encoding'];
   if (codings !== undefined && !isChunkedOnly(codings)) return CODING_NOT_IMPLEMENTED;
+  let request: Request;
   try {
-    return requestOf(req, maxBytes, !upgrade);
+    request = requestOf(req, maxBytes, !upgrade);
   } catch (error) {
-    return new ArrivalAnswer(400, 'Bad Request', error);
+    return refusal(400, 'Bad Request', error);
   }
+  // Every other target has arrived as a path starting with `/`.
+  return request.uri.rawPath === '*' ? SERVER_OPTIONS : request;
 }
 
 /**
@@ -165,9 +189,13 @@ function requestUri(req: IncomingMessage, scheme: string, headers: Headers): Uri
     // Made as an origin-form request's is, so that its host too counts as the client's.
     uri = Uri.ofRequest(scheme, parsed.authority!, parsed.pathAndQuery);
   } else if (target === '*' && req.method === 'OPTIONS') {
-    // The asterisk form asks about the server itself; it has no path to normalise.
-    const host = req.headers.host === undefined ? localAuthority(req) : checkedHost(req.headers.host);
-    return Uri.ofRequest(scheme, host, '/').with({ rawPath: '*' });
+    // The asterisk form asks about the server itself (answered by `arrive`); no path to normalise.
+    const host = req.headers.host;
+    if (host === undefined && req.httpVersion !== '1.0')
+      throw badRequest('an HTTP/1.1 request without a Host field');
+    return Uri.ofRequest(scheme, host === undefined ? localAuthority(req) : checkedHost(host), '/').with({
+      rawPath: '*',
+    });
   } else {
     throw badRequest('a request target that is neither a path nor an absolute http(s) URI');
   }

@@ -106,11 +106,11 @@ export function handleExchange(
   }
   const arrived = arrive(req, options.maxBufferedBodySize, false);
   if (arrived instanceof ArrivalAnswer) {
-    // Refused before any route sees it, and the connection closed: what else it carries cannot be
-    // trusted to be framed as the client meant.
+    // Answered before any route sees it, its body (if any) read and let go of. After a refusal the
+    // connection closes: what else it carries cannot be trusted to be framed as the client meant.
     if (arrived.cause !== undefined) options.logger.debug('bad request', { error: String(arrived.cause) });
     req.resume();
-    endConnectionWith(req, res);
+    if (arrived.last || faultyFraming(req)) endConnectionWith(req, res);
     writeResponse(res, arrived.toResponse(), req.method ?? 'GET', options.logger);
     return ANSWERED;
   }

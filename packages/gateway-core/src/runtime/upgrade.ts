@@ -30,7 +30,8 @@ export interface UpgradeOptions {
 
 /**
  * An `Upgrade` request (WebSocket) goes through the same arrival as any other (`arrive`: 505, 501,
- * 400, answered as a plain request's are), then the same routes and filters, on the normalised path.
+ * 400, and 200 for `OPTIONS *`, answered as a plain request's are), then the same routes and
+ * filters, on the normalised path.
  * A handler that proxies it claims the socket from `contexts.upgrade`; when none does, the handler's
  * answer is written to the socket as a plain response and the connection closed. One that carries
  * content is refused with 400, and an HTTP/1.0 one is served as a plain request.
@@ -125,18 +126,13 @@ function servePlain(
 
 /**
  * An answer arrival gave, written to the socket as the exchange adapter writes it for a plain request
- * (the same status, reason phrase and body), and the connection closed.
+ * (the same status, reason phrase and body), and the connection closed: after `OPTIONS *` too, since
+ * Node has handed the socket over and nothing reads another request from it.
  */
 function answerArrival(socket: Socket, answer: ArrivalAnswer): void {
-  const head = responseHead(answer.status, answer.text, [
-    'Content-Type',
-    'text/plain; charset=UTF-8',
-    'Content-Length',
-    String(Buffer.byteLength(answer.text)),
-    'Connection',
-    'close',
-  ]);
-  socket.end(head + answer.text, 'latin1');
+  const fields = answer.body === '' ? [] : ['Content-Type', 'text/plain; charset=UTF-8'];
+  fields.push('Content-Length', String(Buffer.byteLength(answer.body)), 'Connection', 'close');
+  socket.end(responseHead(answer.status, answer.reason, fields) + answer.body, 'latin1');
 }
 
 /** Writes the handler's response to the socket as a plain answer, and closes the connection. */
