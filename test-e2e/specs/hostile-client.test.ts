@@ -158,6 +158,12 @@ describe('a hostile client against portico start', () => {
           },
         },
       },
+      'config/routes/10-behind-proxy.json': {
+        name: '10-behind-proxy',
+        condition: "${find(request.uri.path, '^/behind-proxy/')}",
+        baseURI: upstreamUrl,
+        handler: { type: 'ReverseProxyHandler', config: { trustedProxies: ['127.0.0.0/8', '::1'] } },
+      },
       // Everything else is proxied, except what lies under /private.
       'config/routes/99-public.json': {
         name: '99-public',
@@ -384,6 +390,28 @@ describe('a hostile client against portico start', () => {
         expect(reply.status).toBe(200);
         expect(seen.at(-1)!.url).toBe('/forward/x');
       });
+    });
+
+    const spoofed =
+      'Host: gw.example\r\nX-Forwarded-For: 10.9.9.9\r\nX-Forwarded-Proto: https\r\n' +
+      'x-forwarded-host: internal.example\r\n';
+
+    it('a client’s X-Forwarded-For, X-Forwarded-Proto and X-Forwarded-Host are replaced by the gateway’s own', async () => {
+      const reply = await get('/public/spoof', spoofed);
+      expect(reply.status).toBe(200);
+      const { headers } = seen.at(-1)!;
+      expect([headers['x-forwarded-for'], headers['x-forwarded-proto'], headers['x-forwarded-host']]).toEqual(
+        ['127.0.0.1', 'http', 'gw.example'],
+      );
+    });
+
+    it('a proxy the handler trusts (trustedProxies) passes its X-Forwarded-* on', async () => {
+      const reply = await get('/behind-proxy/x', spoofed);
+      expect(reply.status).toBe(200);
+      const { headers } = seen.at(-1)!;
+      expect([headers['x-forwarded-for'], headers['x-forwarded-proto'], headers['x-forwarded-host']]).toEqual(
+        ['10.9.9.9, 127.0.0.1', 'https', 'internal.example'],
+      );
     });
 
     it('a Host holding a path cannot reach the administrative prefix through a route', async () => {

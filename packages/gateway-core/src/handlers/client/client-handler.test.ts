@@ -349,7 +349,8 @@ describe('ClientHandler: requests and responses', () => {
     const up = await upstream();
     await client().handle(context(), new Request({ uri: up.url, headers: { Host: 'public.example' } }));
     expect(header(up.seen[0]!.rawHeaders, 'x-forwarded-for')).toEqual([]);
-    const forwarding = client({ forwardedHeaders: true });
+    // The client is a proxy the handler trusts: its own X-Forwarded-* go on.
+    const forwarding = client({ forwardedHeaders: true, trustedProxies: ['10.0.0.0/24'] });
     await forwarding.handle(
       context({ remoteAddress: '10.0.0.7', secure: true }),
       new Request({ uri: up.url, headers: { Host: 'public.example', 'X-Forwarded-For': '192.0.2.1' } }),
@@ -375,6 +376,25 @@ describe('ClientHandler: requests and responses', () => {
     expect(header(up.seen[3]!.rawHeaders, 'x-forwarded-for')).toEqual(['10.0.0.7']);
     expect(header(up.seen[3]!.rawHeaders, 'x-forwarded-proto')).toEqual(['http']);
     expect(header(up.seen[3]!.rawHeaders, 'x-forwarded-host')).toEqual(['public.example']);
+    // Any other client's are replaced.
+    await text(
+      await proxy.handle(
+        context({ remoteAddress: '10.0.0.7', secure: false }),
+        new Request({
+          uri: up.url,
+          headers: {
+            Host: 'public.example',
+            'X-Forwarded-For': '192.0.2.1',
+            'X-Forwarded-Proto': 'https',
+            'X-Forwarded-Host': 'internal.example',
+          },
+        }),
+      ),
+    );
+    const untrusted = up.seen[4]!.rawHeaders;
+    expect(header(untrusted, 'x-forwarded-for')).toEqual(['10.0.0.7']);
+    expect(header(untrusted, 'x-forwarded-proto')).toEqual(['http']);
+    expect(header(untrusted, 'x-forwarded-host')).toEqual(['public.example']);
   });
 
   it('reuses one connection for sequential requests, and none when reuse is disabled', async () => {

@@ -14,6 +14,7 @@ import type { Handler } from '../../types.ts';
 import { DeferredBody } from './body.ts';
 import { type FailureContext, isRetryableConnectFailure, UpstreamError, upstreamError } from './errors.ts';
 import {
+  type Forwarded,
   forwardedFor,
   type HeaderList,
   responseHeadersFrom,
@@ -24,6 +25,7 @@ import { IdleWatch } from './idle-watch.ts';
 import { OriginPools } from './origin-pools.ts';
 import { NO_PROXY, type ProxySetting } from './proxy.ts';
 import { type TlsSettings, tlsConnectOptions } from './tls.ts';
+import { type TrustedProxies, trustedProxies } from './trusted-proxies.ts';
 import { EnvHttpProxyAgent, ProxyAgent } from './undici-dispatchers.ts';
 import { UpstreamExchange, type UpstreamHead } from './upstream-exchange.ts';
 
@@ -52,6 +54,12 @@ export interface ClientHandlerOptions {
    * in the configuration chose another: a forward proxy. Off by default: refused with a 502.
    */
   allowHostFromClient?: boolean;
+  /**
+   * Addresses and CIDR blocks of proxies in front of the gateway whose X-Forwarded-* fields are
+   * passed on; any other client's X-Forwarded-For values, X-Forwarded-Proto and X-Forwarded-Host are
+   * replaced by the gateway's own. None by default.
+   */
+  trustedProxies?: readonly string[];
   proxy?: ProxySetting;
   tls?: TlsSettings;
   logger?: Logger;
@@ -152,6 +160,7 @@ export class ClientHandler implements Handler {
   protected readonly forwardedHeaders: boolean;
   /** Whether a request may go to the host its client named (see ClientHandlerOptions). */
   protected readonly allowHostFromClient: boolean;
+  readonly #trustedProxies: TrustedProxies | undefined;
   readonly #retries: RetrySettings | false;
   /** The soTimeout of every exchange in flight; none when it is unlimited. */
   readonly #idle: IdleWatch | undefined;
@@ -168,6 +177,10 @@ export class ClientHandler implements Handler {
     this.#retries = options.retries ?? CLIENT_DEFAULTS.retries;
     this.forwardedHeaders = options.forwardedHeaders ?? false;
     this.allowHostFromClient = options.allowHostFromClient ?? false;
+    this.#trustedProxies = trustedProxies(options.trustedProxies, {
+      file: options.file,
+      jsonPath: options.jsonPath ?? '$',
+    });
     this.#failureContext = {
       connectionTimeout: connectionTimeout.toString(),
       soTimeout: soTimeout.toString(),
@@ -252,9 +265,7 @@ export class ClientHandler implements Handler {
       headers = upstreamRequestHeaders(request, {
         host: upstreamHost(request, context, target),
         contentLength: prepared.contentLength,
-        forwarded: this.forwardedHeaders
-          ? forwardedFor(context.client, request, originalUri(context))
-          : undefined,
+        forwarded: this.forwarded(context, request),
         extra: this.additionalHeaders(context, request),
       });
     } catch (error) {
@@ -288,6 +299,12 @@ export class ClientHandler implements Handler {
       });
     }
     return target;
+  }
+
+  /** The X-Forwarded-* values for this request, when the handler sends them. */
+  protected forwarded(context: Context, request: Request): Forwarded | undefined {
+    if (!this.forwardedHeaders) return undefined;
+    return forwardedFor(context.client, request, originalUri(context), this.#trustedProxies);
   }
 
   /** Header fields a subclass sends with every request, replacing any the request carries. */

@@ -91,11 +91,11 @@ describe('upstreamRequestHeaders', () => {
     return map;
   };
 
-  it("writes the client's X-Forwarded-For first and the client's address last, once", () => {
+  it("writes a trusted proxy's X-Forwarded-For first and its address last, once", () => {
     const out = fields(
       upstreamRequestHeaders(request({ 'x-forwarded-for': ['10.0.0.1', '10.0.0.2'], 'X-Other': 'o' }), {
         host: 'upstream.example',
-        forwarded: { for: '192.0.2.7', proto: 'http', host: 'gateway.example' },
+        forwarded: { for: '192.0.2.7', proto: 'http', host: 'gateway.example', trusted: true },
       }),
     );
     expect(out.get('x-forwarded-for')).toBe('10.0.0.1, 10.0.0.2, 192.0.2.7');
@@ -108,7 +108,7 @@ describe('upstreamRequestHeaders', () => {
     const request = new Request({ uri: 'http://upstream.example/', headers: Headers.fromRaw(raw) });
     const list = upstreamRequestHeaders(request, {
       host: 'u.example',
-      forwarded: { for: '192.0.2.7', proto: 'http', host: undefined },
+      forwarded: { for: '192.0.2.7', proto: 'http', host: undefined, trusted: true },
     });
     expect(list).toEqual([
       'Host',
@@ -130,7 +130,7 @@ describe('upstreamRequestHeaders', () => {
         new Request({ uri: 'http://upstream.example/', headers: Headers.fromRaw(raw) }),
         {
           host: 'u.example',
-          forwarded: { for: '192.0.2.7', proto: 'http', host: undefined },
+          forwarded: { for: '192.0.2.7', proto: 'http', host: undefined, trusted: true },
         },
       ).slice(2, 4);
     expect(forward(['X-Forwarded-For', ''])).toEqual(['X-Forwarded-For', '192.0.2.7']);
@@ -138,6 +138,51 @@ describe('upstreamRequestHeaders', () => {
       'X-Forwarded-For',
       '10.0.0.1, 192.0.2.7',
     ]);
+  });
+
+  it("replaces the X-Forwarded-* of a client that is not a trusted proxy with the gateway's own", () => {
+    const raw = [
+      'X-Forwarded-For',
+      '10.0.0.1',
+      'x-forwarded-proto',
+      'https',
+      'X-FORWARDED-HOST',
+      'internal.example',
+      'A',
+      '1',
+    ];
+    const list = upstreamRequestHeaders(
+      new Request({ uri: 'http://upstream.example/', headers: Headers.fromRaw(raw) }),
+      {
+        host: 'u.example',
+        forwarded: { for: '192.0.2.7', proto: 'http', host: 'gateway.example', trusted: false },
+      },
+    );
+    expect(list).toEqual([
+      'Host',
+      'u.example',
+      'A',
+      '1',
+      'X-Forwarded-For',
+      '192.0.2.7',
+      'X-Forwarded-Proto',
+      'http',
+      'X-Forwarded-Host',
+      'gateway.example',
+    ]);
+  });
+
+  it("keeps a trusted proxy's X-Forwarded-Proto and X-Forwarded-Host", () => {
+    const out = fields(
+      upstreamRequestHeaders(
+        request({ 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'public.example' }),
+        {
+          host: 'upstream.example',
+          forwarded: { for: '192.0.2.7', proto: 'http', host: 'gateway.example', trusted: true },
+        },
+      ),
+    );
+    expect([out.get('X-Forwarded-Proto'), out.get('X-Forwarded-Host')]).toEqual(['https', 'public.example']);
   });
 
   it('without forwarding, passes the client X-Forwarded-For on as it came', () => {
@@ -165,7 +210,7 @@ describe('upstreamRequestHeaders', () => {
     const list = upstreamRequestHeaders(request({ 'X-Forwarded-Proto': 'https', Accept: 'a' }), {
       host: 'upstream.example',
       contentLength: 3,
-      forwarded: { for: '192.0.2.7', proto: 'http', host: 'gateway.example' },
+      forwarded: { for: '192.0.2.7', proto: 'http', host: 'gateway.example', trusted: true },
       extra: [
         ['host', 'virtual.example'],
         ['content-length', '3'],

@@ -4,6 +4,7 @@ import { headerFieldProblem, invalidHeaderError } from '../../http/header-valida
 import { forEachFieldOf, Headers } from '../../http/headers.ts';
 import type { Request } from '../../http/message.ts';
 import type { Uri } from '../../http/uri.ts';
+import type { TrustedProxies } from './trusted-proxies.ts';
 
 export { connectionListed };
 
@@ -60,8 +61,14 @@ export interface Forwarded {
   for: string | undefined;
   /** The scheme the client used, for X-Forwarded-Proto when the request has none. */
   proto: string;
-  /** The Host the client asked for, for X-Forwarded-Host when the request has none. */
+  /** The Host the client asked for, for X-Forwarded-Host. */
   host: string | undefined;
+  /**
+   * Whether the client is a proxy the handler trusts (`trustedProxies`): its X-Forwarded-For values
+   * go before its address, and its X-Forwarded-Proto and X-Forwarded-Host are kept. Any other
+   * client's are replaced: they would tell the upstream a scheme or a host the client made up.
+   */
+  trusted: boolean;
 }
 
 export interface UpstreamHeaderOptions {
@@ -96,10 +103,18 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
   let clientFor: { name: string; values: string[] } | undefined;
   forEachFieldOf(headers, (name, value) => {
     // Forwarding, X-Forwarded-For is written whole by addForwarded, the client's values first.
-    if (forwarded && equalIgnoringAsciiCase(name, 'x-forwarded-for')) {
-      if (clientFor === undefined) clientFor = { name, values: [value] };
-      else clientFor.values.push(value);
-      return;
+    if (forwarded !== undefined) {
+      if (equalIgnoringAsciiCase(name, 'x-forwarded-for')) {
+        if (clientFor === undefined) clientFor = { name, values: [value] };
+        else clientFor.values.push(value);
+        return;
+      }
+      if (
+        !forwarded.trusted &&
+        (equalIgnoringAsciiCase(name, 'x-forwarded-proto') ||
+          equalIgnoringAsciiCase(name, 'x-forwarded-host'))
+      )
+        return;
     }
     if (NOT_FORWARDED.has(name) || drop?.has(fieldKey(name))) return;
     out.push(name, value);
@@ -188,14 +203,16 @@ function addForwarded(
   replaced: ReadonlySet<string> | undefined,
   clientFor: { name: string; values: string[] } | undefined,
 ): void {
-  // One comma-separated field, the form every reader of X-Forwarded-For understands, the client's
-  // values first, spelt as the request spelt it (usually absent: then the common spelling).
-  const client = clientFor === undefined ? '' : clientForwardedFor(clientFor.values);
+  // One comma-separated field, the form every reader of X-Forwarded-For understands, a trusted
+  // proxy's values first, spelt as the request spelt it (usually absent: then the common spelling).
+  const trusted = forwarded.trusted;
+  const client = clientFor === undefined || !trusted ? '' : clientForwardedFor(clientFor.values);
   const value = client === '' ? forwarded.for : forwarded.for ? `${client}, ${forwarded.for}` : client;
   if (value && !replaced?.has('x-forwarded-for')) out.push(clientFor?.name ?? 'X-Forwarded-For', value);
-  if (!headers.has('x-forwarded-proto') && !replaced?.has('x-forwarded-proto'))
+  // Another client's X-Forwarded-Proto and X-Forwarded-Host were left out above.
+  if (!(trusted && headers.has('x-forwarded-proto')) && !replaced?.has('x-forwarded-proto'))
     out.push('X-Forwarded-Proto', forwarded.proto);
-  if (forwarded.host && !headers.has('x-forwarded-host') && !replaced?.has('x-forwarded-host'))
+  if (forwarded.host && !(trusted && headers.has('x-forwarded-host')) && !replaced?.has('x-forwarded-host'))
     out.push('X-Forwarded-Host', forwarded.host);
 }
 
@@ -231,10 +248,12 @@ export function forwardedFor(
   client: { remoteAddress: string; isSecure: boolean },
   request: Request,
   originalUri: Uri | undefined,
+  trustedProxies?: TrustedProxies,
 ): Forwarded {
   return {
     for: client.remoteAddress || undefined,
     proto: originalUri?.scheme ?? (client.isSecure ? 'https' : 'http'),
     host: request.headers.get('host') ?? originalUri?.hostAndPort ?? undefined,
+    trusted: trustedProxies?.(client.remoteAddress) ?? false,
   };
 }

@@ -71,6 +71,7 @@ function clientShape(forwardedByDefault: boolean) {
     retries: retriesConfig.optional(),
     forwardedHeaders: s.boolean().default(forwardedByDefault),
     allowHostFromClient: s.boolean().default(false),
+    trustedProxies: s.array(s.string()).default([]),
     proxyOptions: proxyOptionsSetting().optional(),
     proxy: proxySetting().optional(),
     systemProxy: s.boolean().default(false),
@@ -134,6 +135,7 @@ export function clientOptionsFromConfig(
         },
     forwardedHeaders: config.forwardedHeaders,
     allowHostFromClient: config.allowHostFromClient,
+    trustedProxies: config.trustedProxies,
     proxy: proxyOf(config, heaplet),
     tls: checkedTls(
       mergeTlsSettings(config as Record<string, unknown>, resolved(config.tls, 'tls', heaplet), logger),

@@ -4,9 +4,9 @@ import type { Context, UpgradeContext } from '../../context/context.ts';
 import { responseHead } from '../../http/header-validation.ts';
 import { type Request, Response } from '../../http/message.ts';
 import { nodeHttp } from '../../http/node-http.ts';
-import { ClientHandler, type ClientHandlerOptions, originalUri } from './client-handler.ts';
+import { ClientHandler, type ClientHandlerOptions } from './client-handler.ts';
 import { isUpstreamError, type UpstreamError } from './errors.ts';
-import { forwardedFor, responseHeadersFrom, undiciHeaders, upstreamRequestHeaders } from './headers.ts';
+import { responseHeadersFrom, undiciHeaders, upstreamRequestHeaders } from './headers.ts';
 import { countInterim, rawStrings, relayedReason, unrelayableHead } from './upstream-exchange.ts';
 
 export interface ReverseProxyHandlerOptions extends ClientHandlerOptions {
@@ -93,9 +93,7 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
       origin = target.origin;
       const headers = upstreamRequestHeaders(request, {
         host: target.host,
-        forwarded: this.forwardedHeaders
-          ? forwardedFor(context.client, request, originalUri(context))
-          : undefined,
+        forwarded: this.forwarded(context, request),
         extra: this.additionalHeaders(context, request),
       });
       const outcome = await dispatchUpgrade(this.dispatcher, {
