@@ -158,6 +158,29 @@ describe('a hostile client against portico start', () => {
           },
         },
       },
+      'config/routes/11-query-rewrite.json': {
+        name: '11-query-rewrite',
+        condition: "${find(request.uri.path, '^/query-rewrite/')}",
+        handler: {
+          type: 'Chain',
+          config: {
+            filters: [assign({ '${request.uri}': '${request.uri}?z=1' })],
+            handler: 'ReverseProxyHandler',
+          },
+        },
+      },
+      'config/routes/12-original-uri.json': {
+        name: '12-original-uri',
+        condition: "${find(request.uri.path, '^/original-uri/')}",
+        baseURI: upstreamUrl,
+        handler: {
+          type: 'Chain',
+          config: {
+            filters: [assign({ '${request.uri}': '${contexts.router.originalUri}' })],
+            handler: 'ReverseProxyHandler',
+          },
+        },
+      },
       'config/routes/10-behind-proxy.json': {
         name: '10-behind-proxy',
         condition: "${find(request.uri.path, '^/behind-proxy/')}",
@@ -348,7 +371,9 @@ describe('a hostile client against portico start', () => {
         expect(seen.length).toBe(before);
         await expect
           .poll(() => gw.output())
-          .toMatch(/route \\?"06-no-base\\?" has no baseURI.*allowHostFromClient/);
+          .toMatch(
+            /route \\?"06-no-base\\?" replaced it.*allowHostFromClient.*the request was not sent upstream/,
+          );
       });
 
       it('a Host naming the gateway itself: 502 at once, no loop through its own listener', async () => {
@@ -385,10 +410,31 @@ describe('a hostile client against portico start', () => {
         expect(seen.at(-1)!.url).toBe('/host-assigned/x');
       });
 
-      it('a handler with allowHostFromClient proxies where the client says (a forward proxy)', async () => {
-        const reply = await get('/forward/x', upstreamHost());
+      it.each([
+        ['a rewrite of the whole URI that keeps its host (${request.uri}?z=1)', '/query-rewrite/x'],
+        ['the original URI written back over a baseURI', '/original-uri/x'],
+      ])('%s leaves the host the client’s: 502', async (_name, target) => {
+        const before = seen.length;
+        const reply = await get(target, upstreamHost());
+        expect(reply.status).toBe(502);
+        expect(seen.length).toBe(before);
+      });
+
+      it('a handler with allowHostFromClient proxies where the client says (a forward proxy), with Via', async () => {
+        const reply = await get('/forward/x', `${upstreamHost()}Via: 1.0 edge\r\n`);
         expect(reply.status).toBe(200);
         expect(seen.at(-1)!.url).toBe('/forward/x');
+        expect(seen.at(-1)!.headers.via).toMatch(/^1\.0 edge, 1\.1 portico-[0-9a-f]{12}$/);
+      });
+
+      it('a forward proxy whose client names the gateway itself: the request comes back once, then 502', async () => {
+        const before = seen.length;
+        const started = Date.now();
+        const reply = await get('/forward/loop', `Host: ${new URL(gw.url).host}\r\n`);
+        expect(reply.status).toBe(502);
+        expect(Date.now() - started).toBeLessThan(2000);
+        expect(seen.length).toBe(before);
+        await expect.poll(() => gw.output()).toMatch(/already passed through this gateway/);
       });
     });
 

@@ -71,7 +71,9 @@ export class Request implements ElObject {
         this.method = toText(value).toUpperCase();
         break;
       case 'uri':
-        if (value !== null && value !== undefined) this.uri = value instanceof Uri ? value : toText(value);
+        // A copy: `${contexts.router.originalUri}` assigned and then changed must stay as it was.
+        if (value !== null && value !== undefined)
+          this.uri = this.#uri.rewrittenAs(value instanceof Uri ? value : toText(value));
         break;
       case 'version':
         this.version = toText(value);

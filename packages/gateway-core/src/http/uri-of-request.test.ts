@@ -85,6 +85,30 @@ describe('Uri.hostFromClient: whether the host is still the one the client named
   });
 });
 
+describe('Uri.rewrittenAs: a URI an expression writes over the request URI', () => {
+  const arrived = () => Uri.ofRequest('http', 'evil.example:8080', '/a?b');
+
+  it('keeps the host the client’s when the new URI names the same host', () => {
+    expect(arrived().rewrittenAs('http://evil.example:8080/a?b&page=2').hostFromClient).toBe(true);
+    expect(arrived().rewrittenAs('https://EVIL.example/v2/a').hostFromClient).toBe(true);
+    expect(arrived().rewrittenAs(arrived()).hostFromClient).toBe(true);
+  });
+
+  it('makes it the configuration’s when the new URI names another host, or the old one was not the client’s', () => {
+    expect(arrived().rewrittenAs('http://upstream.internal/a').hostFromClient).toBe(false);
+    expect(
+      Uri.parse('http://evil.example:8080/').rewrittenAs('http://evil.example:8080/a').hostFromClient,
+    ).toBe(false);
+  });
+
+  it('gives a copy, so the URI written stays as it was', () => {
+    const original = arrived();
+    const written = Uri.parse('http://x.example/').rewrittenAs(original);
+    written.rawPath = '/changed';
+    expect([written === original, original.rawPath, written.hostFromClient]).toEqual([false, '/a', true]);
+  });
+});
+
 describe('normalizeRawPath: the one form of a request path', () => {
   it.each([
     ['/a/b', '/a/b'],

@@ -269,6 +269,18 @@ export class Uri implements ElObject {
     return copy;
   }
 
+  /**
+   * What an expression writing `request.uri` over this URI gives: a copy of `value` (text parsed),
+   * whose host is the client's when `value`'s was (`${contexts.router.originalUri}`), or when this
+   * one's was and `value` names the same host: a rewrite such as `${request.uri}?page=2`, or one
+   * built from `${request.uri.host}`, must not turn the client's choice into the configuration's.
+   */
+  rewrittenAs(value: Uri | string): Uri {
+    const next = typeof value === 'string' ? Uri.parse(value) : value.copy();
+    if (this.#hostFromClient && next.#host === this.#host) next.#hostFromClient = true;
+    return next;
+  }
+
   /** A copy with some components replaced (a host given here is no longer the client's). */
   with(parts: Partial<ReturnType<Uri['parts']>>): Uri {
     const copy = new Uri({ ...this.parts(), ...parts });

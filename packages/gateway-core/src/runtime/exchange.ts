@@ -110,7 +110,9 @@ export function handleExchange(
     // connection closes: what else it carries cannot be trusted to be framed as the client meant.
     if (arrived.cause !== undefined) options.logger.debug('bad request', { error: String(arrived.cause) });
     req.resume();
-    if (arrived.last || faultyFraming(req)) endConnectionWith(req, res);
+    // A body nobody wants (OPTIONS * with one) is not waited for: the connection ends after the
+    // answer, so a body sent slowly holds nothing (no route's bodyIdleTimeout bounds it here).
+    if (arrived.last || faultyFraming(req) || carriesBody(req)) endConnectionWith(req, res);
     writeResponse(res, arrived.toResponse(), req.method ?? 'GET', options.logger);
     return ANSWERED;
   }
@@ -158,6 +160,12 @@ function endConnectionWith(req: IncomingMessage, res: ServerResponse): void {
   res.shouldKeepAlive = false;
   // An injected request (a test's) may have no socket.
   if (req.socket) LAST_REQUEST.add(req.socket);
+}
+
+/** Whether the request says a body follows (a Content-Length above 0, or a Transfer-Encoding). */
+function carriesBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConnectionOptions } from 'node:tls';
@@ -217,7 +218,7 @@ export class ClientHandler implements Handler {
     let target: UpstreamTarget;
     let outgoing: OutgoingBody | Promise<OutgoingBody>;
     try {
-      target = this.upstreamTarget(request.uri, context);
+      target = this.upstreamTarget(request, context);
       outgoing = outgoingBody(request);
     } catch (error) {
       return this.#answered(Promise.reject(error), context);
@@ -278,27 +279,36 @@ export class ClientHandler implements Handler {
   /**
    * Where a request goes; refused (an UpstreamError, 502) when its host is still the one the client
    * named and the handler does not allow it: the gateway would otherwise be an open proxy, sending
-   * requests wherever a client's Host field says, itself included (a loop).
+   * requests wherever a client's Host field says, itself included (a loop). A handler that allows it
+   * marks what it sends with its Via token and refuses a request that comes back with it.
    */
-  protected upstreamTarget(uri: Uri, context: Context): UpstreamTarget {
+  protected upstreamTarget(request: Request, context: Context): UpstreamTarget {
+    const uri = request.uri;
     const target = upstreamTarget(uri);
-    if (uri.hostFromClient && !this.allowHostFromClient) {
-      const route = context.router?.routeName;
-      const cause = new PorticoError(
-        ErrorCode.CONFIG,
-        `its host ${JSON.stringify(uri.host)} is the one the client's request named, and nothing in ` +
-          `the configuration chose it (${route ? `route ${JSON.stringify(route)}` : 'the handler'} ` +
-          'has no baseURI and no filter set request.uri); give the route a baseURI, or set ' +
-          'allowHostFromClient on the handler to proxy where clients say',
-        { expected: 'an upstream chosen by the configuration' },
-      );
-      throw new UpstreamError(`the request to ${target.origin} was not sent: ${cause.message}`, {
-        failure: 'request',
-        origin: target.origin,
-        cause,
-      });
+    if (!uri.hostFromClient) return target;
+    const route = context.router?.routeName;
+    const where = route ? `route ${JSON.stringify(route)}` : 'the configuration';
+    let problem: string | undefined;
+    if (!this.allowHostFromClient) {
+      problem =
+        `its host ${JSON.stringify(uri.host)} is the one the client's request named (its Host field or ` +
+        `target), and nothing in ${where} replaced it with an upstream (a baseURI, the baseURI ` +
+        'decorator, or a filter setting request.uri to another host); set one, or allowHostFromClient ' +
+        'on the handler to proxy where clients say';
+    } else if (cameThroughHere(request)) {
+      problem =
+        `it has already passed through this gateway (its Via holds ${VIA_TOKEN}): the host ` +
+        `${JSON.stringify(uri.host)} the client named leads back to the gateway, a loop`;
     }
-    return target;
+    if (problem === undefined) return target;
+    const cause = new PorticoError(ErrorCode.CONFIG, problem, {
+      expected: 'an upstream chosen by the configuration',
+    });
+    throw new UpstreamError(`the request to ${target.origin} was not sent: ${problem}`, {
+      failure: 'request',
+      origin: target.origin,
+      cause,
+    });
   }
 
   /** The X-Forwarded-* values for this request, when the handler sends them. */
@@ -308,8 +318,9 @@ export class ClientHandler implements Handler {
   }
 
   /** Header fields a subclass sends with every request, replacing any the request carries. */
-  protected additionalHeaders(_context: Context, _request: Request): readonly (readonly [string, string])[] {
-    return NO_ADDITIONAL_HEADERS;
+  protected additionalHeaders(_context: Context, request: Request): readonly (readonly [string, string])[] {
+    // Only a request sent where its client said (allowHostFromClient) carries the loop mark.
+    return request.uri.hostFromClient ? [viaWithThisGateway(request)] : NO_ADDITIONAL_HEADERS;
   }
 
   /**
@@ -533,4 +544,23 @@ function createDispatcher(proxy: ProxySetting, tls: ConnectionOptions, pool: Poo
     default:
       return new OriginPools({ ...pool, connect: tls });
   }
+}
+
+/**
+ * This process's name in Via (RFC 9110 §7.6.3), random so that no client can guess it: a request that
+ * comes back with it has looped through the gateway. Each worker of a cluster has its own, so a loop
+ * between workers ends once it has passed each of them.
+ */
+const VIA_TOKEN = `portico-${randomBytes(6).toString('hex')}`;
+
+function cameThroughHere(request: Request): boolean {
+  for (const via of request.headers.getAll('via')) if (via.includes(VIA_TOKEN)) return true;
+  return false;
+}
+
+/** The request's Via, this gateway appended (a forward proxy must: RFC 9110 §7.6.3). */
+function viaWithThisGateway(request: Request): [string, string] {
+  const earlier = request.headers.getAll('via').join(', ');
+  const hop = `${request.version.replace(/^HTTP\//, '')} ${VIA_TOKEN}`;
+  return ['Via', earlier === '' ? hop : `${earlier}, ${hop}`];
 }

@@ -65,7 +65,8 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
     if (!isUpstreamError(error)) throw error;
     // A client that went away is routine; an upstream that fails is worth a warning.
     const log = error.failure === 'aborted' ? this.logger.debug : this.logger.warn;
-    log.call(this.logger, 'the upstream failed', {
+    const what = error.failure === 'request' ? 'the request was not sent upstream' : 'the upstream failed';
+    log.call(this.logger, what, {
       transactionId: context.transactionId,
       error: error.message,
     });
@@ -89,7 +90,7 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
     context.signal.addEventListener('abort', onContextAbort, { once: true });
     let origin = '';
     try {
-      const target = this.upstreamTarget(request.uri, context);
+      const target = this.upstreamTarget(request, context);
       origin = target.origin;
       const headers = upstreamRequestHeaders(request, {
         host: target.host,
