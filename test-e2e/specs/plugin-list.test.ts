@@ -52,6 +52,19 @@ describe('portico plugin list (the real command)', () => {
     );
   });
 
+  it('warns of an admin.json pluginDirectories entry that does not exist, and lists the rest', async () => {
+    const base = instanceDirectory({
+      ...pluginPackage('acme-fits', `^${coreVersion}`),
+      'config/admin.json': { pluginDirectories: ['plugins-extra'] },
+    });
+    const result = await runPortico(['plugin', 'list', '--base', base]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      `warning ${path.join(base, 'config', 'admin.json')} $.pluginDirectories[0]: ${path.join(base, 'plugins-extra')} does not exist: no plugin is discovered there\n`,
+    );
+    expect(result.stdout).toContain('acme-fits 2.3.4');
+  });
+
   it('an unknown action is a usage error', async () => {
     const result = await runPortico(['plugin', 'remove']);
     expect(result.code).toBe(2);

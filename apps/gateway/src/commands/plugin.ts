@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isPorticoError } from '@portico/gateway-core';
 import {
@@ -9,7 +10,7 @@ import {
   TypeRegistry,
 } from '@portico/gateway-core/runtime';
 import { APP_PACKAGE_JSON, pluginDirectoriesOf } from '../server/gateway.ts';
-import { locateInstance } from '../server/instance.ts';
+import { directoryKind, locateInstance } from '../server/instance.ts';
 import { type Output, UsageError } from './output.ts';
 import { addPlugins } from './plugin-add.ts';
 
@@ -41,9 +42,18 @@ export async function pluginCommand(argv: string[], out: Output): Promise<number
   if (specs.length > 0) throw new UsageError(`plugin list takes no arguments (got '${specs[0]}')`);
   const instance = locateInstance({ base: values.base });
   const admin = (instance.admin ?? {}) as { pluginDirectories?: unknown };
-  const configured = Array.isArray(admin.pluginDirectories)
-    ? admin.pluginDirectories.filter((d): d is string => typeof d === 'string')
-    : [];
+  const written: unknown[] = Array.isArray(admin.pluginDirectories) ? admin.pluginDirectories : [];
+  const configured = written.filter((d): d is string => typeof d === 'string');
+  // A configured directory that is not there is named as the gateway warns of it when it starts.
+  for (const [i, directory] of written.entries()) {
+    if (typeof directory !== 'string') continue;
+    const resolved = path.resolve(instance.base, directory);
+    const kind = directoryKind(resolved);
+    if (kind === 'directory') continue;
+    out.stderr(
+      `warning ${instance.adminFile} $.pluginDirectories[${i}]: ${resolved} ${kind === undefined ? 'does not exist' : 'is not a directory'}: no plugin is discovered there`,
+    );
+  }
   const packages = await discoverPluginPackages(
     { appPackageJson: APP_PACKAGE_JSON, pluginDirectories: pluginDirectoriesOf(instance, configured) },
     createMemoryLogger(),

@@ -131,6 +131,32 @@ describe('portico validate', () => {
     expect(stdout).toEqual(['config/config.json: 1 problem']);
   });
 
+  it('warns of a pluginDirectories entry that does not exist, once, and passes (fails with --strict)', async () => {
+    const base = instance({
+      'config/admin.json': { pluginDirectories: ['plugins-extra'] },
+      // Its objects cannot be created: the routes are checked again alone, loading admin.json twice.
+      'config/config.json': { handler: { type: 'Router', config: { scanInterval: 'forever' } } },
+      'config/routes/10-ok.json': ok,
+    });
+    const admin = path.join(base, 'config/admin.json');
+    const warning = `warning ${admin} $.pluginDirectories[0]: pluginDirectories[0] names ${path.join(base, 'plugins-extra')}, which does not exist: no plugin is discovered there`;
+    const broken = await validate(base);
+    expect(broken.stderr.filter((line) => line.startsWith(warning))).toHaveLength(1);
+    expect(broken.stdout).toContain('config/admin.json: 1 warning');
+    writeFileSync(path.join(base, 'config/config.json'), JSON.stringify(router));
+    const plain = await validate(base);
+    expect(plain.code).toBe(0);
+    expect(plain.stderr).toEqual([expect.stringMatching(/restart it once the directory exists\)$/)]);
+    expect(plain.stderr[0]!.startsWith(warning)).toBe(true);
+    expect(plain.stdout).toEqual([
+      'config/admin.json: 1 warning',
+      'config/config.json: ok',
+      'config/routes/10-ok.json: ok',
+      `${base}: configuration valid (1 route)`,
+    ]);
+    expect((await validate(base, '--strict')).code).toBe(1);
+  });
+
   it('reports the route files of a router nested in a route', async () => {
     const base = instance({
       'config/config.json': router,

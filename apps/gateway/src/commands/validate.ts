@@ -72,8 +72,14 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
       message,
     }))
     // A warning the run-time logs about something validate counts as a problem is shown once.
-    .filter((w) => !problems.some((p) => p.message === w.message && p.details.file === w.file));
+    .filter((w) => !problems.some((p) => p.message === w.message && p.details.file === w.file))
+    // As is one logged by each load of the same file (the routes checked alone load admin.json again).
+    .filter((w, i, all) => all.findIndex((o) => sameWarning(o, w)) === i);
   return report({ problems, warnings, files, base: instance.base, strict, out, routes });
+}
+
+function sameWarning(a: Warning, b: Warning): boolean {
+  return a.message === b.message && a.file === b.file && a.jsonPath === b.jsonPath;
 }
 
 /**

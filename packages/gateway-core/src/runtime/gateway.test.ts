@@ -83,6 +83,35 @@ describe('createGateway({ base })', () => {
   });
 });
 
+describe("admin.json's pluginDirectories", () => {
+  it('warns of each directory that is not there, naming the setting, the file and the path', async () => {
+    const base = instance({
+      'config/admin.json': { pluginDirectories: ['plugins-extra', 'config/admin.json', 'config'] },
+      'config/config.json': { handler: { type: 'Router', config: { scanInterval: 'disabled' } } },
+    });
+    const records = createMemoryLogger();
+    await created({ base, logger: records });
+    const admin = path.join(base, 'config', 'admin.json');
+    const warnings = records.records.filter((r) => r.message.startsWith('pluginDirectories'));
+    expect(warnings).toEqual([
+      {
+        level: 'warn',
+        message: expect.stringMatching(
+          new RegExp(
+            `^pluginDirectories\\[0\\] names ${path.join(base, 'plugins-extra')}, which does not exist: no plugin is discovered there .*restart`,
+          ),
+        ),
+        data: { file: admin, jsonPath: '$.pluginDirectories[0]' },
+      },
+      {
+        level: 'warn',
+        message: expect.stringContaining(`names ${admin}, which is not a directory`),
+        data: { file: admin, jsonPath: '$.pluginDirectories[1]' },
+      },
+    ]);
+  });
+});
+
 describe('createGateway({ config })', () => {
   it('serves an in-memory config.json, its routes from the routes directory given', async () => {
     const routes = path.join(

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import os from 'node:os';
@@ -138,6 +139,7 @@ export async function createGateway(options: CreateGatewayOptions): Promise<Gate
   registry.register(coreManifest);
   for (const manifest of options.plugins ?? []) registry.register(manifest);
   const configured = settings.pluginDirectories.map((d) => path.resolve(instance.base, d));
+  warnMissingPluginDirectories(configured, instance.adminFile, logger);
   await registry.discover({
     ...(options.appPackageJson === undefined ? {} : { appPackageJson: options.appPackageJson }),
     // An in-memory configuration has no instance directory whose `plugins` folder would be read.
@@ -383,6 +385,37 @@ export function koaExchange(exchange: ExchangeOptions): KoaMiddleware {
 }
 
 function toVoid(): void {}
+
+/**
+ * Says, once per load, which of admin.json's `pluginDirectories` is not a directory (a misspelt or
+ * not yet created path): nothing is discovered there, and plugins are only discovered at start.
+ */
+function warnMissingPluginDirectories(
+  directories: readonly string[],
+  file: string | undefined,
+  logger: Logger,
+): void {
+  for (const [i, directory] of directories.entries()) {
+    const fault = directoryFault(directory);
+    if (fault === undefined) continue;
+    logger.warn(
+      `pluginDirectories[${i}] names ${directory}, which ${fault}: no plugin is discovered there ` +
+        '(plugin directories are read when the gateway starts; restart it once the directory exists)',
+      { ...(file === undefined ? {} : { file }), jsonPath: `$.pluginDirectories[${i}]` },
+    );
+  }
+}
+
+/** Why `directory` cannot be listed: `does not exist`, `is not a directory`; undefined when it can. */
+function directoryFault(directory: string): string | undefined {
+  try {
+    return statSync(directory).isDirectory() ? undefined : 'is not a directory';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT'
+      ? 'does not exist'
+      : `cannot be read (${(error as Error).message})`;
+  }
+}
 
 /** Where an instance's plugins are installed: `<instance>/plugins`, then admin.json's `pluginDirectories`. */
 export function pluginDirectoriesOf(instance: Instance, configured: readonly string[]): string[] {
