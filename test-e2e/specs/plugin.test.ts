@@ -124,3 +124,42 @@ describe('a third-party plugin installed in <base>/plugins', () => {
     expect(problems.filter((line) => line.includes('40-typo.json'))).toHaveLength(1);
   });
 });
+
+describe('a plugin installed while the gateway runs', () => {
+  it('a route using its type says the package is there and the gateway needs a restart', async () => {
+    const base = instanceDirectory({});
+    const gw = await startGateway({ base });
+    try {
+      // What `npm install --prefix plugins` leaves, written after the gateway discovered its plugins.
+      writeInstanceFile(base, 'plugins/node_modules/acme-late/package.json', {
+        name: 'acme-late',
+        version: '1.0.0',
+        type: 'module',
+        exports: { '.': './index.js', './package.json': './package.json' },
+        portico: { kind: 'handler', types: ['LateHandler'] },
+        peerDependencies: { '@portico/gateway-core': '*' },
+      });
+      writeInstanceFile(base, 'plugins/node_modules/acme-late/index.js', "throw new Error('imported');");
+      writeInstanceFile(base, 'config/routes/10-late.json', { handler: { type: 'LateHandler' } });
+      writeInstanceFile(base, 'config/routes/20-typo.json', { handler: { type: 'LateHandlr' } });
+      const failures = await waitFor('both routes to fail', async () => {
+        const { body } = await json(`${gw.url}/openig/api/routes`);
+        const found = body.routers[0].failures as Failure[];
+        return found.length === 2 ? found : undefined;
+      });
+      const message = (id: string) => failures.find((f) => f.id === id)?.problems[0]?.message;
+      expect(message('10-late')).toMatch(
+        new RegExp(
+          `^unknown type 'LateHandler'; .*; 'acme-late' \\(${path.join(base, 'plugins', 'node_modules', 'acme-late')}\\) provides it, but was installed after the gateway discovered its plugins: plugins are loaded when the gateway starts, restart it to use acme-late$`,
+        ),
+      );
+      expect(message('20-typo')).toMatch(
+        /^unknown type 'LateHandlr'; .*; plugins are loaded when the gateway starts: if the package providing it was installed since, restart the gateway$/,
+      );
+      // The log line says it too.
+      expect(gw.output()).toContain('restart it to use acme-late');
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  });
+});

@@ -376,6 +376,22 @@ describe('Router', () => {
     expect(await label('/elsewhere')).toBe(404);
   });
 
+  it('says of an unknown type in a route added while serving that plugins are loaded at start', async () => {
+    const { router, write } = await setup({ 'at-start.json': { handler: { type: 'NoSuchHandler' } } });
+    const message = (id: string) => router.failures.find((f) => f.id === id)?.problems[0]?.message;
+    // At start the plugins were just discovered: the type is unknown, nothing more.
+    expect(message('at-start')).toMatch(/^unknown type 'NoSuchHandler'; known handler types: [^;]*$/);
+    write('later.json', { handler: { type: 'GreetingHandler' } });
+    await router.scan();
+    expect(message('later')).toMatch(
+      /^unknown type 'GreetingHandler'; known handler types: [^;]*; plugins are loaded when the gateway starts: if the package providing it was installed since, restart the gateway$/,
+    );
+    // Not said of what no plugin could provide.
+    write('secrets.json', route('a', undefined, { secrets: { stores: [] } }));
+    await router.scan();
+    expect(message('secrets')).not.toContain('restart');
+  });
+
   it('refuses secret stores with a clear error instead of reading them as a decorator', async () => {
     const { router } = await setup({ 'a.json': route('a', undefined, { secrets: { stores: [] } }) });
     expect(router.failures[0]!.problems[0]).toMatchObject({

@@ -80,6 +80,8 @@ export class Router implements Handler {
   #rescan = false;
   #debounce: NodeJS.Timeout | undefined;
   #destroyed = false;
+  /** The first scan is done: a route loaded from now on was added or changed while serving. */
+  #started = false;
 
   constructor(options: RouterOptions) {
     this.#options = options;
@@ -88,6 +90,7 @@ export class Router implements Handler {
   /** Loads the routes once and starts watching. Resolves when the first scan is done. */
   async start(): Promise<void> {
     await this.scan();
+    this.#started = true;
     if (this.#options.scanInterval.isZero || this.#destroyed) return;
     const interval = Math.min(this.#options.scanInterval.toMillis(), 2 ** 31 - 1);
     this.#timer = setInterval(() => void this.scan(), interval);
@@ -278,7 +281,8 @@ export class Router implements Handler {
         );
       }
     } catch (error) {
-      const problems = fileProblems(error, file);
+      const found = fileProblems(error, file);
+      const problems = this.#started ? found.map(withRestartHint) : found;
       this.#failures.set(id, { id, file, problems, previousVersionServing: previous !== undefined, mtimeMs });
       logger.error('route not loaded', {
         route: id,
@@ -363,6 +367,20 @@ async function readRouteFile(file: string, maxSize: number): Promise<string> {
  * The problems of a route file that failed to load. A failure that is not a coded error (a file that
  * cannot be read, a fault in a plugin) is still this file's problem, so that it never stops the scan.
  */
+/**
+ * An unknown type in a route loaded while serving: perhaps its plugin was installed after the gateway
+ * started, which discovers plugins only then. Said unless the registry already named such a package.
+ */
+function withRestartHint(problem: PorticoError): PorticoError {
+  if (problem.code !== ErrorCode.UNKNOWN_TYPE || !problem.message.startsWith('unknown type')) return problem;
+  if (problem.message.includes('restart')) return problem;
+  return new PorticoError(
+    problem.code,
+    `${problem.message}; plugins are loaded when the gateway starts: if the package providing it was installed since, restart the gateway`,
+    problem.details,
+  );
+}
+
 function fileProblems(error: unknown, file: string): PorticoError[] {
   const problems = problemsOf(error);
   if (problems.length > 0) return problems;

@@ -216,6 +216,31 @@ describe('discovery', () => {
     expect((await flat.resolve('HiddenFilter', 'filter')).type).toBe('HiddenFilter');
   });
 
+  it('says which package installed after discovery provides an unknown type, and to restart', async () => {
+    const { registry } = newRegistry();
+    const imports = imported().length;
+    const plugins = path.join(temporary, 'late-plugins');
+    await mkdir(plugins, { recursive: true });
+    const appPackageJson = path.join(temporary, 'empty-app', 'package.json');
+    await registry.discover({ appPackageJson, pluginDirectories: [plugins] });
+    const before = await failure(registry.resolve('FixtureHeaderFilter'));
+    expect(before.code).toBe(ErrorCode.UNKNOWN_TYPE);
+    expect(before.message).not.toContain('restart');
+    // Installed while the gateway runs: found by name, by alias and as a Java class name, never imported.
+    await install(plugins, 'portico-fixture-header', path.join(packages, 'fixture-header'));
+    const after = await failure(registry.resolve('FixtureHeaderFilter'));
+    expect(after.code).toBe(ErrorCode.UNKNOWN_TYPE);
+    expect(after.message).toMatch(
+      /^unknown type 'FixtureHeaderFilter'; known types: none; 'portico-fixture-header' \(\S+\) provides it, but was installed after the gateway discovered its plugins: plugins are loaded when the gateway starts, restart it to use portico-fixture-header$/,
+    );
+    const alias = await failure(registry.resolve('FixtureRedirectFilter', 'filter'));
+    expect(alias.message).toContain("'portico-fixture-header'");
+    const java = await failure(registry.resolve('org.example.FixtureHeaderPolicy'));
+    expect(java.message).toContain("'portico-fixture-header'");
+    expect((await failure(registry.resolve('NoSuchFilter'))).message).not.toContain('restart');
+    expect(imported()).toHaveLength(imports);
+  });
+
   it('fails loudly when two discovered packages provide the same type', async () => {
     const { registry } = newRegistry();
     const appPackageJson = path.join(temporary, 'empty-app', 'package.json');

@@ -50,6 +50,8 @@ export class TypeRegistry implements TypeResolver {
   private readonly names = new Map<string, Entry>();
   /** Manifests and package folders already registered, so registering one again changes nothing. */
   private readonly registered = new Set<unknown>();
+  /** Where `discover` looked: looked at again for a type no package provided then. */
+  private readonly discovered: DiscoveryOptions[] = [];
 
   constructor(options: TypeRegistryOptions = {}) {
     this.coreVersion = options.coreVersion ?? CORE_VERSION;
@@ -107,6 +109,7 @@ export class TypeRegistry implements TypeResolver {
   async discover(options: DiscoveryOptions): Promise<string[]> {
     const packages = await discoverPluginPackages(options, this.logger);
     for (const pkg of packages) this.registerPackage(pkg);
+    this.discovered.push(options);
     return packages.map((pkg) => pkg.packageName);
   }
 
@@ -116,7 +119,7 @@ export class TypeRegistry implements TypeResolver {
    */
   async resolve(type: string, kind?: Kind): Promise<Heaplet> {
     const entry = this.entryOf(type);
-    if (entry === undefined) throw this.unknownType(type, kind);
+    if (entry === undefined) throw await this.unknownType(type, kind);
     if (kind !== undefined && entry.kind !== kind) {
       throw new PorticoError(
         ErrorCode.REFERENCE,
@@ -213,19 +216,48 @@ export class TypeRegistry implements TypeResolver {
     }
   }
 
-  private unknownType(type: string, kind: Kind | undefined): PorticoError {
+  private async unknownType(type: string, kind: Kind | undefined): Promise<PorticoError> {
     const known = this.knownTypes(kind);
     const lower = type.toLowerCase();
     const near = [...this.names.keys()].find((name) => name.toLowerCase() === lower);
     const hint = near === undefined ? '' : ` (did you mean '${near}'?)`;
     const list = known.length > 0 ? known.join(', ') : 'none';
+    const late = await this.providedSince(type);
+    const restart =
+      late === undefined
+        ? ''
+        : `; '${late.packageName}' (${late.packageDir}) provides it, but was installed after the ` +
+          `gateway discovered its plugins: plugins are loaded when the gateway starts, restart it to use ${late.packageName}`;
     return new PorticoError(
       ErrorCode.UNKNOWN_TYPE,
-      `unknown type '${type}'${hint}; known ${kind === undefined ? '' : `${kind} `}types: ${list}`,
+      `unknown type '${type}'${hint}; known ${kind === undefined ? '' : `${kind} `}types: ${list}${restart}`,
       { expected: kind === undefined ? 'a known type' : `${article(kind)} type` },
     );
   }
+
+  /**
+   * A plugin package providing `type` that the places `discover` looked now hold (their package.json
+   * read again, nothing imported): one installed, or updated, since. Undefined when there is none, or
+   * when nothing was discovered.
+   */
+  private async providedSince(type: string): Promise<PluginPackage | undefined> {
+    const simple = simpleClassName(type);
+    const provides = (pkg: PluginPackage) =>
+      [...pkg.types, ...Object.keys(pkg.aliases ?? {})].some((name) => name === type || name === simple);
+    for (const options of this.discovered) {
+      try {
+        const found = (await discoverPluginPackages(options, QUIET)).find(provides);
+        if (found !== undefined) return found;
+      } catch {
+        // The app's package.json cannot be read now: no hint, the error stands as it is.
+      }
+    }
+    return undefined;
+  }
 }
+
+/** Logs nothing: looking again for a late plugin must not repeat discovery's warnings. */
+const QUIET: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 /**
  * A plugin whose manifest was made by another copy of the core (npm installed the peer beside the
