@@ -117,6 +117,84 @@ describe('portico start on a port already in use', () => {
   });
 });
 
+describe('portico start on a host that is not this machine’s, or a port given otherwise', () => {
+  let taken: Server;
+  let port: number;
+  beforeAll(async () => {
+    taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, resolve));
+    port = (taken.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+
+  const start = (base: string, ...args: string[]) =>
+    runPortico(['start', '--base', base, '--workers', '1', '--log-format', 'json', ...args]);
+  const expectNoStack = (text: string) => expect(text).not.toMatch(/^\s+at /m);
+
+  it("names admin.json's connector host, not its port, when the host is not an address here", async () => {
+    // TEST-NET-1 (RFC 5737): never an address of this machine.
+    const base = instanceDirectory({ 'config/admin.json': { connectors: [{ port: 0, host: '192.0.2.1' }] } });
+    const result = await start(base);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      `PORTICO_E_LISTEN ${path.join(base, 'config', 'admin.json')} $.connectors[0].host: cannot listen on port 0: host 192.0.2.1 is not an address of this machine (expected an address of one of this machine's network interfaces (127.0.0.1 for loopback only): change admin.json connectors[0].host (leave it out to listen on every address), or start with --host H)`,
+    );
+  });
+
+  it('names the host of a connector whose name does not resolve, without a stack trace', async () => {
+    const base = instanceDirectory({
+      'config/admin.json': { connectors: [{ port: 0, host: 'no-such-host.invalid' }] },
+    });
+    const result = await start(base);
+    expect(result.code).toBe(1);
+    expectNoStack(result.stderr);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^PORTICO_E_LISTEN ${path.join(base, 'config', 'admin.json')} \\$\\.connectors\\[0\\]\\.host: cannot listen on port 0: host no-such-host\\.invalid (is not an address of this machine: no such host name|could not be resolved)`,
+      ),
+    );
+  });
+
+  it.each([1, 2])('names --host when the command line gave the host (%i worker(s))', async (workers) => {
+    const base = instanceDirectory({ 'config/admin.json': { connectors: [{ port: 0, host: '127.0.0.1' }] } });
+    for (const args of [
+      ['--port', '0', '--host', '192.0.2.1'],
+      ['--host', '192.0.2.1'],
+    ]) {
+      const result = await start(base, ...args, '--workers', String(workers));
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stderr.trim()).toBe(
+        "PORTICO_E_LISTEN: cannot listen on port 0: host 192.0.2.1 is not an address of this machine (expected an address of one of this machine's network interfaces (127.0.0.1 for loopback only): another --host H, or no --host to listen on every address)",
+      );
+    }
+  });
+
+  it("names admin.json's connector port when it is a token (not the default connector)", async () => {
+    const base = instanceDirectory({ 'config/admin.json': { connectors: [{ port: '&{e2e.listen.port}' }] } });
+    const result = await start(base, `-De2e.listen.port=${port}`);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toMatch(
+      new RegExp(
+        `^PORTICO_E_LISTEN ${path.join(base, 'config', 'admin.json')} \\$\\.connectors\\[0\\]\\.port: cannot listen: port ${port} .*already in use \\(expected a port this process can listen on: change admin.json connectors\\[0\\]\\.port, or start with --port N\\)$`,
+      ),
+    );
+  });
+
+  it('a --host without --port listens on the ports of admin.json’s connectors at that host', async () => {
+    const base = instanceDirectory({
+      'config/admin.json': { connectors: [{ port: 0, host: '192.0.2.1' }] },
+      'config/routes/10-good.json': good,
+    });
+    const gw = await startGateway({ base, adminConnectors: true, args: ['--host', '127.0.0.1'] });
+    try {
+      expect(gw.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(await (await fetch(`${gw.url}/good`)).text()).toBe('good');
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  });
+});
+
 describe('portico start log lines', () => {
   it("carry one pid each: the primary logs a worker's under its own key", async () => {
     const base = instanceDirectory({ 'config/routes/10-good.json': good });

@@ -22,7 +22,8 @@ SIGTERM or SIGINT stops accepting, lets in-flight requests finish and exits 0.
 
 Options:
   --base DIR             instance directory (default: $PORTICO_BASE, else $HOME/.portico)
-  --port N, --host H     listen there instead of admin.json's connectors
+  --port N, --host H     listen there instead of admin.json's connectors (--host alone:
+                         their ports, at that host)
   --workers N            processes (default: one per core; 1 for a single process)
   --log-format json|pretty
   -Dname=value           set a system property (repeatable)

@@ -7,7 +7,7 @@ import { createLogger, type LogFormat } from '../logging.ts';
 import { startSampleApp } from '../quickstart/sample-app.ts';
 import { locateInstance } from '../server/instance.ts';
 import { resumeOptimisingCompilers } from '../server/optimising-compilers.ts';
-import { type RunningServer, startServer } from '../server/server.ts';
+import { failedConnector, type RunningServer, startServer } from '../server/server.ts';
 import { listenError } from './listen-error.ts';
 import { type Output, UsageError } from './output.ts';
 import { setSystemProperties } from './system-properties.ts';
@@ -50,7 +50,7 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
   } catch (error) {
     const failure = isPorticoError(error)
       ? error
-      : listenError(error, { instance, portOption: port !== undefined });
+      : listenError(error, { instance, connector: failedConnector(error) });
     if (failure === undefined) throw error;
     for (const problem of problemsOf(failure)) logger.error('cannot start', problem.toJSON());
     // A worker tells the primary, which prints it once (not once per worker) and stops.

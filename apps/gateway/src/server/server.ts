@@ -50,10 +50,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   });
   const listener = createRequestListener(gateway, logger, sessions.producer);
   const upgrade = upgradeListener(gateway, logger);
-  const connectors: ConnectorSettings[] =
-    options.port !== undefined
-      ? [{ port: options.port, ...(options.host ? { host: options.host } : {}) }]
-      : (gateway.settings.connectors ?? [{ port: 8080, ...(options.host ? { host: options.host } : {}) }]);
+  const connectors = connectorsOf(gateway.settings, options);
 
   const servers: http.Server[] = [];
   /** Whether each server in `servers` is a TLS connector. */
@@ -115,9 +112,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       server.on('connect', refuseConnect);
       server.on('clientError', answerClientError);
       await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
+        const failed = (error: unknown) => {
+          // Which connector, and where its port and host were given, for the coded error.
+          if (error !== null && typeof error === 'object') CONNECTOR_OF.set(error, connector);
+          reject(error);
+        };
+        server.once('error', failed);
         server.listen(connector.port, connector.host, () => {
-          server.off('error', reject);
+          server.off('error', failed);
           resolve();
         });
       });
@@ -168,6 +170,51 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await sessions.close();
     })());
   return { gateway, urls, stop };
+}
+
+/**
+ * A connector to listen on, and where its settings come from: admin.json's `connectors[index]`, the
+ * command line's `--port` and `--host`, or the default (port 8080 on every address).
+ */
+export interface Connector extends ConnectorSettings {
+  /** Its index in admin.json's `connectors`; undefined for `--port` and the default connector. */
+  index: number | undefined;
+  portFrom: 'option' | 'admin' | 'default';
+  /** Undefined when no host is given (every address). */
+  hostFrom: 'option' | 'admin' | undefined;
+}
+
+/**
+ * What to listen on: one connector on `--port` (and `--host`), else admin.json's connectors (each on
+ * `--host` instead of its own host when that is given), else port 8080.
+ */
+export function connectorsOf(
+  settings: AdminSettings,
+  options: { port?: number; host?: string },
+): Connector[] {
+  const host = options.host ? { host: options.host, hostFrom: 'option' as const } : { hostFrom: undefined };
+  if (options.port !== undefined)
+    return [{ port: options.port, index: undefined, portFrom: 'option', ...host }];
+  if (settings.connectors === undefined)
+    return [{ port: 8080, index: undefined, portFrom: 'default', ...host }];
+  return settings.connectors.map((connector, index) => ({
+    ...connector,
+    index,
+    portFrom: 'admin',
+    ...(options.host
+      ? host
+      : connector.host === undefined
+        ? { hostFrom: undefined }
+        : { hostFrom: 'admin' as const }),
+  }));
+}
+
+/** The connector whose listening failed with this error. */
+const CONNECTOR_OF = new WeakMap<object, Connector>();
+
+/** The connector a failure of `startServer` came from, when it failed to listen. */
+export function failedConnector(error: unknown): Connector | undefined {
+  return error !== null && typeof error === 'object' ? CONNECTOR_OF.get(error) : undefined;
 }
 
 /**
