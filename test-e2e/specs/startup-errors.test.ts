@@ -151,6 +151,30 @@ describe('an instance directory named but not there', () => {
   });
 });
 
+describe("admin.json's temporaryDirectory", () => {
+  it('under /proc is refused at once by validate (with the other problems) and start, exit 1', async () => {
+    const base = instanceDirectory({
+      'config/admin.json': { temporaryDirectory: '/proc/portico-e2e/tmp' },
+      'config/routes/broken.json': brokenRoute,
+    });
+    const admin = path.join(base, 'config', 'admin.json');
+    const problem = `PORTICO_E_CONFIG ${admin} $.temporaryDirectory: temporaryDirectory names /proc/portico-e2e/tmp, which is under /proc, a filesystem of the kernel, not a place for files (expected a directory the gateway can create and write to, outside /proc, /sys and /dev)`;
+    // Node's recursive mkdir never returned there: killed after 15 seconds, the command failed.
+    const validated = await runPortico(['validate', '--base', base], { timeoutMs: 15_000 });
+    expect(validated.code).toBe(1);
+    expect(validated.stderr.split('\n')).toContain(problem);
+    expect(validated.stderr).toMatch(/broken\.json \$\.handler: no heap object named/);
+    expect(validated.stdout).toContain('config/admin.json: 1 problem');
+    const started = await runPortico(['start', '--base', base, '--workers', '1', '--port', '0'], {
+      timeoutMs: 15_000,
+    });
+    expect(started.code).toBe(1);
+    expectNoStack(started.stderr);
+    expect(started.stderr).toBe(`${problem}\n`);
+    expect(started.stdout).not.toContain('listening on');
+  });
+});
+
 describe('npm start', () => {
   it('takes a relative --base from the repository root, and stops on a SIGTERM sent to npm', async () => {
     const root = path.resolve(path.dirname(porticoBin), '../../..');

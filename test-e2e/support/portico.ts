@@ -11,16 +11,23 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs the real `portico` command as a separate process, on the same Node as the tests. */
+/**
+ * Runs the real `portico` command as a separate process, on the same Node as the tests. With
+ * `timeoutMs`, a command still running then is killed (its code is null): a hang fails the test
+ * without leaving the process behind.
+ */
 export function runPortico(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [porticoBin, ...args], {
       cwd: options.cwd ?? root,
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.timeoutMs === undefined
+        ? {}
+        : { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const }),
     });
     let stdout = '';
     let stderr = '';

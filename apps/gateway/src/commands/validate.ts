@@ -10,6 +10,7 @@ import {
   problemsOf,
   type Router,
   readInstance,
+  temporaryDirectoryProblem,
 } from '@portico/gateway-core/runtime';
 import { APP_PACKAGE_JSON, Gateway } from '../server/gateway.ts';
 import { type Instance, locateInstance } from '../server/instance.ts';
@@ -195,6 +196,9 @@ function adminProblems(instance: Instance): PorticoError[] {
     file: instance.adminFile,
     logger: quiet,
   }).errors;
+  // A temporary directory that cannot be used (under /proc, not writable): start refuses it.
+  const temporary = temporaryDirectoryProblem(instance);
+  if (temporary !== undefined) problems.push(temporary);
   // The server's own session settings, which `portico start` reads as it starts.
   const session = (instance.admin as { session?: unknown } | undefined)?.session;
   if (session !== undefined)

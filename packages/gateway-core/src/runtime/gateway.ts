@@ -18,7 +18,7 @@ import { consoleLogger, type Logger } from '../logging.ts';
 import { TypeRegistry } from '../registry/registry.ts';
 import type { Handler } from '../types.ts';
 import { type ExchangeOptions, handleExchange } from './exchange.ts';
-import { type Instance, readInstance, temporaryDirectoryOf } from './instance.ts';
+import { type Instance, readInstance, temporaryDirectoryOf, temporaryDirectoryProblem } from './instance.ts';
 import { type AdminSettings, adminSchema, configFields } from './settings.ts';
 import { handleUpgrade } from './upgrade.ts';
 
@@ -135,6 +135,9 @@ export async function createGateway(options: CreateGatewayOptions): Promise<Gate
     logger,
   });
   if (!settings) throw combineProblems(errors);
+  // Before anything is created: objects may write there as soon as they are.
+  const temporary = temporaryDirectoryProblem(instance);
+  if (temporary !== undefined) throw temporary;
   const registry = new TypeRegistry();
   registry.register(coreManifest);
   for (const manifest of options.plugins ?? []) registry.register(manifest);

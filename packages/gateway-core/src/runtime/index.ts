@@ -102,6 +102,6 @@ export {
   pluginDirectoriesOf,
   type ServeOptions,
 } from './gateway.ts';
-export { type Instance, readInstance } from './instance.ts';
+export { type Instance, readInstance, temporaryDirectoryProblem } from './instance.ts';
 export { type AdminSettings, adminSchema, type ConnectorSettings, configFields } from './settings.ts';
 export { answerUpgrade, handleUpgrade, type UpgradeOptions } from './upgrade.ts';

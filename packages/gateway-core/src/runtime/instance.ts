@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfigJson } from '../config/json.ts';
 import { resolveTokens } from '../config/tokens.ts';
@@ -95,14 +95,86 @@ function readJsonFile(file: string): unknown {
   return resolveTokens(parseConfigJson(text, file), { file });
 }
 
-/** admin.json's temporaryDirectory (relative to `base`), else `fallback`; created when missing. */
+/**
+ * admin.json's temporaryDirectory (relative to `base`), else `fallback`; created when missing, unless
+ * it is under a filesystem of the kernel (`/proc`, where Node's recursive mkdir never returns).
+ */
 export function temporaryDirectoryOf(base: string, admin: unknown, fallback: string): string {
   const configured = (admin as { temporaryDirectory?: unknown } | null)?.temporaryDirectory;
   const dir = typeof configured === 'string' ? path.resolve(base, configured) : fallback;
+  if (kernelFilesystemOf(dir) !== undefined) return dir;
   try {
     mkdirSync(dir, { recursive: true });
   } catch {
-    // Reported when something first needs it.
+    // Reported when something first needs it, or by `temporaryDirectoryProblem` when configured.
   }
   return dir;
+}
+
+/**
+ * Why admin.json's `temporaryDirectory` cannot be used, as a coded error at `$.temporaryDirectory`:
+ * it is under `/proc`, `/sys` or `/dev` (`/dev/shm` excepted), it could not be created, it is not a
+ * directory, or this process cannot write to it. Undefined when admin.json names none (the default
+ * is only reported when something needs it) or when it can be used. `readInstance` created it.
+ */
+export function temporaryDirectoryProblem(instance: Instance): PorticoError | undefined {
+  const configured = (instance.admin as { temporaryDirectory?: unknown } | null)?.temporaryDirectory;
+  if (typeof configured !== 'string') return undefined;
+  const dir = instance.environment.temporaryDirectory;
+  const fault = temporaryDirectoryFault(dir);
+  if (fault === undefined) return undefined;
+  return new PorticoError(ErrorCode.CONFIG, `temporaryDirectory names ${dir}, which ${fault}`, {
+    ...(instance.adminFile === undefined ? {} : { file: instance.adminFile }),
+    jsonPath: '$.temporaryDirectory',
+    expected: 'a directory the gateway can create and write to, outside /proc, /sys and /dev',
+  });
+}
+
+function temporaryDirectoryFault(dir: string): string | undefined {
+  const kernel = kernelFilesystemOf(dir);
+  if (kernel !== undefined) return `is under ${kernel}, a filesystem of the kernel, not a place for files`;
+  try {
+    if (!statSync(dir).isDirectory()) return 'is not a directory';
+  } catch {
+    try {
+      // Again, for the reason it failed (a parent that is a file, or that this user cannot write).
+      mkdirSync(dir, { recursive: true });
+    } catch (error) {
+      return `cannot be created: ${(error as Error).message}`;
+    }
+  }
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    return `cannot be written to: ${(error as Error).message}`;
+  }
+  return undefined;
+}
+
+/** Filesystems of the kernel, not for files; `/dev/shm` (shared memory, a tmpfs) is fit for them. */
+const KERNEL_FILESYSTEMS = ['/proc', '/sys', '/dev'];
+
+/**
+ * `/proc`, `/sys` or `/dev` when `dir` is one of them or lies under one (its deepest existing part
+ * taken with links followed, so that a link into /proc counts), else undefined.
+ */
+function kernelFilesystemOf(dir: string): string | undefined {
+  if (process.platform === 'win32') return undefined;
+  let existing = path.resolve(dir);
+  let rest = '';
+  for (;;) {
+    try {
+      existing = realpathSync(existing);
+      break;
+    } catch {
+      const parent = path.dirname(existing);
+      if (parent === existing) break;
+      rest = path.join(path.basename(existing), rest);
+      existing = parent;
+    }
+  }
+  const real = path.join(existing, rest);
+  const under = (root: string) => real === root || real.startsWith(`${root}/`);
+  if (under('/dev/shm')) return undefined;
+  return KERNEL_FILESYSTEMS.find(under);
 }
