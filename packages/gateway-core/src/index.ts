@@ -53,6 +53,7 @@ export {
   compileLValue,
   type ExpectedType,
   type Expression,
+  type ExpressionOrigin,
   type LValueExpression,
 } from './expression/expression.ts';
 export { compileJavaRegex } from './expression/java/regex.ts';

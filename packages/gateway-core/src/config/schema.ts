@@ -8,6 +8,7 @@ import {
   compileLValue,
   type ExpectedType,
   type Expression,
+  type ExpressionOrigin,
   type LValueExpression,
 } from '../expression/expression.ts';
 import { containsExpression } from '../expression/template.ts';
@@ -34,6 +35,8 @@ export interface ParseContext {
   errors: PorticoError[];
   /** When present, every Reference made is added here, also when other settings fail. */
   references?: Reference[];
+  /** What the evaluation warnings of its expressions name: the route, the heap object, the file. */
+  origin?: Readonly<ExpressionOrigin>;
 }
 
 /** Marks a value that failed to parse; the error is already in the context. */
@@ -179,6 +182,7 @@ export abstract class ScalarSchema<T> extends Schema<T> {
         // Evaluated untyped, so that a result of the wrong type is reported rather than taken as null.
         resolved = compile(value, 'any', {
           logger: ctx.logger,
+          ...whereWritten(ctx, path),
           names: nameCheck(ctx, path, value, new Set(Object.keys(ctx.bindings))),
         }).evaluate(ctx.bindings);
       } catch (error) {
@@ -324,6 +328,14 @@ export function nameCheck(
   };
 }
 
+/** What an expression at `path` names in its evaluation warnings: where it is written. */
+export function whereWritten(
+  ctx: ParseContext,
+  path: string,
+): { origin?: Readonly<ExpressionOrigin>; jsonPath: string } {
+  return ctx.origin === undefined ? { jsonPath: path } : { origin: ctx.origin, jsonPath: path };
+}
+
 /** A run-time expression: compiled while loading, evaluated per request. Plain values are constants. */
 export class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<unknown>> {
   readonly expected: string;
@@ -344,6 +356,7 @@ export class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<
       // The heap's properties (in the configuration-time bindings) stay readable per request.
       return compile(value as string, this.type, {
         logger: ctx.logger,
+        ...whereWritten(ctx, path),
         constants: ctx.bindings,
         names: nameCheck(ctx, path, value as string, RUN_TIME_NAMES),
       });
@@ -362,7 +375,11 @@ export class LValueSchema extends Schema<LValueExpression> {
     if (typeof value !== 'string')
       return fail(ctx, path, `${JSON.stringify(value)} is not ${this.expected}`, this.expected);
     try {
-      return compileLValue(value, { logger: ctx.logger, names: nameCheck(ctx, path, value, RUN_TIME_NAMES) });
+      return compileLValue(value, {
+        logger: ctx.logger,
+        ...whereWritten(ctx, path),
+        names: nameCheck(ctx, path, value, RUN_TIME_NAMES),
+      });
     } catch (error) {
       return record(ctx, error, path);
     }
@@ -593,6 +610,10 @@ export interface ParseOptions {
    * `portico validate`, which checks the objects they name although their referrer cannot be made.
    */
   references?: Reference[];
+  /** The route the configuration belongs to, named (with `file`) by its expressions' warnings. */
+  route?: string;
+  /** The heap object the configuration belongs to, named likewise. */
+  object?: string;
 }
 
 /**
@@ -629,8 +650,20 @@ export function checkConfig<T>(
     ...(options.file === undefined ? {} : { file: options.file }),
     ...(options.references === undefined ? {} : { references: options.references }),
   };
+  const origin = originOf(options);
+  if (origin !== undefined) ctx.origin = origin;
   const parsed = schema.parse(value, options.jsonPath ?? '$', ctx);
   return { value: parsed === INVALID ? undefined : parsed, errors: ctx.errors };
+}
+
+/** The route, heap object and file the options name; undefined when they name none. */
+function originOf({ route, object, file }: ParseOptions): ExpressionOrigin | undefined {
+  if (route === undefined && object === undefined && file === undefined) return undefined;
+  return {
+    ...(route === undefined ? {} : { route }),
+    ...(object === undefined ? {} : { object }),
+    ...(file === undefined ? {} : { file }),
+  };
 }
 
 // Objects of these classes cross package boundaries (plugins make and read them): one identity for

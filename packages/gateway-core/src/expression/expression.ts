@@ -61,9 +61,23 @@ export interface LValueExpression {
   assign(bindings: Bindings, value: unknown): void;
 }
 
+/** Where an expression is written, named by its evaluation warnings beside the expression itself. */
+export interface ExpressionOrigin {
+  /** The route whose file holds it. */
+  route?: string;
+  /** The heap object whose configuration holds it. */
+  object?: string;
+  /** The configuration file. */
+  file?: string;
+}
+
 export interface CompileOptions {
   /** Where evaluation warnings go; defaults to standard error. */
   logger?: Logger;
+  /** What the evaluation warnings name (shared by the expressions of one configuration). */
+  origin?: Readonly<ExpressionOrigin>;
+  /** The JSON path of the expression in its file, named by its evaluation warnings. */
+  jsonPath?: string;
   /** Values for top-level names the bindings lack at evaluation: the heap's `properties`. */
   constants?: Readonly<Record<string, unknown>>;
   /** Reports, while compiling, each top-level name that is no binding, constant or implicit object. */
@@ -89,7 +103,7 @@ export function compile<T extends ExpectedType = 'any'>(
   return new CompiledExpression(
     text,
     expectedType,
-    options.logger ?? consoleLogger,
+    warningLimiter(text, options),
     options.constants,
     options.names,
   ) as Expression<Result<T>>;
@@ -100,7 +114,6 @@ export function compile<T extends ExpectedType = 'any'>(
  * `${request.headers['X-Foo']}`: one expression made of a name followed by `.` or `[]` steps.
  */
 export function compileLValue(text: string, options: CompileOptions = {}): LValueExpression {
-  const logger = options.logger ?? consoleLogger;
   const parts = parseTemplate(text);
   const part = parts[0];
   if (parts.length !== 1 || part?.kind !== 'expr' || part.source !== text.trim()) {
@@ -120,7 +133,7 @@ export function compileLValue(text: string, options: CompileOptions = {}): LValu
       'a property such as ${attributes.name}',
     );
   }
-  const warnings = new WarningLimiter(text, logger);
+  const warnings = warningLimiter(text, options);
   const ctx: CompileContext = { text, warn: (m) => warnings.warn(m), names: options.names };
   const container = compileContainer(node.object, ctx);
   const key = compileNode(node.property, ctx).ev;
@@ -186,13 +199,13 @@ class CompiledExpression<T> implements Expression<T> {
   constructor(
     text: string,
     expectedType: ExpectedType,
-    logger: Logger,
+    warnings: WarningLimiter,
     constants?: Readonly<Record<string, unknown>>,
     names?: NameCheck,
   ) {
     this.text = text;
     this.expectedType = expectedType;
-    this.warnings = new WarningLimiter(text, logger);
+    this.warnings = warnings;
     const ctx: CompileContext = { text, warn: (m) => this.warnings.warn(m), constants, names };
     const parts = parseTemplate(text);
     const compiled = parts.map((p) =>
@@ -287,17 +300,33 @@ function convert(value: unknown, type: ExpectedType, warnings: WarningLimiter): 
   return null;
 }
 
-/** Logs the first warning of an expression, then at most one a minute with the count in between. */
+function warningLimiter(text: string, options: CompileOptions): WarningLimiter {
+  return new WarningLimiter(text, options.logger ?? consoleLogger, options.origin, options.jsonPath);
+}
+
+/**
+ * Logs the first warning of an expression, then at most one a minute with the count in between. Each
+ * names the expression and where it is written: the route, the heap object, the file and JSON path.
+ */
 class WarningLimiter {
   private last = 0;
   private suppressed = 0;
 
   private readonly text: string;
   private readonly logger: Logger;
+  private readonly origin: Readonly<ExpressionOrigin> | undefined;
+  private readonly jsonPath: string | undefined;
 
-  constructor(text: string, logger: Logger) {
+  constructor(
+    text: string,
+    logger: Logger,
+    origin: Readonly<ExpressionOrigin> | undefined,
+    jsonPath: string | undefined,
+  ) {
     this.text = text;
     this.logger = logger;
+    this.origin = origin;
+    this.jsonPath = jsonPath;
   }
 
   warn(message: string, level: 'warn' | 'info' = 'warn'): void {
@@ -306,7 +335,12 @@ class WarningLimiter {
       this.suppressed++;
       return;
     }
-    const data: Record<string, unknown> = { expression: this.text, problem: message };
+    const data: Record<string, unknown> = {
+      ...this.origin,
+      ...(this.jsonPath === undefined ? {} : { jsonPath: this.jsonPath }),
+      expression: this.text,
+      problem: message,
+    };
     if (this.suppressed > 0) data.suppressedSinceLast = this.suppressed;
     this.logger[level]('expression evaluated to null', data);
     this.last = now;

@@ -1,4 +1,4 @@
-import { fail, INVALID, nameCheck, type ParseContext, Schema } from '../config/schema.ts';
+import { fail, INVALID, nameCheck, type ParseContext, Schema, whereWritten } from '../config/schema.ts';
 import { isPorticoError } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
@@ -98,6 +98,7 @@ class ConditionSchema extends Schema<Condition> {
         // The heap's properties (configuration-time bindings) stay readable when the condition runs.
         expression: compile(text, 'boolean', {
           logger: ctx.logger,
+          ...whereWritten(ctx, path),
           constants: ctx.bindings,
           names: nameCheck(ctx, path, text, RUN_TIME_NAMES),
         }),

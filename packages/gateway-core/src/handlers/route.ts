@@ -204,9 +204,13 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
   const validating = parentHeap.environment.validating === true;
   const fields = pickRouteFields(json);
   const properties = routeProperties((fields as { properties?: unknown } | null)?.properties);
+  // As the route will be named, for the warnings of its expressions (its condition, its objects').
+  const written = (fields as { name?: unknown } | null)?.name;
+  const routeName = typeof written === 'string' ? written : id;
   const { value: checked, errors } = checkConfig(routeSchema, fields, {
     jsonPath: '$',
     logger,
+    route: routeName,
     properties: { ...parentHeap.properties, ...properties },
     ...(file === undefined ? {} : { file }),
   });
@@ -223,6 +227,7 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
   if (config.secrets !== undefined) found([secretsUnsupported(file)]);
   const heap = parentHeap.child({
     jsonPath: '$.heap',
+    route: routeName,
     ...(properties === undefined ? {} : { properties }),
     ...(file === undefined ? {} : { file }),
     ...(isRecord(config.globalDecorators)

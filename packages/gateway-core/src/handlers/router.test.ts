@@ -392,6 +392,44 @@ describe('Router', () => {
     expect(message('secrets')).not.toContain('restart');
   });
 
+  it("names the route, the heap object, the file and the JSON path of an expression's null warning", async () => {
+    const { router, call, logger } = await setup({
+      '10-greeting.json': {
+        name: 'greeting',
+        condition: '${request.uri.path.frobnicate() == null}',
+        heap: [
+          {
+            name: 'Answer',
+            type: 'StaticResponseHandler',
+            config: { status: 200, entity: '${request.method.frobnicate()}' },
+          },
+        ],
+        handler: 'Answer',
+      },
+    });
+    expect(router.failures).toEqual([]);
+    expect((await call('/')).status).toBe(200);
+    const file = router.routes[0]!.file;
+    const warnings = logger.records.filter((r) => r.message === 'expression evaluated to null');
+    expect(warnings.map((r) => r.data)).toEqual([
+      {
+        route: 'greeting',
+        file,
+        jsonPath: '$.condition',
+        expression: '${request.uri.path.frobnicate() == null}',
+        problem: expect.stringContaining('frobnicate'),
+      },
+      {
+        route: 'greeting',
+        object: 'Answer',
+        file,
+        jsonPath: '$.heap[0].config.entity',
+        expression: '${request.method.frobnicate()}',
+        problem: expect.stringContaining('frobnicate'),
+      },
+    ]);
+  });
+
   it('refuses secret stores with a clear error instead of reading them as a decorator', async () => {
     const { router } = await setup({ 'a.json': route('a', undefined, { secrets: { stores: [] } }) });
     expect(router.failures[0]!.problems[0]).toMatchObject({

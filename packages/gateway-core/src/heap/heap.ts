@@ -59,6 +59,11 @@ export interface HeapOptions {
   logSink?: string;
   /** Likewise for the temporary storage (config.json's `temporaryStorage`); `TemporaryStorage`. */
   temporaryStorage?: string;
+  /**
+   * The route whose heap this is (a child heap of a route's heap belongs to it too), named with the
+   * object by the warnings of its objects' expressions.
+   */
+  route?: string;
 }
 
 export type ChildHeapOptions = Omit<
@@ -99,6 +104,8 @@ export class Heap {
   readonly logSinkName: string;
   /** See HeapOptions.temporaryStorage. */
   readonly temporaryStorageName: string;
+  /** See HeapOptions.route. */
+  readonly route: string | undefined;
   private readonly globals: readonly DecorationStep[];
   private readonly slots = new Map<string, Slot>();
   // The two maps below are made when first needed: a route's heap has no defaults and often no
@@ -130,6 +137,7 @@ export class Heap {
     this.logSinkName = options.logSink ?? options.parent?.logSinkName ?? 'LogSink';
     this.temporaryStorageName =
       options.temporaryStorage ?? options.parent?.temporaryStorageName ?? 'TemporaryStorage';
+    this.route = options.route ?? options.parent?.route;
     const own = globalSteps(options.globalDecorations ?? [], options.file);
     this.globals =
       options.parent !== undefined && own.length === 0
@@ -466,6 +474,8 @@ export class Heap {
       jsonPath: childPath(jsonPath, 'config'),
       properties: this.properties,
       logger: this.logger,
+      ...(this.route === undefined ? {} : { route: this.route }),
+      object: name,
     };
     const config = validating
       ? await this.checkedConfig(heaplet, declaration, options)
