@@ -157,6 +157,25 @@ describe('portico validate', () => {
     expect((await validate(base, '--strict')).code).toBe(1);
   });
 
+  it('reports a number written where text is expected: admin.json prefix, a route name, a Router directory', async () => {
+    const base = instance({
+      'config/admin.json': { prefix: 5 },
+      'config/config.json': {
+        handler: { type: 'Router', config: { directory: 7, scanInterval: 'disabled' } },
+      },
+      'config/routes/10-named.json': { ...ok, name: 10 },
+    });
+    const { code, stderr } = await validate(base);
+    expect(code).toBe(1);
+    expect(stderr).toEqual(
+      expect.arrayContaining([
+        `PORTICO_E_CONFIG ${path.join(base, 'config/admin.json')} $.prefix: 5 is not a string (expected a string)`,
+        `PORTICO_E_CONFIG ${path.join(base, 'config/config.json')} $.handler.config.directory: 7 is not a string (expected a string)`,
+        `PORTICO_E_CONFIG ${path.join(base, 'config/routes/10-named.json')} $.name: 10 is not a string (expected a string)`,
+      ]),
+    );
+  });
+
   it('reports the route files of a router nested in a route', async () => {
     const base = instance({
       'config/config.json': router,

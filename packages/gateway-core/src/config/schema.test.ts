@@ -122,7 +122,16 @@ describe('validation', () => {
       { logger },
     );
     expect(errors.map((e) => e.details.jsonPath).sort()).toEqual(
-      ['$.connections', '$.extra', '$.mode', '$.name', '$.secure', '$.soTimeout', '$.tags[2]'].sort(),
+      [
+        '$.connections',
+        '$.extra',
+        '$.mode',
+        '$.name',
+        '$.secure',
+        '$.soTimeout',
+        '$.tags[1]',
+        '$.tags[2]',
+      ].sort(),
     );
     expect(errors.every((e) => e.code === 'PORTICO_E_CONFIG' && e.details.expected)).toBe(true);
   });
@@ -146,6 +155,22 @@ describe('validation', () => {
   it('accepts enumerations in any case and numbers written as text', () => {
     const parsed = parseConfig(clientSettings, { name: 'x', mode: 'response', connections: '8' }, { logger });
     expect(parsed).toMatchObject({ mode: 'RESPONSE', connections: 8 });
+  });
+
+  it('refuses a number or a boolean written where text is expected, and takes an expression of one as text', () => {
+    const schema = s.object({ prefix: s.string(), flag: s.string(), port: s.string() });
+    const { errors } = checkConfig(schema, { prefix: 5, flag: true, port: '${8000 + 80}' }, { logger });
+    expect(errors.map((e) => e.toString())).toEqual([
+      'PORTICO_E_CONFIG $.prefix: 5 is not a string (expected a string)',
+      'PORTICO_E_CONFIG $.flag: true is not a string (expected a string)',
+    ]);
+    expect(parseConfig(schema, { prefix: '5', flag: '${1 == 1}', port: '${8000 + 80}' }, { logger })).toEqual(
+      {
+        prefix: '5',
+        flag: 'true',
+        port: '8080',
+      },
+    );
   });
 
   it('maps and nested objects carry their paths', () => {

@@ -174,6 +174,10 @@ function record(ctx: ParseContext, error: unknown, path: string): typeof INVALID
  */
 export abstract class ScalarSchema<T> extends Schema<T> {
   protected abstract accept(value: unknown): T | typeof INVALID_VALUE;
+  /** What an expression's result becomes; by default what a written value would (`accept`). */
+  protected acceptEvaluated(value: unknown): T | typeof INVALID_VALUE {
+    return this.accept(value);
+  }
 
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
     let resolved = value;
@@ -190,7 +194,12 @@ export abstract class ScalarSchema<T> extends Schema<T> {
       }
       if (resolved === null) return this.absent(path, ctx, `evaluated to null (${value})`);
     }
-    const accepted = resolved === null ? INVALID_VALUE : this.accept(resolved);
+    const accepted =
+      resolved === null
+        ? INVALID_VALUE
+        : resolved === value
+          ? this.accept(resolved)
+          : this.acceptEvaluated(resolved);
     if (accepted === INVALID_VALUE) {
       return fail(ctx, path, `${JSON.stringify(resolved)} is not ${this.expected}`, this.expected);
     }
@@ -200,9 +209,16 @@ export abstract class ScalarSchema<T> extends Schema<T> {
 
 export const INVALID_VALUE: unique symbol = Symbol('invalid value');
 
+/**
+ * Text. Written in JSON it must be a string (`"prefix": 5` is refused, as the incumbents refuse it);
+ * an expression whose result is a number or a boolean gives its text (`"${1 + 1}"` is "2").
+ */
 export class StringSchema extends ScalarSchema<string> {
   readonly expected = 'a string';
   protected accept(value: unknown) {
+    return typeof value === 'string' ? value : INVALID_VALUE;
+  }
+  protected override acceptEvaluated(value: unknown) {
     return typeof value === 'string'
       ? value
       : typeof value === 'number' || typeof value === 'boolean'
