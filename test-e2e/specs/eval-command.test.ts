@@ -68,7 +68,41 @@ describe('portico eval (the real command)', () => {
     writeFileSync(file, JSON.stringify({ request: { uri: 'http://x/a b' } }));
     const result = await runPortico(['eval', '${request.uri.path}', '--bindings', file]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`${file} $.request.uri`);
+    expect(result.stderr).toMatch(
+      new RegExp(`^PORTICO_E_USAGE: ${file} \\$\\.request\\.uri: expected .*\n$`),
+    );
+  });
+
+  it('says in one line, without the usage text, where bindings JSON is malformed (a file, or given inline)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-eval-'));
+    const file = path.join(dir, 'bindings.json');
+    writeFileSync(file, '{\n  "request": { "uri": "/a" }\n  "attributes": {}\n}\n');
+    const result = await runPortico(['eval', '${request.uri.path}', '--bindings', file]);
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `PORTICO_E_USAGE: --bindings ${file}: malformed JSON at line 3, column 3: unexpected character '"' (expected ',' or '}')\n`,
+    });
+    const inline = await runPortico([
+      'eval',
+      '${attributes.user}',
+      '--bindings',
+      '{"attributes": {"user": "alice"',
+    ]);
+    expect(inline).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        "PORTICO_E_USAGE: --bindings: malformed JSON at line 1, column 32: unexpected end of file (expected ',' or '}')\n",
+    });
+    const good = await runPortico([
+      'eval',
+      '${attributes.user}',
+      '--bindings',
+      '{"attributes": {"user": "alice"}}',
+    ]);
+    expect(good.code).toBe(0);
+    expect(JSON.parse(good.stdout)).toBe('alice');
   });
 
   it('says which name no expression knows, and reads exchange as OpenIG 3 and 4 did', async () => {

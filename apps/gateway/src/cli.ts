@@ -77,7 +77,8 @@ Options:
 Evaluates an expression or template the way a route would and prints the result as JSON.
 
 Options:
-  --bindings FILE.json   request, attributes, session, contexts ... as plain JSON
+  --bindings FILE.json   request, attributes, session, contexts ... as plain JSON (a file, or
+                         the JSON object itself: --bindings '{"attributes": {"a": 1}}')
   --type string|boolean|integer|number|object   the type the setting expects
   -Dname=value           set a system property (repeatable)
   -h, --help             show this text`,
@@ -131,7 +132,11 @@ export async function main(argv: string[], out: Output = processOutput): Promise
   } catch (error) {
     if (error instanceof UsageError) {
       const command = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-      out.stderr(`${error.code}: ${error.message}\n\n${command?.usage ?? HELP}`);
+      out.stderr(
+        error.showUsage
+          ? `${error.code}: ${error.message}\n\n${command?.usage ?? HELP}`
+          : `${error.code}: ${error.message}`,
+      );
       return 2;
     }
     throw error;

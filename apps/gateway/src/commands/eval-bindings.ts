@@ -99,6 +99,7 @@ function objectAt(value: unknown, file: string, at: string): Plain {
   return value as Plain;
 }
 
+/** A binding of the wrong shape: one line naming it, without the usage text. */
 function misfit(file: string, at: string, expected: string): UsageError {
-  return new UsageError(`${file} ${at}: expected ${expected}`);
+  return new UsageError(`${file} ${at}: expected ${expected}`, { usage: false });
 }

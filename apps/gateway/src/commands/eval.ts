@@ -7,7 +7,7 @@ import {
   isPorticoError,
   type Logger,
 } from '@portico/gateway-core';
-import { type NameCheck, RUN_TIME_NAMES } from '@portico/gateway-core/runtime';
+import { type NameCheck, parseConfigJson, RUN_TIME_NAMES } from '@portico/gateway-core/runtime';
 import { modelBindings } from './eval-bindings.ts';
 import { type Output, UsageError } from './output.ts';
 import { setSystemProperties } from './system-properties.ts';
@@ -61,17 +61,41 @@ function parseArguments(argv: string[]) {
   }
 }
 
-function readBindings(file: string): Bindings {
+/**
+ * The bindings `--bindings` gives: a JSON file, or the JSON object itself (text starting with `{`).
+ * What is wrong with them (a file that cannot be read, JSON that does not parse, a request of the
+ * wrong shape) is one line naming where, without the usage text: the command line itself is fine.
+ */
+function readBindings(given: string): Bindings {
+  const inline = given.trimStart().startsWith('{');
+  const source = inline ? '--bindings' : given;
+  let text = given;
+  if (!inline) {
+    try {
+      text = readFileSync(given, 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read bindings from ${given}: ${(error as Error).message}`, {
+        usage: false,
+      });
+    }
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
+    parsed = parseConfigJson(text);
   } catch (error) {
-    throw new UsageError(`cannot read bindings from ${file}: ${(error as Error).message}`);
+    if (!isPorticoError(error)) throw error;
+    // `line 1, column 15` and the reason, from the parser that reads configuration files.
+    const at = error.details.jsonPath === undefined ? '' : ` at ${error.details.jsonPath}`;
+    const expected = error.details.expected === undefined ? '' : ` (expected ${error.details.expected})`;
+    throw new UsageError(
+      `${inline ? '--bindings' : `--bindings ${given}`}: malformed JSON${at}: ${error.message}${expected}`,
+      { usage: false },
+    );
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new UsageError(`${file} must hold a JSON object of bindings`);
+    throw new UsageError(`${source} must hold a JSON object of bindings`, { usage: false });
   }
-  return modelBindings(parsed as Record<string, unknown>, file);
+  return modelBindings(parsed as Record<string, unknown>, source);
 }
 
 /**
