@@ -72,11 +72,16 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
       jsonPath: typeof data?.jsonPath === 'string' ? data.jsonPath : undefined,
       message,
     }))
-    // A warning the run-time logs about something validate counts as a problem is shown once.
-    .filter((w) => !problems.some((p) => p.message === w.message && p.details.file === w.file))
+    // A warning the run-time logs about something validate counts as a problem is shown once (the
+    // warning may say more: what a running gateway does next).
+    .filter((w) => !problems.some((p) => p.details.file === w.file && sameProblem(p.message, w.message)))
     // As is one logged by each load of the same file (the routes checked alone load admin.json again).
     .filter((w, i, all) => all.findIndex((o) => sameWarning(o, w)) === i);
   return report({ problems, warnings, files, base: instance.base, strict, out, routes });
+}
+
+function sameProblem(problem: string, warning: string): boolean {
+  return warning === problem || warning.startsWith(`${problem}; `);
 }
 
 function sameWarning(a: Warning, b: Warning): boolean {

@@ -484,12 +484,55 @@ describe('Router', () => {
       message: `the routes directory ${directory} does not exist: no route is served until it can be read`,
       details: { file: '/x/config.json', jsonPath: '$.handler.config.directory' },
     });
-    expect(logger.records.filter((r) => r.level === 'warn' && r.message.includes(directory))).toHaveLength(1);
+    expect(logger.records.filter((r) => r.level === 'warn' && r.message.includes(directory))).toEqual([
+      {
+        level: 'warn',
+        message: `the routes directory ${directory} does not exist: no route is served until it can be read; scanInterval is disabled: the routes are read once, so restart the gateway once it is there`,
+        data: { file: '/x/config.json', jsonPath: '$.handler.config.directory' },
+      },
+    ]);
     mkdirSync(directory);
     cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
     await missing.scan();
     expect(missing.directoryProblem).toBeUndefined();
     await missing.destroy();
+  });
+
+  it('says that a directory missing at start is looked for, and watches it once it is there', async () => {
+    const logger = createMemoryLogger();
+    const registry = new TypeRegistry({ logger });
+    registry.register(coreManifest);
+    registry.register(testPlugin);
+    const directory = path.join(os.tmpdir(), `portico-later-${process.pid}-${Date.now()}`);
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    const later = new Router({
+      directory,
+      // Longer than the test: a route is seen at once only through the watcher.
+      scanInterval: Duration.parse('1 hour'),
+      heap: new Heap({ registry, logger, environment: routerEnvironment() }),
+      logger,
+    });
+    cleanups.push(() => later.destroy());
+    await later.start();
+    expect(logger.records.filter((r) => r.level === 'warn').map((r) => r.message)).toEqual([
+      `the routes directory ${directory} does not exist: no route is served until it can be read; it is looked for every 1 hour (scanInterval), and its routes load once it is there`,
+    ]);
+    mkdirSync(directory);
+    await later.scan();
+    expect(logger.records.at(-1)).toMatchObject({
+      level: 'info',
+      message: 'the routes directory can be read now: its routes are loaded',
+    });
+    writeFileSync(path.join(directory, 'late.json'), JSON.stringify(route('late')));
+    const call = () => later.handle(new Context(), new Request({ method: 'GET', uri: 'http://gw/' }));
+    const deadline = Date.now() + 5000;
+    let seen: string | number | null = null;
+    while (Date.now() < deadline && seen !== 'late') {
+      await new Promise((r) => setTimeout(r, 50));
+      const response = await call();
+      seen = response.headers.get('x-label') ?? response.status;
+    }
+    expect(seen).toBe('late');
   });
 
   it('nests a router in a route, with its own directory', async () => {

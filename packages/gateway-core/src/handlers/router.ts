@@ -95,12 +95,20 @@ export class Router implements Handler {
     const interval = Math.min(this.#options.scanInterval.toMillis(), 2 ** 31 - 1);
     this.#timer = setInterval(() => void this.scan(), interval);
     this.#timer.unref();
+    // When the directory does not exist yet, the periodic scan finds it, then watches it.
+    if (this.#directoryProblem === undefined) this.watch();
+  }
+
+  /** Watches the directory for changes (a scan follows each), once it exists. */
+  private watch(): void {
+    if (this.#watcher !== undefined || this.#destroyed) return;
     try {
-      this.#watcher = watch(this.#options.directory, () => this.scheduleScan());
-      this.#watcher.on('error', () => this.#watcher?.close());
-      this.#watcher.unref();
+      const watcher = watch(this.#options.directory, () => this.scheduleScan());
+      watcher.on('error', () => watcher.close());
+      watcher.unref();
+      this.#watcher = watcher;
     } catch {
-      // The directory may not exist yet; the periodic scan picks it up.
+      // Gone again, or not watchable: the periodic scan still reads it.
     }
   }
 
@@ -222,6 +230,13 @@ export class Router implements Handler {
       this.directoryUnreadable(error);
       return out;
     }
+    if (this.#directoryProblem !== undefined) {
+      this.#options.logger.info('the routes directory can be read now: its routes are loaded', {
+        directory: this.#options.directory,
+      });
+      // Started without it: from now on, changes are seen at once, not at the next scan only.
+      if (this.#timer !== undefined) this.watch();
+    }
     this.#directoryProblem = undefined;
     for (const name of names.sort()) {
       if (!name.endsWith('.json') || name.startsWith('.')) continue;
@@ -254,9 +269,20 @@ export class Router implements Handler {
     );
     if (this.#directoryProblem?.message !== problem.message) {
       const { file, jsonPath } = problem.details;
-      logger.warn(problem.message, { ...(file === undefined ? {} : { file }), jsonPath });
+      logger.warn(`${problem.message}; ${this.lookedForAgain()}`, {
+        ...(file === undefined ? {} : { file }),
+        jsonPath,
+      });
     }
     this.#directoryProblem = problem;
+  }
+
+  /** What happens next to a routes directory that cannot be read, as its warning says. */
+  private lookedForAgain(): string {
+    const { scanInterval } = this.#options;
+    return scanInterval.isZero
+      ? 'scanInterval is disabled: the routes are read once, so restart the gateway once it is there'
+      : `it is looked for every ${scanInterval} (scanInterval), and its routes load once it is there`;
   }
 
   private async load(id: string, file: string, mtimeMs: number): Promise<void> {
