@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { checkConfig } from '@portico/gateway-core/runtime';
 import { describe, expect, it } from 'vitest';
 import { httpServerOptions } from './server.ts';
@@ -21,6 +22,14 @@ describe("each connector's HTTP server", () => {
       connectionsCheckingInterval: 200,
       requireHostHeader: false,
     });
+  });
+
+  it('bounds the head by a requestTimeout shorter than headersTimeout, instead of a RangeError at start', () => {
+    const options = httpServerOptions(limitsOf({ requestTimeout: '20 seconds' }));
+    expect([options.headersTimeout, options.requestTimeout]).toEqual([20_000, 20_000]);
+    const server = http.createServer(options);
+    expect(server.headersTimeout).toBe(20_000);
+    server.close();
   });
 
   it('hands over a request without body headers already ended (no stream steps run for it)', () => {

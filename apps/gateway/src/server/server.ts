@@ -315,10 +315,17 @@ function upgradeInTurn(socket: Socket, serve: () => void): void {
 
 /** The options of each connector's node:http (or node:https) server, from admin.json's limits. */
 export function httpServerOptions(limits: AdminSettings['limits']): http.ServerOptions {
+  const requestTimeout = limits.requestTimeout.toMillis();
+  // The whole request's bound bounds its head too; Node refuses to start (a RangeError) when the
+  // head is given longer, as admin.json's default 30 seconds is beside a requestTimeout of 20.
+  const bounded = requestTimeout > 0 && Number.isFinite(requestTimeout);
+  const headersTimeout = bounded
+    ? Math.min(limits.headersTimeout.toMillis(), requestTimeout)
+    : limits.headersTimeout.toMillis();
   return {
     maxHeaderSize: limits.maxHeaderSize,
-    requestTimeout: limits.requestTimeout.toMillis(),
-    headersTimeout: limits.headersTimeout.toMillis(),
+    requestTimeout,
+    headersTimeout,
     keepAliveTimeout: limits.keepAliveTimeout.toMillis(),
     // Node checks the two timeouts above only this often (30 seconds by default).
     connectionsCheckingInterval: checkingInterval(limits.headersTimeout, limits.requestTimeout),
