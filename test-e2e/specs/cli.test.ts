@@ -11,6 +11,17 @@ const good = {
   handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'good' } },
 };
 
+/** Holds a port for the suite's tests (a server listening on it), handing its number to `use`. */
+function holdPort(use: (port: number) => void): void {
+  let taken: Server;
+  beforeAll(async () => {
+    taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, resolve));
+    use((taken.address() as { port: number }).port);
+  });
+  afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+}
+
 describe('portico <command> --help', () => {
   it.each([
     ['start', ['--port N', '--workers N', '--base DIR']],
@@ -51,14 +62,10 @@ describe('portico <command> --help', () => {
 });
 
 describe('portico start on a port already in use', () => {
-  let taken: Server;
   let port: number;
-  beforeAll(async () => {
-    taken = createServer();
-    await new Promise<void>((resolve) => taken.listen(0, resolve));
-    port = (taken.address() as { port: number }).port;
+  holdPort((taken) => {
+    port = taken;
   });
-  afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
 
   const noStackTrace = (text: string) => {
     expect(text).not.toMatch(/^\s+at /m);
@@ -118,14 +125,10 @@ describe('portico start on a port already in use', () => {
 });
 
 describe('portico start on a host that is not this machine’s, or a port given otherwise', () => {
-  let taken: Server;
   let port: number;
-  beforeAll(async () => {
-    taken = createServer();
-    await new Promise<void>((resolve) => taken.listen(0, resolve));
-    port = (taken.address() as { port: number }).port;
+  holdPort((taken) => {
+    port = taken;
   });
-  afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
 
   const start = (base: string, ...args: string[]) =>
     runPortico(['start', '--base', base, '--workers', '1', '--log-format', 'json', ...args]);
