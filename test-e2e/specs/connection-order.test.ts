@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
@@ -15,6 +15,7 @@ describe('responses on one connection stay one per request, in order, through po
   let upstream: http.Server;
   let sockets: WebSocketServer;
   const seen: { method: string; url: string; body: string }[] = [];
+  const abandoned: string[] = [];
   let gw: RunningGateway;
 
   beforeAll(async () => {
@@ -24,6 +25,11 @@ describe('responses on one connection stay one per request, in order, through po
         res.writeHead(200, { 'Content-Type': 'text/plain' });
         for (let i = 0; i < 32; i++) res.write('x'.repeat(32 * 1024));
         res.end();
+        return;
+      }
+      if (req.url?.startsWith('/hang')) {
+        // Never answers; says when the gateway gives up on it.
+        res.on('close', () => abandoned.push(req.url!));
         return;
       }
       if (req.url === '/slow') {
@@ -43,7 +49,10 @@ describe('responses on one connection stay one per request, in order, through po
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     sockets = new WebSocketServer({ host: '127.0.0.1', port: 0 });
     await new Promise((resolve) => sockets.once('listening', resolve));
-    sockets.on('connection', (socket, request) => socket.send(`hello ${request.url}`));
+    sockets.on('connection', (socket, request) => {
+      socket.send(`hello ${request.url}`);
+      socket.on('message', (message) => socket.send(`echo ${message}`));
+    });
 
     const base = instanceDirectory({
       'config/admin.json': { limits: { headersTimeout: '1 second', requestTimeout: '2 seconds' } },
@@ -181,6 +190,40 @@ describe('responses on one connection stay one per request, in order, through po
       expect(statuses(reply.text)).toEqual([200, 101]);
       expect(reply.text).toMatch(/last part\n\r\n0\r\n\r\nHTTP\/1\.1 101 /);
       expect(reply.text).toContain('hello /ws/slow');
+    });
+
+    it('what its client sends for the tunnel while it waits goes into the tunnel, first', async () => {
+      const socket = net.connect(Number(new URL(gw.url).port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      let text = '';
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+      });
+      socket.write(`GET /slow HTTP/1.1\r\nHost: x\r\n\r\n${upgrade('/ws/early')}`);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      // A masked text frame "hi" (mask 0), sent before the 101, while /slow is still streaming.
+      socket.write(Buffer.from([0x81, 0x82, 0, 0, 0, 0, 0x68, 0x69]));
+      const started = Date.now();
+      while (!text.includes('echo hi') && Date.now() - started < 3000)
+        await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+      expect(statuses(text)).toEqual([200, 101]);
+      expect(text).toContain('echo hi');
+    });
+
+    it('a client that leaves while it waits: the requests before it are given up at once, upstream too', async () => {
+      const socket = net.connect(Number(new URL(gw.url).port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.on('error', () => {});
+      socket.write(
+        `GET /hang-1 HTTP/1.1\r\nHost: x\r\n\r\nGET /hang-2 HTTP/1.1\r\nHost: x\r\n\r\n${upgrade('/ws/x')}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      socket.destroy();
+      // The gateway's soTimeout is 10 s: well before it, both upstream requests are let go of.
+      const started = Date.now();
+      while (abandoned.length < 2 && Date.now() - started < 3000) await new Promise((r) => setTimeout(r, 50));
+      expect(abandoned.sort()).toEqual(['/hang-1', '/hang-2']);
     });
 
     it('not at all after a request with Connection: close', async () => {

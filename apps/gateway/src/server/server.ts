@@ -89,7 +89,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     // Once stopping, an answer closes its connection, so the client's next request opens a new one
     // (refused) instead of arriving on a connection about to be destroyed.
     if (draining) res.shouldKeepAlive = false;
-    res.on('close', settled);
+    // Once: a response abandoned with its connection (abandon, below) may still hear Node's own.
+    res.once('close', settled);
     serveInTurn(listener, req, res, answeringCount(socket));
   };
   try {
@@ -107,7 +108,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       });
       server.on('upgrade', (req, socket: Socket, head) => {
         received++;
-        upgradeInTurn(socket, () => void upgrade(req, socket, head));
+        upgradeInTurn(socket, head, (early) => void upgrade(req, socket, early));
       });
       server.on('connect', refuseConnect);
       server.on('clientError', answerClientError);
@@ -289,9 +290,9 @@ function refuseConnect(_req: http.IncomingMessage, socket: Socket): void {
  * pipelined before it may still be pending or streaming: its answer (a 101 and the tunnel) waits
  * until they have gone out. After a response that closed the connection it is not served at all.
  */
-function upgradeInTurn(socket: Socket, serve: () => void): void {
+function upgradeInTurn(socket: Socket, head: Buffer, serve: (head: Buffer) => void): void {
   if (answeringCount(socket) === 0) {
-    serve();
+    serve(head);
     return;
   }
   // Node has taken its own listeners off the socket: errors while waiting must not go unheard, and
@@ -301,16 +302,48 @@ function upgradeInTurn(socket: Socket, serve: () => void): void {
     for (const res of answering(socket)) if (res.socket === socket) res.emit('drain');
   };
   socket.on('drain', drain);
+  // Read while waiting, or a client that leaves is never seen (its end waits behind unread bytes):
+  // what it sends for the tunnel is kept (up to EARLY_TUNNEL_BYTES, then reading pauses) and goes
+  // first into it; a client that stops sending before its turn has given the upgrade up.
+  const early = [head];
+  let earlyBytes = head.length;
+  const keep = (chunk: Buffer) => {
+    early.push(chunk);
+    earlyBytes += chunk.length;
+    if (earlyBytes >= EARLY_TUNNEL_BYTES) socket.pause();
+  };
+  const gaveUp = () => socket.destroy();
+  socket.on('data', keep);
+  socket.once('end', gaveUp);
   afterAnswered(socket, () => {
     socket.off('drain', drain);
+    socket.off('data', keep);
+    socket.off('end', gaveUp);
     if (!socket.writable) {
+      // The client left first. Node took its listeners off the socket with the upgrade, so the
+      // responses still waiting would never hear it close: their exchanges (and upstream requests)
+      // would run on, and a shutdown wait for them.
+      for (const res of [...answering(socket)]) abandon(res);
       socket.destroy();
       return;
     }
+    // As Node hands an upgrade's socket over: neither flowing nor paused, for the tunnel to read.
+    socket.pause();
+    (socket as unknown as { readableFlowing: boolean | null }).readableFlowing = null;
     // The keep-alive timer Node set when the last response finished is not the tunnel's.
     socket.setTimeout(0);
-    serve();
+    serve(early.length === 1 ? head : Buffer.concat(early));
   });
+}
+
+/** Bytes a waiting upgrade's client may send ahead of its 101 before reading pauses. */
+const EARLY_TUNNEL_BYTES = 64 * 1024;
+
+/** Ends a response whose connection has gone, as Node would have: its exchange hears 'close'. */
+function abandon(res: http.ServerResponse): void {
+  if (res.writableFinished) return;
+  res.destroy();
+  res.emit('close');
 }
 
 /** The options of each connector's node:http (or node:https) server, from admin.json's limits. */
