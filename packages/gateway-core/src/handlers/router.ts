@@ -390,10 +390,6 @@ async function readRouteFile(file: string, maxSize: number): Promise<string> {
 }
 
 /**
- * The problems of a route file that failed to load. A failure that is not a coded error (a file that
- * cannot be read, a fault in a plugin) is still this file's problem, so that it never stops the scan.
- */
-/**
  * An unknown type in a route loaded while serving: perhaps its plugin was installed after the gateway
  * started, which discovers plugins only then. Said unless the registry already named such a package.
  */
@@ -407,6 +403,10 @@ function withRestartHint(problem: PorticoError): PorticoError {
   );
 }
 
+/**
+ * The problems of a route file that failed to load. A failure that is not a coded error (a file that
+ * cannot be read, a fault in a plugin) is still this file's problem, so that it never stops the scan.
+ */
 function fileProblems(error: unknown, file: string): PorticoError[] {
   const problems = problemsOf(error);
   if (problems.length > 0) return problems;

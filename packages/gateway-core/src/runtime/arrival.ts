@@ -116,6 +116,19 @@ export function faultyFraming(req: IncomingMessage): boolean {
   return req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined;
 }
 
+/**
+ * Whether the request says content follows (RFC 9112 §6.3): a Transfer-Encoding, or a Content-Length
+ * other than zero. One test for every path that must know: the Request's entity, an upgrade (whose
+ * content is refused), an answer given on arrival (whose connection then closes).
+ */
+export function declaresBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  if (length !== undefined) return length !== '0' && !ZEROS.test(length);
+  return req.headers['transfer-encoding'] !== undefined;
+}
+
+const ZEROS = /^0+$/;
+
 export function badRequest(message: string): PorticoError {
   return new PorticoError(ErrorCode.BAD_REQUEST, message, { expected: 'a well-formed HTTP/1.1 request' });
 }
@@ -151,14 +164,13 @@ function requestOf(req: IncomingMessage, maxBytes: number | undefined, arrival: 
     for (const name of CONNECTION_HEADERS) headers.delete(name);
   }
   const length = req.headers['content-length'];
-  const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
   const declared = length === undefined ? undefined : Number(length);
   const request = new Request({
     method: req.method ?? 'GET',
     uri,
     version: `HTTP/${req.httpVersion}`,
     headers,
-    entity: hasBody ? new Entity(req, declared) : null,
+    entity: declaresBody(req) ? new Entity(req, declared) : null,
   });
   // Without a body too: a body set later, and the upstream's response (which takes the request's
   // bound), are read whole within the same limit.

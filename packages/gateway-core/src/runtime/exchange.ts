@@ -12,7 +12,7 @@ import { forEachFieldOf } from '../http/headers.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { ArrivalAnswer, arrive, clientOf, faultyFraming } from './arrival.ts';
+import { ArrivalAnswer, arrive, clientOf, declaresBody, faultyFraming } from './arrival.ts';
 import { disposeOf } from './dispose.ts';
 
 /**
@@ -112,7 +112,8 @@ export function handleExchange(
     req.resume();
     // A body nobody wants (OPTIONS * with one) is not waited for: the connection ends after the
     // answer, so a body sent slowly holds nothing (no route's bodyIdleTimeout bounds it here).
-    if (arrived.last || faultyFraming(req) || carriesBody(req)) endConnectionWith(req, res);
+    // (HTTP/1.0 with Transfer-Encoding, faulty framing, is among them.)
+    if (arrived.last || declaresBody(req)) endConnectionWith(req, res);
     writeResponse(res, arrived.toResponse(), req.method ?? 'GET', options.logger);
     return ANSWERED;
   }
@@ -160,12 +161,6 @@ function endConnectionWith(req: IncomingMessage, res: ServerResponse): void {
   res.shouldKeepAlive = false;
   // An injected request (a test's) may have no socket.
   if (req.socket) LAST_REQUEST.add(req.socket);
-}
-
-/** Whether the request says a body follows (a Content-Length above 0, or a Transfer-Encoding). */
-function carriesBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
 }
 
 /**

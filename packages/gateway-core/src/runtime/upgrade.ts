@@ -9,7 +9,7 @@ import type { Request, Response } from '../http/message.ts';
 import { nodeHttp } from '../http/node-http.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { ArrivalAnswer, arrive, clientOf } from './arrival.ts';
+import { ArrivalAnswer, arrive, clientOf, declaresBody } from './arrival.ts';
 import { disposeOf } from './dispose.ts';
 import { type ExchangeOptions, handleExchange } from './exchange.ts';
 
@@ -60,7 +60,8 @@ async function serveUpgrade(
   socket.on('error', () => socket.destroy());
   // HTTP/1.0 has no Upgrade (RFC 9110 §7.8: a server ignores it there): a plain request, which the
   // exchange adapter's own arrival checks. One with content is refused below, as any upgrade's is.
-  if (req.httpVersion === '1.0' && !hasContent(req)) return servePlain(req, socket, logger, handler, divert);
+  if (req.httpVersion === '1.0' && !declaresBody(req))
+    return servePlain(req, socket, logger, handler, divert);
   const arrived = arrive(req, undefined, true);
   if (arrived instanceof ArrivalAnswer) {
     if (arrived.cause !== undefined) logger.debug('bad upgrade request', { error: String(arrived.cause) });
@@ -69,7 +70,7 @@ async function serveUpgrade(
   // A request's content belongs to it, not to the protocol it switches to (RFC 9110 §7.8), but Node
   // hands it over in `head`, where the tunnel's first bytes go: forwarded without it, its bytes (and
   // a request hidden after them) went into the tunnel. Refused before any route, never forwarded.
-  if (hasContent(req)) {
+  if (declaresBody(req)) {
     logger.debug('an upgrade request with content', { path: req.url });
     return answerUpgrade(socket, 400, 'Bad Request');
   }
@@ -91,12 +92,6 @@ async function serveUpgrade(
     // Spill files of bodies kept by the temporary storage: nothing else removes them on this path.
     await Promise.all([disposeOf(request, logger), disposeOf(response, logger)]);
   }
-}
-
-/** Whether the request declares content: Content-Length other than 0, or Transfer-Encoding. */
-function hasContent(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && !/^0+$/.test(length)) || req.headers['transfer-encoding'] !== undefined;
 }
 
 /**

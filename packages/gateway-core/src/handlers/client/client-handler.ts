@@ -48,7 +48,10 @@ export interface ClientHandlerOptions {
   disableReuseConnection?: boolean;
   /** Retries of idempotent requests whose connection failed; false for none. */
   retries?: RetrySettings | false;
-  /** Append X-Forwarded-For, set X-Forwarded-Proto and X-Forwarded-Host when absent. */
+  /**
+   * Send X-Forwarded-For, X-Forwarded-Proto and X-Forwarded-Host: the client's address, scheme and
+   * Host, after and instead of those a proxy named in `trustedProxies` sent.
+   */
   forwardedHeaders?: boolean;
   /**
    * Send a request to the host the client named (its Host field or absolute target) when nothing

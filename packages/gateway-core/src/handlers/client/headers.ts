@@ -59,9 +59,9 @@ export function undiciHeaders(list: HeaderList): string[] {
 export interface Forwarded {
   /** The client's address, appended to X-Forwarded-For. */
   for: string | undefined;
-  /** The scheme the client used, for X-Forwarded-Proto when the request has none. */
+  /** The scheme the client used, for X-Forwarded-Proto (unless a trusted proxy sent one). */
   proto: string;
-  /** The Host the client asked for, for X-Forwarded-Host. */
+  /** The Host the client asked for, for X-Forwarded-Host (unless a trusted proxy sent one). */
   host: string | undefined;
   /**
    * Whether the client is a proxy the handler trusts (`trustedProxies`): its X-Forwarded-For values
@@ -102,9 +102,11 @@ export function upstreamRequestHeaders(request: Request, options: UpstreamHeader
   // one pass over the fields for the field written whole below.
   let clientFor: { name: string; values: string[] } | undefined;
   forEachFieldOf(headers, (name, value) => {
-    // Forwarding, X-Forwarded-For is written whole by addForwarded, the client's values first.
+    // Forwarding, X-Forwarded-For is written whole by addForwarded, a trusted proxy's values first;
+    // any other client's three fields are left out, for the gateway's own.
     if (forwarded !== undefined) {
       if (equalIgnoringAsciiCase(name, 'x-forwarded-for')) {
+        if (!forwarded.trusted) return;
         if (clientFor === undefined) clientFor = { name, values: [value] };
         else clientFor.values.push(value);
         return;
@@ -206,7 +208,7 @@ function addForwarded(
   // One comma-separated field, the form every reader of X-Forwarded-For understands, a trusted
   // proxy's values first, spelt as the request spelt it (usually absent: then the common spelling).
   const trusted = forwarded.trusted;
-  const client = clientFor === undefined || !trusted ? '' : clientForwardedFor(clientFor.values);
+  const client = clientFor === undefined ? '' : clientForwardedFor(clientFor.values);
   const value = client === '' ? forwarded.for : forwarded.for ? `${client}, ${forwarded.for}` : client;
   if (value && !replaced?.has('x-forwarded-for')) out.push(clientFor?.name ?? 'X-Forwarded-For', value);
   // Another client's X-Forwarded-Proto and X-Forwarded-Host were left out above.
