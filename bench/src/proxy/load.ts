@@ -61,7 +61,9 @@ export async function runWrk(options: {
   workDir: string;
   name: string;
 }): Promise<WrkResult> {
-  const script = path.join(options.workDir, 'wrk-report.lua');
+  // One script per run: wrk runs started together (the side-by-side profiles) would otherwise
+  // rewrite a shared file while another wrk is reading it, and that one ran without its report.
+  const script = path.join(options.workDir, `${options.name}.lua`);
   writeFileSync(script, WRK_SCRIPT);
   const args = [
     `-t${options.threads ?? 1}`,
