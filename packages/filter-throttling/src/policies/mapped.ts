@@ -2,7 +2,6 @@ import {
   bindingsFor,
   type Context,
   childPath,
-  compile,
   containsExpression,
   defineHeaplet,
   ErrorCode,
@@ -41,6 +40,13 @@ export class MappedThrottlingPolicy implements ThrottlingRatePolicy {
 }
 
 /**
+ * A `${...}` key, evaluated as the core evaluates any configuration-time text setting: a name that is
+ * no property is reported while it loads, and its evaluation warnings name the route, the heap object,
+ * the file and the key's JSON path. Undefined when it evaluates to null.
+ */
+const keySchema = s.string().optional();
+
+/**
  * `throttlingRatesMapping`: mapper result → rate object. A key may itself be a `${...}` expression,
  * evaluated once at load like any configuration-time expression (as the incumbents do).
  */
@@ -64,10 +70,10 @@ class RatesMappingSchema extends Schema<Map<string, RateConfig>> {
     let ok = true;
     for (const [written, rate] of Object.entries(value)) {
       const at = childPath(jsonPath, written);
-      const key = containsExpression(written) ? evaluateKey(written, at, ctx) : written;
+      const key = containsExpression(written) ? keySchema.parse(written, at, ctx) : written;
       const parsed = rateSchema.parse(rate, at, ctx);
-      if (key === null) problem(`the key ${written} evaluated to null`, at);
-      if (key === INVALID || key === null || parsed === INVALID) ok = false;
+      if (key === undefined) problem(`the key ${written} evaluated to null`, at);
+      if (key === INVALID || key === undefined || parsed === INVALID) ok = false;
       else out.set(key, parsed);
     }
     return ok ? out : INVALID;
@@ -75,16 +81,6 @@ class RatesMappingSchema extends Schema<Map<string, RateConfig>> {
 
   jsonSchema() {
     return this.withDescription({ type: 'object', additionalProperties: rateSchema.jsonSchema() });
-  }
-}
-
-function evaluateKey(text: string, jsonPath: string, ctx: ParseContext): string | null | typeof INVALID {
-  try {
-    return compile(text, 'string', { logger: ctx.logger }).evaluate(ctx.bindings);
-  } catch (error) {
-    if (!(error instanceof PorticoError)) throw error;
-    ctx.errors.push(error.at({ ...(ctx.file === undefined ? {} : { file: ctx.file }), jsonPath }));
-    return INVALID;
   }
 }
 

@@ -58,6 +58,61 @@ describe('MappedThrottlingPolicy', () => {
     expect(await rateOf(policy, { 'X-Tier': 'platinum' })).toEqual(asRate(7));
   });
 
+  it.each([
+    [
+      '${tier}${nothing}',
+      {
+        message: expect.stringContaining("'nothing' (column 10) is no name an expression knows here"),
+        data: expect.objectContaining({
+          file: 'routes/throttle.json',
+          jsonPath: '$.heap[0].config.throttlingRatesMapping["${tier}${nothing}"]',
+        }),
+      },
+    ],
+    [
+      '${tier}${tier.frobnicate()}',
+      {
+        message: 'expression evaluated to null',
+        data: expect.objectContaining({
+          object: 'Policy',
+          file: 'routes/throttle.json',
+          jsonPath: '$.heap[0].config.throttlingRatesMapping["${tier}${tier.frobnicate()}"]',
+          problem: expect.stringContaining('frobnicate'),
+        }),
+      },
+    ],
+  ])(
+    'warns of a part of the mapping key %s that is null, naming its file and JSON path',
+    async (key, warning) => {
+      const { policy, logger } = policyFrom(
+        'MappedThrottlingPolicy',
+        { ...config, throttlingRatesMapping: { [key]: minute(7) } },
+        { properties: { tier: 'platinum' } },
+      );
+      expect(await rateOf(await policy, { 'X-Tier': 'platinum' })).toEqual(asRate(7));
+      expect(logger.records.filter((r) => r.level === 'warn')).toEqual([
+        expect.objectContaining({ level: 'warn', ...warning }),
+      ]);
+    },
+  );
+
+  it('refuses a mapping key whose result is no text, naming its file and JSON path', async () => {
+    expect(
+      await loadError(
+        'MappedThrottlingPolicy',
+        { ...config, throttlingRatesMapping: { '${tiers}': minute(7) } },
+        { properties: { tiers: { gold: 1 } } },
+      ),
+    ).toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: {
+        file: 'routes/throttle.json',
+        jsonPath: '$.heap[0].config.throttlingRatesMapping["${tiers}"]',
+        expected: 'a string',
+      },
+    });
+  });
+
   it('accepts an empty mapping', async () => {
     const policy = await policyFrom('MappedThrottlingPolicy', { ...config, throttlingRatesMapping: {} })
       .policy;
