@@ -63,6 +63,11 @@ export interface PorticoErrorDetails {
   column?: number;
   /** The offending text itself (an expression, a duration). */
   text?: string;
+  /**
+   * Of an unknown type: the plugin package providing it that was installed after the gateway
+   * discovered its plugins. Its message already says to restart the gateway to use it.
+   */
+  pluginInstalledSince?: string;
   cause?: unknown;
 }
 

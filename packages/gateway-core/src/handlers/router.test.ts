@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { coreManifest } from '../builtins/index.ts';
 import { s } from '../config/schema.ts';
@@ -16,6 +17,10 @@ import { TypeRegistry } from '../registry/registry.ts';
 import { loadingMap } from '../testing/lazy.ts';
 import type { Handler } from '../types.ts';
 import { Router } from './router.ts';
+
+/** A plugin package as third parties publish it (the registry's test fixtures). */
+const fixturePackage = (folder: string) =>
+  fileURLToPath(new URL(`../registry/fixtures/packages/${folder}`, import.meta.url));
 
 /** Test types: a handler that answers its label after an optional delay and records its destruction. */
 const destroyed: string[] = [];
@@ -61,7 +66,13 @@ afterEach(async () => {
 
 async function setup(
   files: Record<string, unknown> = {},
-  options: { scanInterval?: Duration; defaultHandler?: Handler; maxFileSize?: number } = {},
+  options: {
+    scanInterval?: Duration;
+    defaultHandler?: Handler;
+    maxFileSize?: number;
+    /** Plugin directories the registry discovers before the router starts, as the gateway does. */
+    pluginDirectories?: string[];
+  } = {},
 ) {
   const base = mkdtempSync(path.join(os.tmpdir(), 'portico-router-'));
   const directory = path.join(base, 'config', 'routes');
@@ -79,6 +90,7 @@ async function setup(
   const registry = new TypeRegistry({ logger });
   registry.register(coreManifest);
   registry.register(testPlugin);
+  if (options.pluginDirectories) await registry.discover({ pluginDirectories: options.pluginDirectories });
   const environment = {
     baseDirectory: base,
     configDirectory: path.join(base, 'config'),
@@ -386,10 +398,39 @@ describe('Router', () => {
     expect(message('later')).toMatch(
       /^unknown type 'GreetingHandler'; known handler types: [^;]*; plugins are loaded when the gateway starts: if the package providing it was installed since, restart the gateway$/,
     );
+    // Said also when the message holds the word already (a Java class name's package).
+    write('java.json', { handler: { type: 'org.example.restart.GreetingHandler' } });
+    await router.scan();
+    expect(message('java')).toMatch(
+      /^unknown type 'org\.example\.restart\.GreetingHandler'; known handler types: [^;]*; plugins are loaded when the gateway starts: if the package providing it was installed since, restart the gateway$/,
+    );
     // Not said of what no plugin could provide.
     write('secrets.json', route('a', undefined, { secrets: { stores: [] } }));
     await router.scan();
     expect(message('secrets')).not.toContain('restart');
+  });
+
+  it('leaves the restart hint to the registry when it names the package installed since start', async () => {
+    const plugins = mkdtempSync(path.join(os.tmpdir(), 'portico-late-plugins-'));
+    cleanups.push(() => rmSync(plugins, { recursive: true, force: true }));
+    const { router, write } = await setup({}, { pluginDirectories: [plugins] });
+    // Installed while the gateway serves: discovery read the directory when it was still empty.
+    symlinkSync(fixturePackage('fixture-header'), path.join(plugins, 'portico-fixture-header'), 'dir');
+    write('late.json', {
+      handler: {
+        type: 'Chain',
+        config: {
+          filters: [{ type: 'FixtureHeaderFilter' }],
+          handler: { type: 'LabelHandler', config: { label: 'late' } },
+        },
+      },
+    });
+    await router.scan();
+    const [problem] = router.failures.find((f) => f.id === 'late')!.problems;
+    expect(problem!.details.pluginInstalledSince).toBe('portico-fixture-header');
+    expect(problem!.message).toMatch(
+      /^unknown type 'FixtureHeaderFilter'; known filter types: [^;]*; 'portico-fixture-header' \(\S+\) provides it, but was installed after the gateway discovered its plugins: plugins are loaded when the gateway starts, restart it to use portico-fixture-header$/,
+    );
   });
 
   it("names the route, the heap object, the file and the JSON path of an expression's null warning", async () => {

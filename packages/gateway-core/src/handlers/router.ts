@@ -391,11 +391,12 @@ async function readRouteFile(file: string, maxSize: number): Promise<string> {
 
 /**
  * An unknown type in a route loaded while serving: perhaps its plugin was installed after the gateway
- * started, which discovers plugins only then. Said unless the registry already named such a package.
+ * started, which discovers plugins only then. Said unless the registry already named such a package
+ * (and said to restart): it notes the package in the error's details.
  */
 function withRestartHint(problem: PorticoError): PorticoError {
   if (problem.code !== ErrorCode.UNKNOWN_TYPE || !problem.message.startsWith('unknown type')) return problem;
-  if (problem.message.includes('restart')) return problem;
+  if (problem.details.pluginInstalledSince !== undefined) return problem;
   return new PorticoError(
     problem.code,
     `${problem.message}; plugins are loaded when the gateway starts: if the package providing it was installed since, restart the gateway`,

@@ -226,6 +226,7 @@ describe('discovery', () => {
     const before = await failure(registry.resolve('FixtureHeaderFilter'));
     expect(before.code).toBe(ErrorCode.UNKNOWN_TYPE);
     expect(before.message).not.toContain('restart');
+    expect(before.details.pluginInstalledSince).toBeUndefined();
     // Installed while the gateway runs: found by name, by alias and as a Java class name, never imported.
     await install(plugins, 'portico-fixture-header', path.join(packages, 'fixture-header'));
     const after = await failure(registry.resolve('FixtureHeaderFilter'));
@@ -233,6 +234,7 @@ describe('discovery', () => {
     expect(after.message).toMatch(
       /^unknown type 'FixtureHeaderFilter'; known types: none; 'portico-fixture-header' \(\S+\) provides it, but was installed after the gateway discovered its plugins: plugins are loaded when the gateway starts, restart it to use portico-fixture-header$/,
     );
+    expect(after.details.pluginInstalledSince).toBe('portico-fixture-header');
     const alias = await failure(registry.resolve('FixtureRedirectFilter', 'filter'));
     expect(alias.message).toContain("'portico-fixture-header'");
     const java = await failure(registry.resolve('org.example.FixtureHeaderPolicy'));

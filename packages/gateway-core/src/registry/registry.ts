@@ -231,7 +231,10 @@ export class TypeRegistry implements TypeResolver {
     return new PorticoError(
       ErrorCode.UNKNOWN_TYPE,
       `unknown type '${type}'${hint}; known ${kind === undefined ? '' : `${kind} `}types: ${list}${restart}`,
-      { expected: kind === undefined ? 'a known type' : `${article(kind)} type` },
+      {
+        expected: kind === undefined ? 'a known type' : `${article(kind)} type`,
+        ...(late === undefined ? {} : { pluginInstalledSince: late.packageName }),
+      },
     );
   }
 
