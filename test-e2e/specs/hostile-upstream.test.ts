@@ -1,22 +1,21 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { send } from '../support/http.ts';
+import { type RawUpstream, startRawUpstream } from '../support/upstream.ts';
 
 /**
  * An upstream that misbehaves, in the real `portico start`: what it sends costs the gateway a bounded
  * amount, and the client gets an answer.
  */
 describe('a hostile upstream, through portico start', () => {
-  let upstream: net.Server;
+  let upstream: RawUpstream;
   let gw: RunningGateway;
 
   beforeAll(async () => {
     // Early Hints without end, as fast as the connection takes them: each interim answer was
     // activity for the silence clock, so the request stayed open and a core busy while the client
     // waited.
-    upstream = net.createServer((socket) => {
-      socket.on('error', () => {});
+    upstream = await startRawUpstream((socket) => {
       socket.once('data', () => {
         const hints = Buffer.from(
           'HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n'.repeat(100),
@@ -28,21 +27,15 @@ describe('a hostile upstream, through portico start', () => {
         flood();
       });
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    const port = (upstream.address() as net.AddressInfo).port;
     const base = instanceDirectory({
-      'config/routes/hints.json': {
-        name: 'hints',
-        baseURI: `http://127.0.0.1:${port}`,
-        handler: 'ReverseProxyHandler',
-      },
+      'config/routes/hints.json': { name: 'hints', baseURI: upstream.url, handler: 'ReverseProxyHandler' },
     });
     gw = await startGateway({ base });
   });
 
   afterAll(async () => {
     expect(await gw?.stop()).toBe(0);
-    await new Promise((resolve) => upstream?.close(resolve));
+    await upstream?.close();
   });
 
   it('endless interim (1xx) answers: 502 once a thousand have come, not a request held open', async () => {

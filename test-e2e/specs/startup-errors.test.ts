@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { instanceDirectory, processAlive } from '../support/gateway.ts';
-import { porticoBin, type RunResult, runPortico } from '../support/portico.ts';
+import { porticoBin, runPortico } from '../support/portico.ts';
 
 /**
  * Mistakes a user makes before the gateway serves anything (TLS files, the environment, the
@@ -109,17 +109,9 @@ describe('PORTICO_BUILT=1', () => {
     // The launcher alone, in a folder with no dist/ beside it.
     const app = mkdtempSync(path.join(os.tmpdir(), 'portico-unbuilt-'));
     cpSync(path.dirname(porticoBin), path.join(app, 'bin'), { recursive: true });
-    const result = await new Promise<RunResult>((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(app, 'bin', 'portico.js'), 'start'], {
-        env: { ...process.env, PORTICO_BUILT: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk) => (stdout += chunk));
-      child.stderr.on('data', (chunk) => (stderr += chunk));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    const result = await runPortico(['start'], {
+      bin: path.join(app, 'bin', 'portico.js'),
+      env: { PORTICO_BUILT: '1' },
     });
     expect(result).toEqual({
       code: 2,

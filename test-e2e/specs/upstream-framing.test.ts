@@ -1,8 +1,8 @@
-import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { raw, waitFor } from '../support/http.ts';
+import { type RawUpstream, startRawUpstream } from '../support/upstream.ts';
 
 /** A gzip body framed with chunked coding: `Transfer-Encoding: gzip, chunked`. */
 const GZIPPED = gzipSync('hello, compressed');
@@ -29,14 +29,13 @@ const ANSWERS: Record<string, string> = {
  * an Upgrade request, with a raw `net` upstream saying exactly what each test needs.
  */
 describe('upstream status lines and framing, through portico start', () => {
-  let upstream: net.Server;
+  let upstream: RawUpstream;
   let gw: RunningGateway;
   /** Every byte the upstream received, connection by connection. */
   const received: string[] = [];
 
   beforeAll(async () => {
-    upstream = net.createServer((socket) => {
-      socket.on('error', () => {});
+    upstream = await startRawUpstream((socket) => {
       const index = received.push('') - 1;
       let answered = false;
       socket.on('data', (chunk: Buffer) => {
@@ -54,21 +53,15 @@ describe('upstream status lines and framing, through portico start', () => {
         socket.end(ANSWERS[path] ?? 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n', 'latin1');
       });
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    const port = (upstream.address() as net.AddressInfo).port;
     const base = instanceDirectory({
-      'config/routes/all.json': {
-        name: 'all',
-        baseURI: `http://127.0.0.1:${port}`,
-        handler: 'ReverseProxyHandler',
-      },
+      'config/routes/all.json': { name: 'all', baseURI: upstream.url, handler: 'ReverseProxyHandler' },
     });
     gw = await startGateway({ base });
   });
 
   afterAll(async () => {
     expect(await gw?.stop()).toBe(0);
-    await new Promise((resolve) => upstream?.close(resolve));
+    await upstream?.close();
   });
 
   const get = (path: string) => raw(gw.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);

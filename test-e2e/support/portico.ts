@@ -14,14 +14,14 @@ export interface RunResult {
 /**
  * Runs the real `portico` command as a separate process, on the same Node as the tests. With
  * `timeoutMs`, a command still running then is killed (its code is null): a hang fails the test
- * without leaving the process behind.
+ * without leaving the process behind. `bin` runs another copy of the launcher instead.
  */
 export function runPortico(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; bin?: string } = {},
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [porticoBin, ...args], {
+    const child = spawn(process.execPath, [options.bin ?? porticoBin, ...args], {
       cwd: options.cwd ?? root,
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 
 export interface Upstream {
   url: string;
@@ -66,4 +66,29 @@ export async function startBufferingUpstream(
     });
   });
   return upstream;
+}
+
+export interface RawUpstream {
+  url: string;
+  server: net.Server;
+  close(): Promise<void>;
+}
+
+/**
+ * An upstream on a free loopback port that is a bare TCP server: `onConnection` writes exactly the
+ * bytes each test needs, however malformed or endless. A connection's errors (the gateway letting
+ * go mid-answer) are expected and ignored.
+ */
+export async function startRawUpstream(onConnection: (socket: net.Socket) => void): Promise<RawUpstream> {
+  const server = net.createServer((socket) => {
+    socket.on('error', () => {});
+    onConnection(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
