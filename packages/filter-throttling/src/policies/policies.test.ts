@@ -64,6 +64,7 @@ describe('MappedThrottlingPolicy', () => {
       {
         message: expect.stringContaining("'nothing' (column 10) is no name an expression knows here"),
         data: expect.objectContaining({
+          object: 'Policy',
           file: 'routes/throttle.json',
           jsonPath: '$.heap[0].config.throttlingRatesMapping["${tier}${nothing}"]',
         }),
@@ -82,7 +83,7 @@ describe('MappedThrottlingPolicy', () => {
       },
     ],
   ])(
-    'warns of a part of the mapping key %s that is null, naming its file and JSON path',
+    'warns of a part of the mapping key %s that is null, naming its object, file and JSON path',
     async (key, warning) => {
       const { policy, logger } = policyFrom(
         'MappedThrottlingPolicy',

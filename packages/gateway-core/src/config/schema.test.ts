@@ -89,6 +89,28 @@ describe('configuration-time expressions', () => {
     });
   });
 
+  it('a name no expression knows is warned of with the route, heap object, file, JSON path and column', () => {
+    const warned = createMemoryLogger();
+    checkConfig(
+      clientSettings,
+      { name: 'x', condition: '${requst.method}' },
+      { route: 'orders', object: 'Guard', file: 'routes/orders.json', logger: warned },
+    );
+    expect(warned.records).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringContaining("'requst' (column 3) is no name an expression knows here"),
+        data: expect.objectContaining({
+          route: 'orders',
+          object: 'Guard',
+          file: 'routes/orders.json',
+          jsonPath: '$.condition',
+          column: 3,
+        }),
+      }),
+    ]);
+  });
+
   it('run-time expressions are compiled, not evaluated', () => {
     const parsed = parseConfig(
       clientSettings,

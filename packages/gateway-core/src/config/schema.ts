@@ -338,7 +338,13 @@ export function nameCheck(
       const meant = likelyMeant(name, known);
       ctx.logger.warn(
         `'${name}' (column ${pos + 1}) is no name an expression knows here: it evaluates to null${meant ? `; did you mean '${meant}'?` : ''}`,
-        { ...(ctx.file === undefined ? {} : { file: ctx.file }), jsonPath: path, column: pos + 1, text },
+        {
+          // The route and heap object too, as the expression's evaluation warnings name them.
+          ...(ctx.origin ?? (ctx.file === undefined ? {} : { file: ctx.file })),
+          jsonPath: path,
+          column: pos + 1,
+          text,
+        },
       );
     },
   };
