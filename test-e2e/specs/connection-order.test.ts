@@ -27,6 +27,21 @@ describe('responses on one connection stay one per request, in order, through po
         res.end();
         return;
       }
+      if (req.url === '/huge') {
+        // 16 MiB, written as the gateway takes it: more than the connection's buffers hold.
+        res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 16 * 1024 * 1024 });
+        const chunk = Buffer.alloc(64 * 1024, '#');
+        let sent = 0;
+        const more = () => {
+          while (sent < 256) {
+            sent++;
+            if (!res.write(chunk)) return void res.once('drain', more);
+          }
+          res.end();
+        };
+        more();
+        return;
+      }
       if (req.url?.startsWith('/hang')) {
         // Never answers; says when the gateway gives up on it.
         res.on('close', () => abandoned.push(req.url!));
@@ -87,6 +102,14 @@ describe('responses on one connection stay one per request, in order, through po
     upstream?.closeAllConnections();
     await new Promise<void>((resolve) => upstream?.close(() => resolve()));
   });
+
+  /** A client's WebSocket text frame (RFC 6455 §5.2): FIN, opcode 1, masked, as a client must send it. */
+  const maskedText = (text: string) => {
+    const payload = Buffer.from(text);
+    const mask = Buffer.from([0x37, 0xfa, 0x21, 0x3d]);
+    const masked = payload.map((byte, i) => byte ^ mask[i % 4]!);
+    return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, masked]);
+  };
 
   /** The status line of every response in `text`, in order (the bodies here never hold one). */
   const statuses = (text: string) =>
@@ -209,6 +232,68 @@ describe('responses on one connection stay one per request, in order, through po
       socket.destroy();
       expect(statuses(text)).toEqual([200, 101]);
       expect(text).toContain('echo hi');
+    });
+
+    it('behind more requests than are served at once, nothing its client sends for the tunnel is lost', async () => {
+      const socket = net.connect(Number(new URL(gw.url).port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      let text = '';
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+      });
+      // Ten slow requests (more than a connection has served at once), the Upgrade and frame A in one
+      // write; frame B 100 ms later, long before the 101.
+      socket.write(
+        Buffer.concat([
+          Buffer.from(`${'GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(10)}${upgrade('/ws/queued')}`),
+          maskedText('A'),
+        ]),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(text).not.toContain('HTTP/1.1 101 ');
+      socket.write(maskedText('B'));
+      const started = Date.now();
+      while (!text.includes('echo B') && Date.now() - started < 5000)
+        await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+      expect(statuses(text)).toEqual([...Array(10).fill(200), 101]);
+      expect(text.match(/echo [AB]/g)).toEqual(['echo A', 'echo B']);
+    });
+
+    it('behind a response the client is slow to read, nothing it sends for the tunnel is lost', async () => {
+      const socket = net.connect(Number(new URL(gw.url).port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      // The body of /huge is counted, not kept.
+      let text = '';
+      let hugeBytes = 0;
+      socket.on('data', (chunk: Buffer) => {
+        const kept = chunk.toString('latin1').replaceAll('#', '');
+        hugeBytes += chunk.length - kept.length;
+        text += kept;
+      });
+      // Not read for a while: /huge backs up in the gateway (more than loopback's buffers hold), so
+      // Node stops reading the connection at the next request (its back-pressure), and the Upgrade
+      // and frame A come in that same read; frame B comes while the connection is not read.
+      socket.pause();
+      socket.write('GET /huge HTTP/1.1\r\nHost: x\r\n\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      socket.write(
+        Buffer.concat([
+          Buffer.from(`GET /reflect HTTP/1.1\r\nHost: x\r\n\r\n${upgrade('/ws/pressed')}`),
+          maskedText('A'),
+        ]),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.write(maskedText('B'));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.resume();
+      const started = Date.now();
+      while (!text.includes('echo B') && Date.now() - started < 5000)
+        await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+      expect(statuses(text)).toEqual([200, 200, 101]);
+      expect(hugeBytes).toBe(16 * 1024 * 1024);
+      expect(text.match(/echo [AB]/g)).toEqual(['echo A', 'echo B']);
     });
 
     it('a client that leaves while it waits: the requests before it are given up at once, upstream too', async () => {

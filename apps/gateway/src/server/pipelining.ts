@@ -55,7 +55,7 @@ function hold(socket: Socket, serve: () => void): void {
 /**
  * A request of the connection ended: the next one held back is served; once none is, the
  * connection is read again (if Node has paused it too, for responses waiting to be sent, Node keeps
- * it paused).
+ * it paused), unless an Upgrade has taken it over meanwhile: what reads it then is the upgrade's.
  */
 export function release(socket: Socket): void {
   const held = HELD.get(socket);
@@ -63,7 +63,19 @@ export function release(socket: Socket): void {
   const serve = held.shift();
   if (held.length === 0) {
     HELD.delete(socket);
-    if (!socket.destroyed) socket.resume();
+    if (!socket.destroyed && !UPGRADED.has(socket)) socket.resume();
   }
   serve?.();
+}
+
+/** The connections an Upgrade has taken over (Node has handed them over with their parser gone). */
+const UPGRADED = new WeakSet<Socket>();
+
+/**
+ * Node has handed `socket` over with an Upgrade: the end of the requests held back before it no
+ * longer resumes reading it (a waiting upgrade pauses it once it has kept what it may, and that
+ * pause would be undone).
+ */
+export function upgraded(socket: Socket): void {
+  UPGRADED.add(socket);
 }
