@@ -5,13 +5,12 @@ import { handleUpgrade, type UpgradeOptions } from '@portico/gateway-core/runtim
 import type { Gateway } from './gateway.ts';
 import { reservedPrefix } from './reserved-prefix.ts';
 
-/** What an upgrade under the administrative prefix gets: the endpoints take none. */
+/**
+ * What an upgrade under the administrative prefix gets: the endpoints take none. The gateway's own
+ * answer, as for any status it answers itself: its reason phrase as its body.
+ */
 const NOT_FOUND: Handler = {
-  handle: () => {
-    const response = Response.text(404, 'Not Found\n');
-    response.reason = 'Not Found';
-    return Promise.resolve(response);
-  },
+  handle: () => Promise.resolve(Response.text(404, 'Not Found')),
 };
 
 /**

@@ -65,13 +65,16 @@ export class ArrivalAnswer {
   }
 }
 
-/** A refusal: its reason phrase is its body too, and the connection ends after it. */
-const refusal = (status: number, reason: string, cause?: unknown) =>
+/**
+ * An answer the gateway gives itself (a refusal on arrival, a failure the exchange or an upgrade
+ * answers): its reason phrase is its body too, and the connection ends after it.
+ */
+export const ownAnswer = (status: number, reason: string, cause?: unknown): ArrivalAnswer =>
   new ArrivalAnswer(status, reason, reason, true, cause);
 /** An HTTP version other than 1.x in the request line (`HTTP/2.0`, `HTTP/0.9`): RFC 9110 §15.6.6. */
-const VERSION_NOT_SUPPORTED = refusal(505, 'HTTP Version Not Supported');
+const VERSION_NOT_SUPPORTED = ownAnswer(505, 'HTTP Version Not Supported');
 /** A transfer coding other than chunked: its content would go upstream still coded (RFC 9112 §6.1). */
-const CODING_NOT_IMPLEMENTED = refusal(501, 'Not Implemented');
+const CODING_NOT_IMPLEMENTED = ownAnswer(501, 'Not Implemented');
 /**
  * `OPTIONS *` (the asterisk form, RFC 9112 §3.2.4) asks about the server itself, not about a resource
  * (RFC 9110 §9.3.7), so the gateway answers it: 200 without content, and the connection kept. No
@@ -102,7 +105,7 @@ export function arrive(
   try {
     request = requestOf(req, maxBytes, !upgrade);
   } catch (error) {
-    return refusal(400, 'Bad Request', error);
+    return ownAnswer(400, 'Bad Request', error);
   }
   // Every other target has arrived as a path starting with `/`.
   return request.uri.rawPath === '*' ? SERVER_OPTIONS : request;

@@ -9,10 +9,10 @@ import { CONNECTION_FIELDS } from '../http/connection-headers.ts';
 import { DEFAULT_MAX_BUFFERED_BYTES, type Entity, TAKE_SOURCE } from '../http/entity.ts';
 import { headerFieldProblem, invalidHeaderError, isReasonPhrase } from '../http/header-validation.ts';
 import { forEachFieldOf } from '../http/headers.ts';
-import { type Request, Response } from '../http/message.ts';
+import type { Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { ArrivalAnswer, arrive, clientOf, declaresBody, faultyFraming } from './arrival.ts';
+import { ArrivalAnswer, arrive, clientOf, declaresBody, faultyFraming, ownAnswer } from './arrival.ts';
 import { disposeOf } from './dispose.ts';
 
 /**
@@ -321,7 +321,8 @@ function errorResponse(error: unknown, context: Context, logger: Logger): Respon
   return plain(500, 'Internal Server Error');
 }
 
-const plain = (status: number, text: string): Response => Response.text(status, text);
+/** The gateway's own answer for a status, the same on every path (`ownAnswer`). */
+const plain = (status: number, reason: string): Response => ownAnswer(status, reason).toResponse();
 
 /**
  * Writes a Response to the client, streaming its body with back-pressure, and never throws. The end

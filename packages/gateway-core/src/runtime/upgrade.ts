@@ -9,7 +9,7 @@ import type { Request, Response } from '../http/message.ts';
 import { nodeHttp } from '../http/node-http.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { ArrivalAnswer, arrive, clientOf, declaresBody } from './arrival.ts';
+import { ArrivalAnswer, arrive, clientOf, declaresBody, ownAnswer } from './arrival.ts';
 import { disposeOf } from './dispose.ts';
 import { type ExchangeOptions, handleExchange } from './exchange.ts';
 
@@ -120,14 +120,18 @@ function servePlain(
 }
 
 /**
- * An answer arrival gave, written to the socket as the exchange adapter writes it for a plain request
- * (the same status, reason phrase and body), and the connection closed: after `OPTIONS *` too, since
- * Node has handed the socket over and nothing reads another request from it.
+ * An answer arrival gave, or one the upgrade path gives itself, written to the socket as the exchange
+ * adapter writes it for a plain request (`toResponse`: the same status, reason phrase, body and
+ * fields), and the connection closed: after `OPTIONS *` too, since Node has handed the socket over
+ * and nothing reads another request from it.
  */
 function answerArrival(socket: Socket, answer: ArrivalAnswer): void {
-  const fields = answer.body === '' ? [] : ['Content-Type', 'text/plain; charset=UTF-8'];
-  fields.push('Content-Length', String(Buffer.byteLength(answer.body)), 'Connection', 'close');
-  socket.end(responseHead(answer.status, answer.reason, fields) + answer.body, 'latin1');
+  const response = answer.toResponse();
+  const fields: string[] = [];
+  forEachFieldOf(response.headers, (name, value) => {
+    if (!REGENERATED_ON_UPGRADE.has(name)) fields.push(name, value);
+  });
+  endWith(socket, response.status, answer.reason, fields, Buffer.from(answer.body));
 }
 
 /** Writes the handler's response to the socket as a plain answer, and closes the connection. */
@@ -154,10 +158,11 @@ async function answerWith(
   forEachFieldOf(response.headers, (name, value) => {
     if (!REGENERATED_ON_UPGRADE.has(name)) raw.push(name, value);
   });
-  raw.push('Connection', 'close', 'Content-Length', String(body.length));
-  let written: string;
+  // Without a reason phrase of its own, the status's standard one, as Node writes it for a plain
+  // request.
+  const reason = response.reason ?? nodeHttp.STATUS_CODES[response.status] ?? '';
   try {
-    written = responseHead(response.status, response.reason ?? '', raw);
+    endWith(socket, response.status, reason, raw, body);
   } catch (error) {
     // Never the bytes of an invalid field: the same 500 a plain request gets, and the fault logged.
     logger.error('a response header cannot be written', {
@@ -166,19 +171,23 @@ async function answerWith(
     });
     return answerUpgrade(socket, 500, 'Internal Server Error');
   }
-  socket.end(Buffer.concat([Buffer.from(written, 'latin1'), body]));
 }
 
-/** A plain answer written straight to the socket, which is then closed. */
+/**
+ * The one writer of every answer on the upgrade path: the head (`fields`, then the body's length and
+ * `Connection: close`, which the answer states itself) and the body, straight to the socket, which is
+ * then closed. Throws, before writing anything, for a field or reason phrase that cannot be written.
+ */
+function endWith(socket: Socket, status: number, reason: string, fields: string[], body: Buffer): void {
+  fields.push('Content-Length', String(body.length), 'Connection', 'close');
+  const head = responseHead(status, reason, fields);
+  socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+}
+
+/**
+ * An answer of the upgrade path's own (400, 500, 502), written straight to the socket, which is then
+ * closed: the answer a plain request gets for the same status (its reason phrase as its body).
+ */
 export function answerUpgrade(socket: Socket, status: number, reason: string): void {
-  const body = `${reason}\n`;
-  const head = responseHead(status, reason, [
-    'Content-Type',
-    'text/plain; charset=UTF-8',
-    'Content-Length',
-    String(body.length),
-    'Connection',
-    'close',
-  ]);
-  socket.end(head + body, 'latin1');
+  answerArrival(socket, ownAnswer(status, reason));
 }
