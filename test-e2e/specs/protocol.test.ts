@@ -199,6 +199,40 @@ describe('the HTTP edge of portico start', () => {
       expect(upstream.received.length).toBe(before);
     });
 
+    it.each([['http://a'], ['HTTP://a:8080']])(
+      'in absolute form with an empty path (OPTIONS %s): the same answer, the connection kept',
+      async (target) => {
+        const before = upstream.received.length;
+        const reply = await raw(
+          gw.url,
+          `GET /before HTTP/1.1\r\nHost: a\r\n\r\nOPTIONS ${target} HTTP/1.1\r\nHost: a\r\n\r\n${AFTER}`,
+          { waitMs: 5000 },
+        );
+        const [first, answer, last] = responsesOf(reply.text);
+        expect([first?.head[0], last?.head[0]]).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+        expectServerOptions(answer!);
+        expect(upstream.received.slice(before).map((r) => r.url)).toEqual(['/before', '/after']);
+      },
+    );
+
+    it('in absolute form with a path or a query (OPTIONS http://a/, http://a?x): routed as before', async () => {
+      const before = upstream.received.length;
+      for (const target of ['http://a/', 'http://a?x']) {
+        const reply = await raw(
+          gw.url,
+          `OPTIONS ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`,
+          {
+            waitMs: 5000,
+          },
+        );
+        expect(reply.status).toBe(200);
+      }
+      expect(upstream.received.slice(before).map((r) => [r.method, r.url])).toEqual([
+        ['OPTIONS', '/'],
+        ['OPTIONS', '/?x'],
+      ]);
+    });
+
     it('only OPTIONS has an asterisk form: GET * is a bad request', async () => {
       const reply = await raw(gw.url, 'GET * HTTP/1.1\r\nHost: a\r\n\r\n', { waitMs: 5000 });
       expect(reply.status).toBe(400);

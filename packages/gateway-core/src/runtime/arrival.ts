@@ -107,7 +107,7 @@ export function arrive(
   } catch (error) {
     return ownAnswer(400, 'Bad Request', error);
   }
-  // Every other target has arrived as a path starting with `/`.
+  // Every other target has arrived as a path starting with `/` (`OPTIONS http://host` as `*`).
   return request.uri.rawPath === '*' ? SERVER_OPTIONS : request;
 }
 
@@ -201,6 +201,10 @@ function requestUri(req: IncomingMessage, scheme: string, headers: Headers): Uri
     if (parsed.userInfo !== null) throw badRequest('user information in the request target');
     if (parsed.host === null || !HOST.test(parsed.authority ?? ''))
       throw badRequest('an unusable authority in the request target');
+    // OPTIONS with an empty path and no query (`OPTIONS http://host`) is the asterisk form in
+    // absolute form (RFC 9112 §3.2.4): it asks about the server itself, answered by `arrive`.
+    if (parsed.rawPath === '' && parsed.rawQuery === null && req.method === 'OPTIONS')
+      return Uri.ofRequest(scheme, parsed.authority!, '/').with({ rawPath: '*' });
     // Made as an origin-form request's is, so that its host too counts as the client's.
     uri = Uri.ofRequest(scheme, parsed.authority!, parsed.pathAndQuery);
   } else if (target === '*' && req.method === 'OPTIONS') {
