@@ -78,6 +78,8 @@ describe('stalled uploads against portico start', () => {
     for (const { closed } of stalled) {
       const { text, afterMs } = await closed;
       expect(text).toMatch(/^HTTP\/1\.1 408 /);
+      // The reason as the body, without a line break after it, as every answer the gateway gives itself.
+      expect(text).toMatch(/\r\n\r\nRequest Timeout$/);
       expect(afterMs).toBeLessThan(6000);
     }
   });

@@ -278,7 +278,7 @@ function onBodyIdle(this: WatchedRequest): void {
   if (state) abortOwned(state.abort, new Error('the request body sent nothing for too long'));
   if (res && !res.headersSent && !res.destroyed) {
     res.shouldKeepAlive = false;
-    const text = 'Request Timeout\n';
+    const text = 'Request Timeout';
     res.writeHead(408, {
       'Content-Type': 'text/plain; charset=UTF-8',
       'Content-Length': text.length,

@@ -454,7 +454,7 @@ describe('ClientHandler: failures', () => {
     handlers.push(proxy);
     const response = await proxy.handle(context(), new Request({ uri: `http://127.0.0.1:${port}/` }));
     expect(response.status).toBe(502);
-    expect(await text(response)).toBe('Bad Gateway\n');
+    expect(await text(response)).toBe('Bad Gateway');
     expect(response.cause).toBeInstanceOf(UpstreamError);
   });
 
@@ -550,7 +550,7 @@ describe('ClientHandler: failures', () => {
     handlers.push(proxy);
     const response = await proxy.handle(context(), new Request({ uri: up.url }));
     expect(response.status).toBe(504);
-    expect(await text(response)).toBe('Gateway Timeout\n');
+    expect(await text(response)).toBe('Gateway Timeout');
   });
 
   it('errors the response stream when the upstream resets mid-body, without crashing', async () => {

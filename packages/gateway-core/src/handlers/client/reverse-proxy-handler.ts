@@ -154,7 +154,8 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
 /** The answer a reverse proxy gives for an unreachable or silent upstream. */
 export function failureResponse(error: UpstreamError): Response {
   const status = error.upstreamStatus;
-  const text = `${REASONS[status]}\n`;
+  // The reason phrase as the body, as every answer the gateway gives itself (no line break after it).
+  const text = REASONS[status]!;
   return new Response({
     status,
     reason: REASONS[status]!,
@@ -273,8 +274,7 @@ function writeHead(socket: Duplex, status: number, reason: string, raw: readonly
   socket.write(responseHead(status, reason, raw), 'latin1');
 }
 
-function answer(socket: Duplex, status: number, text: string): number {
-  const body = `${text}\n`;
+function answer(socket: Duplex, status: number, body: string): number {
   writeHead(socket, status, REASONS[status] ?? 'Error', [
     'Content-Type',
     'text/plain; charset=UTF-8',

@@ -155,6 +155,7 @@ describe('ReverseProxyHandler: WebSocket upgrades', () => {
     const gw = await gateway(`http://127.0.0.1:${port}`);
     const answer = await refusal(connect(`${gw.url}/`));
     expect(answer.status).toBe(502);
+    expect(answer.body).toBe('Bad Gateway');
     expect(await gw.results[0]).toBe(502);
   });
 
@@ -285,6 +286,8 @@ describe('ReverseProxyHandler: WebSocket upgrades', () => {
     const gw = await gateway(up.url, { websocket: false });
     const answer = await refusal(connect(`${gw.url}/`));
     expect(answer.status).toBe(501);
+    // The reason as the body, without a line break after it, as every answer the gateway gives itself.
+    expect(answer.body).toBe('WebSocket proxying is disabled');
     expect(up.seen).toEqual([]);
   });
 });
