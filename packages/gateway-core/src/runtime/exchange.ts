@@ -308,17 +308,25 @@ function onExchangeClose(this: ExchangeResponse): void {
 
 /** What a failure that escaped every filter looks like to the client. */
 function errorResponse(error: unknown, context: Context, logger: Logger): Response {
-  if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) return plain(413, 'Payload Too Large');
+  return failureAnswer(error, context, logger).toResponse();
+}
+
+/**
+ * The gateway's answer to a failure that escaped every filter, logged, on every path (an upgrade's
+ * too): 413 for a body past its bound, 502 or 504 for the upstream's failure, 500 for anything else.
+ */
+export function failureAnswer(error: unknown, context: Context, logger: Logger): ArrivalAnswer {
+  if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) return ownAnswer(413, 'Payload Too Large');
   if (isPorticoError(error, ErrorCode.UPSTREAM)) {
     const status = (error as { upstreamStatus?: number }).upstreamStatus ?? 502;
     logger.warn('upstream failure', { transactionId: context.transactionId, error: error.message });
-    return plain(status, status === 504 ? 'Gateway Timeout' : 'Bad Gateway');
+    return ownAnswer(status, status === 504 ? 'Gateway Timeout' : 'Bad Gateway');
   }
   logger.error('request failed', {
     transactionId: context.transactionId,
     error: error instanceof Error ? (error.stack ?? error.message) : String(error),
   });
-  return plain(500, 'Internal Server Error');
+  return ownAnswer(500, 'Internal Server Error');
 }
 
 /** The gateway's own answer for a status, the same on every path (`ownAnswer`). */

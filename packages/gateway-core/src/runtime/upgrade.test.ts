@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ErrorCode, PorticoError } from '../errors.ts';
 import { Entity } from '../http/entity.ts';
 import { Response } from '../http/message.ts';
 import { TemporaryStorage } from '../http/temporary-storage.ts';
@@ -238,5 +239,39 @@ describe('an upgrade request arrives as any other', () => {
     expect(answerOf(await upgrade('GET /ws HTTP/1.1'))).toEqual(['200', 'main']);
     expect(answerOf(await upgrade('GET //admin/ws HTTP/1.0'))).toEqual(['404', 'elsewhere']);
     expect(asked).toEqual(['/admin/ws', '/ws', '/admin/ws']);
+  });
+});
+
+describe('a handler that fails an upgrade is answered as a plain request’s failure is', () => {
+  it.each([
+    [
+      'an error of its own: 500',
+      new Error('boom'),
+      'HTTP/1.1 500 Internal Server Error',
+      'Internal Server Error',
+    ],
+    [
+      'a body past its bound: 413',
+      new PorticoError(ErrorCode.ENTITY_TOO_LARGE, 'too large'),
+      'HTTP/1.1 413 Payload Too Large',
+      'Payload Too Large',
+    ],
+  ])('%s (it was 502 for every failure)', async (_, error, status, body) => {
+    const handler: Handler = {
+      async handle() {
+        throw error;
+      },
+    };
+    const outcomes: Promise<string>[] = [];
+    const logger = createMemoryLogger();
+    const port = await serveUpgrades(handler, outcomes, logger);
+    const answer = await upgradeRequest(port);
+    expect(answer.split('\r\n')[0]).toBe(status);
+    expect(answer.slice(answer.indexOf('\r\n\r\n') + 4)).toBe(body);
+    expect(await Promise.all(outcomes)).toEqual(['resolved']);
+    if (status.includes('500'))
+      expect(logger.records).toContainEqual(
+        expect.objectContaining({ level: 'error', message: 'request failed' }),
+      );
   });
 });

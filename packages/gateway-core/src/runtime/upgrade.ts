@@ -11,7 +11,7 @@ import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { ArrivalAnswer, arrive, clientOf, declaresBody, ownAnswer } from './arrival.ts';
 import { disposeOf } from './dispose.ts';
-import { type ExchangeOptions, handleExchange } from './exchange.ts';
+import { type ExchangeOptions, failureAnswer, handleExchange } from './exchange.ts';
 
 /** Written by the answer itself: it closes the connection and states its body's length. */
 const REGENERATED_ON_UPGRADE = new FieldNameSet(['connection', 'content-length', 'transfer-encoding']);
@@ -81,8 +81,10 @@ async function serveUpgrade(
   try {
     response = await (divert?.(request) ?? handler).handle(context, request);
   } catch (error) {
-    logger.warn('upgrade failed', { transactionId: context.transactionId, error: String(error) });
-    return answerUpgrade(socket, 502, 'Bad Gateway');
+    // As a plain request's failure: 502 or 504 for the upstream's, 413, 500 for anything else.
+    const answer = failureAnswer(error, context, logger);
+    await disposeOf(request, logger);
+    return answerArrival(socket, answer);
   }
   // A handler that took over the socket (a WebSocket proxy) has answered on it already.
   if (upgrade.claimed) return;
