@@ -54,9 +54,30 @@ export const QUIETLY_IGNORED = new Set([
   'autoReconnect',
   'loginTimeout',
   'connectTimeout',
-  'socketTimeout',
   'prepareThreshold',
 ]);
+
+/**
+ * The `socketTimeout` property of a JDBC URL in milliseconds (`unit` ms to the value: 1000 for
+ * pgjdbc's seconds, 1 for Connector/J's and MariaDB's milliseconds), or undefined when it is absent,
+ * 0 (no limit) or not a number (logged). A statement waiting longer for its answer fails.
+ */
+export function socketTimeoutOf(
+  { target, logger, label }: DriverPoolOptions,
+  unit: number,
+): number | undefined {
+  const text = target.properties.socketTimeout;
+  if (text === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(text.trim())) {
+    logger.warn('the JDBC URL property socketTimeout is not a whole number and is ignored', {
+      pool: label,
+      property: 'socketTimeout',
+    });
+    return undefined;
+  }
+  const milliseconds = Number(text.trim()) * unit;
+  return milliseconds > 0 ? milliseconds : undefined;
+}
 
 /** Values from expressions, made acceptable to both drivers (undefined is null; lists and maps JSON). */
 export function driverValue(value: unknown): unknown {

@@ -149,6 +149,18 @@ describe('JdbcDataSource configuration', () => {
     expect(JSON.stringify(logger.records)).not.toContain('sslmode');
   });
 
+  it('logs a socketTimeout that is not a whole number, for either driver', async () => {
+    for (const jdbcUrl of [url, 'jdbc:mariadb://127.0.0.1:1/none']) {
+      const { logger } = await dataSourceFrom({ jdbcUrl: `${jdbcUrl}?socketTimeout=30s`, minIdle: 0 });
+      expect(logger.records).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          message: expect.stringMatching(/socketTimeout is not a whole number/),
+        }),
+      );
+    }
+  });
+
   it('counts placeholders by the rules of its database', async () => {
     const { source: pg } = await dataSourceFrom({ jdbcUrl: url, minIdle: 0 });
     expect(pg.placeholders("SELECT ?, '?', $$?$$")).toBe(1);
@@ -172,6 +184,8 @@ const databases = [
     sessions: 'SELECT pid AS id FROM pg_stat_activity',
     kill: 'SELECT pg_terminate_backend(?)',
     reapedMinIdle: 0,
+    // pgjdbc counts it in seconds.
+    oneSecondSocketTimeout: '?socketTimeout=1',
   },
   {
     name: 'MariaDB',
@@ -182,6 +196,8 @@ const databases = [
     sessions: 'SELECT ID AS id FROM information_schema.PROCESSLIST',
     kill: 'KILL ?',
     reapedMinIdle: 1,
+    // Connector/J and the MariaDB driver count it in milliseconds.
+    oneSecondSocketTimeout: '?socketTimeout=1000',
   },
 ];
 
@@ -295,6 +311,21 @@ for (const db of databases) {
       const next = await source.query(db.id).catch(() => source.query(db.id));
       expect(String(next[0]!.id)).not.toBe(first);
       expect(logger.records.filter((r) => r.level === 'error')).toEqual([]);
+    });
+
+    it('gives up a statement after the socketTimeout of its URL, and stays usable', async () => {
+      const { source } = await dataSourceFrom({
+        ...jdbcSettings(db.url!, db.scheme, db.oneSecondSocketTimeout),
+        minIdle: 0,
+        maxPoolSize: 1,
+      });
+      const started = Date.now();
+      await expect(source.query(db.sleep, [4])).rejects.toThrow(/timeout/i);
+      expect(Date.now() - started).toBeLessThan(2500);
+      // The connection that gave up is not handed out again with its statement still running.
+      const after = Date.now();
+      expect(await source.query('SELECT 2 AS two')).toHaveLength(1);
+      expect(Date.now() - after).toBeLessThan(1000);
     });
 
     it('rejects a statement the database refuses, and stays usable', async () => {

@@ -5,6 +5,7 @@ import {
   driverValue,
   QUIETLY_IGNORED,
   type Row,
+  socketTimeoutOf,
 } from './driver-pool.ts';
 
 /**
@@ -12,7 +13,9 @@ import {
  * minIdle → `maxIdle` and idleTimeout → `idleTimeout` (mysql2 closes idle connections above maxIdle,
  * and any idle longer than idleTimeout; idleTimeout 0 keeps them all). mysql2 has no maximum lifetime
  * and no bound on the wait for a free connection, so both are added here: a connection older than
- * maxLifetime is closed when it is released, and acquiring gives up after connectionTimeout.
+ * maxLifetime is closed when it is released, and acquiring gives up after connectionTimeout. The
+ * URL's `socketTimeout` (Connector/J and MariaDB: milliseconds) bounds each statement: one unanswered
+ * that long fails, and its connection, whose statement may still run, is closed rather than reused.
  */
 export async function mysqlPool(options: DriverPoolOptions): Promise<DriverPool> {
   const { target, settings } = options;
@@ -36,6 +39,7 @@ export async function mysqlPool(options: DriverPoolOptions): Promise<DriverPool>
     supportBigNumbers: true,
     ...driverProperties(options),
   };
+  const statementTimeout = socketTimeoutOf(options, 1);
   const pool = mysql.createPool(config);
   const openedAt = new WeakMap<object, number>();
   pool.on('connection', (connection) => openedAt.set(connection, Date.now()));
@@ -77,7 +81,10 @@ export async function mysqlPool(options: DriverPoolOptions): Promise<DriverPool>
       let failed = false;
       try {
         const values = params.map(driverValue) as Parameters<PoolConnection['execute']>[1];
-        const [result] = await connection.execute(sql, values);
+        const [result] = await connection.execute(
+          { sql, ...(statementTimeout === undefined ? {} : { timeout: statementTimeout }) },
+          values,
+        );
         if (Array.isArray(result)) {
           // A procedure call answers with several result sets; the first is the one asked for.
           const rows = Array.isArray(result[0]) ? (result[0] as Row[]) : (result as Row[]);
@@ -85,7 +92,8 @@ export async function mysqlPool(options: DriverPoolOptions): Promise<DriverPool>
         }
         return { rows: [], affectedRows: (result as ResultSetHeader).affectedRows ?? 0 };
       } catch (error) {
-        failed = (error as { fatal?: boolean }).fatal === true;
+        const { fatal, code } = error as { fatal?: boolean; code?: string };
+        failed = fatal === true || code === 'PROTOCOL_SEQUENCE_TIMEOUT';
         throw error;
       } finally {
         giveBack(connection, failed);
@@ -107,6 +115,8 @@ function driverProperties({ target, logger, label }: DriverPoolOptions): Partial
       case 'user':
       case 'password':
         break; // already taken as the credentials
+      case 'socketTimeout':
+        break; // a bound on each statement (see statementTimeout)
       case 'useSSL':
       case 'useSsl':
       case 'ssl':

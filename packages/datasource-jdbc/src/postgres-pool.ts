@@ -1,5 +1,11 @@
 import { createRequire } from 'node:module';
-import { type DriverPool, type DriverPoolOptions, driverValue, QUIETLY_IGNORED } from './driver-pool.ts';
+import {
+  type DriverPool,
+  type DriverPoolOptions,
+  driverValue,
+  QUIETLY_IGNORED,
+  socketTimeoutOf,
+} from './driver-pool.ts';
 import { numberPlaceholders } from './placeholders.ts';
 
 /** The part of `pg` (8.x) used here; the package ships no types. */
@@ -22,7 +28,8 @@ const require = createRequire(import.meta.url);
  * A PostgreSQL pool (pg-pool). HikariCP settings map onto it as: maxPoolSize → `max`, minIdle → `min`
  * (idle connections are closed after idleTimeout only above it), idleTimeout → `idleTimeoutMillis`,
  * maxLifetime → `maxLifetimeSeconds`, connectionTimeout → `connectionTimeoutMillis` (which covers both
- * waiting for a free connection and opening a new one).
+ * waiting for a free connection and opening a new one). The URL's `socketTimeout` (pgjdbc: seconds)
+ * becomes `query_timeout`: a statement unanswered that long fails, and its connection is closed.
  */
 export function postgresPool(options: DriverPoolOptions): DriverPool {
   const { target, settings, logger, label } = options;
@@ -66,7 +73,8 @@ export function postgresPool(options: DriverPoolOptions): DriverPool {
 }
 
 /** pgjdbc URL properties with a pg equivalent; others are logged as ignored. */
-function driverProperties({ target, logger, label }: DriverPoolOptions): Record<string, unknown> {
+function driverProperties(options: DriverPoolOptions): Record<string, unknown> {
+  const { target, logger, label } = options;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(target.properties)) {
     switch (key) {
@@ -91,6 +99,11 @@ function driverProperties({ target, logger, label }: DriverPoolOptions): Record<
       case 'tcpKeepAlive':
         out.keepAlive = value === 'true';
         break;
+      case 'socketTimeout': {
+        const timeout = socketTimeoutOf(options, 1000);
+        if (timeout !== undefined) out.query_timeout = timeout;
+        break;
+      }
       default:
         if (!QUIETLY_IGNORED.has(key))
           logger.warn('a JDBC URL property is not supported and is ignored', { pool: label, property: key });
