@@ -1,4 +1,5 @@
-import { mkdtempSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Context, compile, evaluateSettled, Request } from '@portico/gateway-core';
@@ -105,6 +106,39 @@ describe('FileAttributesFilter', () => {
       expect(read('${empty attributes.user}')).toBe(true);
       expect(logger.records.find((r) => r.level === 'warn')?.data).toMatchObject({ file: missing });
     });
+
+    it('refuses, without reading it, a file larger than 32 MiB', async () => {
+      const huge = file(USERS);
+      // Sparse: no disk is used, yet reading it meant 40 MB read, decoded and parsed per change.
+      truncateSync(huge, 40 * 1024 * 1024);
+      const { heap, logger } = heapWith(lookup({ file: huge }));
+      const started = performance.now();
+      const { read } = await run(await heap.get<FileAttributesFilter>('Lookup', 'filter'));
+      expect(read('${empty attributes.user}')).toBe(true);
+      expect(performance.now() - started).toBeLessThan(200);
+      expect(logger.records.find((r) => r.level === 'warn')?.data).toMatchObject({
+        file: huge,
+        error: 'the file is larger than 33554432 bytes',
+      });
+    });
+
+    it.skipIf(!existsSync('/dev/zero'))(
+      'refuses what is not a regular file: a device, a FIFO without writer (the process never blocks)',
+      async () => {
+        const fifo = path.join(dir, `fifo-${++counter}`);
+        execFileSync('mkfifo', [fifo]);
+        // A request's `../` reaching /dev/zero made the old read run, event loop and all, until memory ran out.
+        for (const special of ['/dev/zero', fifo]) {
+          const { heap, logger } = heapWith(lookup({ file: special }));
+          const { read } = await run(await heap.get<FileAttributesFilter>('Lookup', 'filter'));
+          expect(read('${empty attributes.user}')).toBe(true);
+          expect(logger.records.find((r) => r.level === 'warn')?.data).toMatchObject({
+            file: special,
+            error: 'not a regular file',
+          });
+        }
+      },
+    );
 
     it('gives an empty map when the key names no column', async () => {
       const { read } = await run(await filterFrom(lookup({ key: 'phone' })));

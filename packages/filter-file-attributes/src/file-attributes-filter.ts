@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import {
   type Bindings,
@@ -33,6 +33,13 @@ export interface FileAttributesFilterOptions {
   name: string;
   logger: Logger;
 }
+
+/**
+ * The largest file read. The read is synchronous and the parsed records stay in memory, so a file
+ * the `file` expression names by mistake (a log, a disk image, `/dev/zero` from a request's `../`)
+ * must not hold the process: beyond this, the file is refused as unreadable.
+ */
+const MAX_FILE_BYTES = 32 * 1024 * 1024;
 
 /** A parsed file, kept while its size and modification time stay the same. */
 interface ParsedFile {
@@ -126,14 +133,37 @@ export class FileAttributesFilter implements Filter {
   }
 
   #records(file: string): string[][] {
-    const stat = statSync(file);
-    const cached = this.#cached;
-    if (cached && cached.path === file && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
-      return cached.records;
+    // Non-blocking: opening a FIFO without a writer would otherwise wait forever, event loop and all.
+    const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const stat = fstatSync(fd);
+      if (!stat.isFile()) throw new Error('not a regular file');
+      if (stat.size > MAX_FILE_BYTES) throw new Error(`the file is larger than ${MAX_FILE_BYTES} bytes`);
+      const cached = this.#cached;
+      if (cached && cached.path === file && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
+        return cached.records;
+      }
+      const bytes = readAtMost(fd, MAX_FILE_BYTES);
+      const records = parseRecords(this.#decode(bytes), SEPARATORS[this.#options.separator]);
+      this.#cached = { path: file, mtimeMs: stat.mtimeMs, size: stat.size, records };
+      return records;
+    } finally {
+      closeSync(fd);
     }
-    const records = parseRecords(this.#decode(readFileSync(file)), SEPARATORS[this.#options.separator]);
-    this.#cached = { path: file, mtimeMs: stat.mtimeMs, size: stat.size, records };
-    return records;
+  }
+}
+
+/** The whole file, which must hold at most `max` bytes (it may have grown since it was measured). */
+function readAtMost(fd: number, max: number): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, max + 1 - total));
+    const read = readSync(fd, chunk, 0, chunk.length, null);
+    if (read === 0) return Buffer.concat(chunks, total);
+    chunks.push(chunk.subarray(0, read));
+    total += read;
+    if (total > max) throw new Error(`the file is larger than ${max} bytes`);
   }
 }
 
