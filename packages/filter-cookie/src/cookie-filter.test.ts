@@ -69,6 +69,32 @@ describe('CookieFilter', () => {
       expect(sent.upstreamCookie).toBe('other=1; APP=real');
     });
 
+    it('does not let a managed cookie through behind a comma (RFC 2965 servers split on it)', async () => {
+      const filter = await filterFrom({ managed: ['APP'], relayed: ['lang'], defaultAction: 'SUPPRESS' });
+      const context = testContext();
+      await exchange(filter, context, get('http://app.example/'), { 'Set-Cookie': 'APP=real' });
+      for (const cookie of [
+        'lang=en, APP=forged',
+        'lang=en,APP=forged',
+        '$Version=1; lang=en , app = forged',
+      ]) {
+        const sent = await exchange(filter, context, get('http://app.example/', { Cookie: cookie }));
+        expect(sent.upstreamCookie).not.toMatch(/forged/);
+        expect(sent.upstreamCookie).toMatch(/lang=en/);
+        expect(sent.upstreamCookie).toMatch(/APP=real$/);
+      }
+      // Commas that start no cookie, and relayed cookies together, pass as they came.
+      const dates = await exchange(
+        filter,
+        testContext(),
+        get('http://app.example/', { Cookie: 'lang="Wed, 01 Jan 2031"; x=1' }),
+      );
+      expect(dates.upstreamCookie).toBe('lang="Wed, 01 Jan 2031"');
+      const relayed = await filterFrom({ relayed: ['a', 'b'], defaultAction: 'SUPPRESS' });
+      const both = await exchange(relayed, testContext(), get('http://app.example/', { Cookie: 'a=1, b=2' }));
+      expect(both.upstreamCookie).toBe('a=1, b=2');
+    });
+
     it('survives the session being saved as JSON between requests (Redis, JWT cookie)', async () => {
       const filter = await filterFrom({});
       const first = testContext();

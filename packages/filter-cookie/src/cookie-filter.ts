@@ -102,8 +102,16 @@ function stripPort(hostAndPort: string): string {
 }
 
 /**
+ * A comma that RFC 2965 (and the servers still parsing cookies by it) reads as the start of another
+ * cookie: one followed by `name=` or `$Attribute=`.
+ */
+const COOKIE_COMMA = /,(?=[ \t]*\$?[!#$%&'*+\-.^_`|~0-9A-Za-z]+[ \t]*=)/;
+
+/**
  * Keeps the request cookies `keep` accepts, adds the replayed ones, and sends them all in one
  * `Cookie` header (RFC 6265 5.4). RFC 2965 `$Path`/`$Domain` parts go with the cookie before them.
+ * A part such as `lang=en, APP=forged` is two cookies to an RFC 2965 server: each is judged by its
+ * own name, and the part passes unchanged only when all of them are kept.
  */
 function rewriteRequestCookies(
   headers: Headers,
@@ -112,17 +120,27 @@ function rewriteRequestCookies(
 ): void {
   const parts: string[] = [];
   let keeping = true;
+  const judge = (piece: string): boolean => {
+    if (piece.startsWith('$')) return keeping;
+    const eq = piece.indexOf('=');
+    keeping = keep((eq < 0 ? piece : piece.slice(0, eq)).trim());
+    return keeping;
+  };
   for (const header of headers.getAll('cookie')) {
     for (const raw of header.split(';')) {
       const part = raw.trim();
       if (!part) continue;
-      if (part.startsWith('$')) {
-        if (keeping) parts.push(part);
+      if (!COOKIE_COMMA.test(part)) {
+        if (judge(part)) parts.push(part);
         continue;
       }
-      const eq = part.indexOf('=');
-      keeping = keep((eq < 0 ? part : part.slice(0, eq)).trim());
-      if (keeping) parts.push(part);
+      const pieces = part
+        .split(COOKIE_COMMA)
+        .map((piece) => piece.trim())
+        .filter((piece) => piece !== '');
+      const kept = pieces.filter(judge);
+      if (kept.length === pieces.length) parts.push(part);
+      else parts.push(...kept);
     }
   }
   parts.push(...replayed);
