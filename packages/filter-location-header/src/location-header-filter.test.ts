@@ -191,14 +191,51 @@ describe('LocationHeaderFilter', () => {
       expect(response.headers.get('location')).toBe('/login?x=1');
     });
 
-    it('not one that is not a URI', async () => {
+    it('not one that is no URI even to a browser', async () => {
       const filter = await filterFrom(base);
-      const response = await filter.filter(
-        testContext(),
-        toApp(),
-        redirectingTo('http://app.internal:8080/a b').handler,
-      );
-      expect(response.headers.get('location')).toBe('http://app.internal:8080/a b');
+      for (const location of ['http://[bad/x', 'http://app.internal:99999/x']) {
+        const response = await filter.filter(testContext(), toApp(), redirectingTo(location).handler);
+        expect(response.headers.get('location')).toBe(location);
+      }
+    });
+
+    it('one a browser reads as at the application, though it is no strict URI', async () => {
+      const filter = await filterFrom(base);
+      const cases = {
+        // A network-path reference: the application's own scheme.
+        '//app.internal:8080/x?q=1#f': 'https://gateway.example.com/x?q=1#f',
+        '//APP.internal:8080': 'https://gateway.example.com/',
+        // Browsers read a backslash as a slash in http(s) URLs.
+        'http:\\\\app.internal:8080\\x': 'https://gateway.example.com/x',
+        '/\\app.internal:8080/x': 'https://gateway.example.com/x',
+        '\\\\app.internal:8080/x': 'https://gateway.example.com/x',
+        'http:/app.internal:8080/x': 'https://gateway.example.com/x',
+        'http:///app.internal:8080/x': 'https://gateway.example.com/x',
+        ' http://app.internal:8080/x': 'https://gateway.example.com/x',
+        'http://app.internal:8080/a b': 'https://gateway.example.com/a%20b',
+        // A browser goes to the application with it, whatever the `@` suggests.
+        'http://app.internal:8080\\@evil.example/': 'https://gateway.example.com/@evil.example/',
+      };
+      for (const [location, expected] of Object.entries(cases)) {
+        const response = await filter.filter(testContext(), toApp(), redirectingTo(location).handler);
+        expect([location, response.headers.get('location')]).toEqual([location, expected]);
+      }
+    });
+
+    it('not one a browser reads as elsewhere, nor one relative to the gateway', async () => {
+      const filter = await filterFrom(base);
+      for (const location of [
+        '//evil.example/x',
+        'http:\\\\evil.example\\x',
+        'http://app.internal:8080@evil.example/',
+        'http://evil.example#@app.internal:8080/',
+        '//app.internal:9090/x',
+        'http:x',
+        '/x\\y',
+      ]) {
+        const response = await filter.filter(testContext(), toApp(), redirectingTo(location).handler);
+        expect([location, response.headers.get('location')]).toEqual([location, location]);
+      }
     });
 
     it('a response without a Location passes unchanged', async () => {

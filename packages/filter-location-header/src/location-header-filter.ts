@@ -36,8 +36,11 @@ export class LocationHeaderFilter implements Filter {
     const response = await next.handle(context, request);
     const location = response.headers.get('location');
     if (location === undefined) return response;
-    const target = parse(location);
-    if (!target || !applicationOrigins(received, request).has(originOf(target))) return response;
+    const origins = applicationOrigins(received, request);
+    const parsed = parse(location);
+    const target =
+      parsed && origins.has(originOf(parsed)) ? parsed : userAgentView(location, request.uri, origins);
+    if (!target) return response;
     const configured = await this.#base(context, request, response);
     if (configured === null) {
       // Passing the Location on unchanged would expose the application: fail instead.
@@ -71,6 +74,34 @@ function parse(text: string): Uri | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The base a Location is resolved against to tell whether it names a host of its own. */
+const NO_HOST = 'portico.invalid';
+
+/**
+ * The Location as a user agent reads it (WHATWG URL), when that names an application origin though
+ * the strict parse does not: `//app:8080/x` (the application's own scheme), `http:\\app:8080\x`,
+ * `/\app:8080/x`, `http:/app:8080/x`. Browsers go straight to the application with these, so they are
+ * rebased too (their path as the user agent would send it). A Location without a host of its own is
+ * relative to the gateway: undefined.
+ */
+function userAgentView(location: string, application: Uri, origins: Set<string>): Uri | undefined {
+  // The gateway's scheme decides some forms (`http:/app/x` is a path on an http page, a host on an
+  // https one): both are tried, the application's scheme first (`//app/x` means the application's).
+  const scheme = application.scheme === 'https' ? 'https' : 'http';
+  for (const base of [scheme, scheme === 'http' ? 'https' : 'http']) {
+    let seen: URL;
+    try {
+      seen = new URL(location, `${base}://${NO_HOST}/`);
+    } catch {
+      return undefined;
+    }
+    if (seen.hostname === NO_HOST) continue;
+    const uri = parse(seen.href);
+    if (uri && origins.has(originOf(uri))) return uri;
+  }
+  return undefined;
 }
 
 /** `scheme://host:port` with the port always written, so `http://a` and `http://a:80` are one origin. */
