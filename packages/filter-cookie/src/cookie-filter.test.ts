@@ -144,6 +144,32 @@ describe('CookieFilter', () => {
       ).toBeUndefined();
     });
 
+    it('does not store a cookie larger than a browser keeps, nor one for an overlong path or host', async () => {
+      const filter = await filterFrom({ managed: ['APP', 'BIG'] });
+      const context = testContext();
+      await exchange(filter, context, get('http://app.example/'), { 'Set-Cookie': 'APP=kept; Path=/' });
+      const big = 'x'.repeat(4093);
+      const answer = { 'Set-Cookie': [`BIG=${big}; Path=/`, `BIG=${big}x; Path=/big`, 'APP=deep'] };
+      const longPath = `/${'p'.repeat(1100)}/page`;
+      const result = await exchange(filter, context, get(`http://app.example${longPath}`), answer);
+      expect(result.setCookie).toEqual([]);
+      const longHost = await exchange(
+        filter,
+        context,
+        get('http://app.example/', { Host: `${'h'.repeat(250)}.example` }),
+        {
+          'Set-Cookie': 'APP=host; Path=/',
+        },
+      );
+      expect(longHost.setCookie).toEqual([]);
+      const jar = context.session[COOKIE_JAR_SESSION_KEY] as { name: string; value: string; path: string }[];
+      // BIG at 4096 bytes is kept; one byte more, the one for the 1100-byte directory and the one for a 260-character host are not.
+      expect(jar.map((c) => `${c.name}=${c.value.length}@${c.path.length}`).sort()).toEqual([
+        'APP=4@1',
+        'BIG=4093@1',
+      ]);
+    });
+
     it('sends longer paths first', async () => {
       const filter = await filterFrom({});
       const context = testContext();

@@ -31,6 +31,15 @@ export interface CookieTarget {
 /** RFC 6265's suggested minimums, and a bound on what a cookie-carried session must hold. */
 const MAX_PER_DOMAIN = 50;
 const MAX_COOKIES = 300;
+/**
+ * What browsers keep of one cookie (RFC 6265bis): name and value of at most 4096 bytes, a path of at
+ * most 1024, and a host name is at most 253 characters. A larger cookie is not stored, so the jar
+ * stays bounded in bytes (about 1.6 MB at the worst) as well as in count, whatever the application
+ * echoes back or the request path and Host header hold.
+ */
+const MAX_NAME_VALUE_BYTES = 4096;
+const MAX_PATH_BYTES = 1024;
+const MAX_DOMAIN_LENGTH = 253;
 
 const IP_ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]*\])$/i;
 
@@ -62,7 +71,8 @@ export class CookieJar {
   }
 
   /**
-   * Stores a cookie a response set for `target`; a cookie already expired removes its namesake.
+   * Stores a cookie a response set for `target`; a cookie already expired removes its namesake. One
+   * larger than a browser keeps (name and value over 4096 bytes, path over 1024) is not stored.
    * A Domain attribute that does not cover the host (the application names itself, not the gateway
    * the user agent talks to) makes a host-only cookie, as the incumbent's cookie store behaves.
    */
@@ -81,6 +91,12 @@ export class CookieJar {
       httpOnly: 'httponly' in cookie.attributes,
       created: now,
     };
+    if (
+      Buffer.byteLength(stored.name) + Buffer.byteLength(stored.value) > MAX_NAME_VALUE_BYTES ||
+      Buffer.byteLength(stored.path) > MAX_PATH_BYTES ||
+      stored.domain.length > MAX_DOMAIN_LENGTH
+    )
+      return;
     const index = this.#cookies.findIndex((c) => sameCookie(c, stored));
     const previous = index < 0 ? undefined : this.#cookies[index];
     if (index >= 0) this.#cookies.splice(index, 1);
