@@ -225,6 +225,56 @@ describe('JwtSession settings', () => {
     expect(removed.setCookie[0]).toContain('; Domain=.example.com;');
   });
 
+  it('marks the cookie Secure when cookie.secure says so, also behind a proxy that ends TLS', async () => {
+    const { session } = await sessionFrom({ sharedSecret: SECRET, cookie: { secure: true } });
+    // The gateway receives plain http from the load balancer; the user agent speaks https.
+    const { setCookie, cookie } = await exchange(session, undefined, write({ a: 1 }), 'http://gw.example/');
+    expect(setCookie[0]).toMatch(/; HttpOnly; SameSite=Lax; Secure$/);
+    const removed = await exchange(session, cookie, (data) => {
+      delete data.a;
+    });
+    expect(removed.setCookie[0]).toMatch(/Max-Age=0; HttpOnly; SameSite=Lax; Secure$/);
+    const never = (await sessionFrom({ sharedSecret: SECRET, cookie: { secure: false } })).session;
+    const overHttps = await exchange(never, undefined, write({ a: 1 }), 'https://gw.example/');
+    expect(overHttps.setCookie[0]).not.toContain('Secure');
+  });
+
+  it('takes PingGateway’s cookie settings: name, domain, path, sameSite, httpOnly', async () => {
+    const { session } = await sessionFrom({
+      sharedSecret: SECRET,
+      cookie: { name: 'IG', domain: '.example.com', path: '/app', sameSite: 'strict', httpOnly: true },
+    });
+    const { setCookie } = await exchange(session, undefined, write({ a: 1 }));
+    expect(setCookie[0]).toMatch(/^IG=[^;]+; Path=\/app; Domain=\.example\.com; HttpOnly; SameSite=Strict$/);
+    const none = (await sessionFrom({ sharedSecret: SECRET, cookie: { sameSite: 'NONE', secure: true } }))
+      .session;
+    expect((await exchange(none, undefined, write({ a: 1 }))).setCookie[0]).toMatch(/SameSite=None; Secure$/);
+  });
+
+  it('refuses cookie settings that would weaken or break the cookie, naming the field', async () => {
+    const refused = {
+      'cookie.httpOnly': { httpOnly: false },
+      'cookie.secure': { sameSite: 'NONE' },
+      'cookie.path': { path: '/a; Domain=evil.example' },
+      'cookie.domain': { domain: 'example.com; Secure' },
+      'cookie.sameSite': { sameSite: 'sometimes' },
+    };
+    for (const [field, cookie] of Object.entries(refused)) {
+      await expect(sessionFrom({ sharedSecret: SECRET, cookie })).rejects.toMatchObject({
+        code: 'PORTICO_E_CONFIG',
+        details: { jsonPath: `$.heap[0].config.${field}` },
+      });
+    }
+    await expect(sessionFrom({ cookieName: 'A', cookie: { name: 'B' } })).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { jsonPath: '$.heap[0].config.cookie' },
+    });
+    await expect(sessionFrom({ cookieDomain: 'a.example; x' })).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { jsonPath: '$.heap[0].config.cookieDomain' },
+    });
+  });
+
   it('expires a session sessionTimeout after it was last changed (default 30 minutes)', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const { session } = await sessionFrom({ sharedSecret: SECRET });

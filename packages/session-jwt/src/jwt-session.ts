@@ -29,11 +29,19 @@ export const MAX_COOKIE_BYTES = 4096;
 const MAX_TIMEOUT = Duration.parse('3650 days');
 const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
+const SAME_SITE = ['STRICT', 'LAX', 'NONE'] as const;
+
 export interface JwtSessionSettings {
   name: string;
   keys: SessionKeys;
   cookieName: string;
   cookieDomain: string | undefined;
+  /** The cookie's Path; `/` when not given. */
+  cookiePath?: string | undefined;
+  /** Secure always (true), never (false), or when the request came over HTTPS (undefined). */
+  cookieSecure?: boolean | undefined;
+  /** The cookie's SameSite; LAX when not given. */
+  cookieSameSite?: 'STRICT' | 'LAX' | 'NONE' | undefined;
   sessionTimeout: Duration;
   logger: Logger;
 }
@@ -60,9 +68,18 @@ export class JwtSession implements SessionProducer {
   constructor(settings: JwtSessionSettings) {
     this.#settings = settings;
     const domain = settings.cookieDomain === undefined ? '' : `; Domain=${settings.cookieDomain}`;
+    const path = `Path=${settings.cookiePath ?? '/'}`;
+    const sameSite = settings.cookieSameSite ?? 'LAX';
+    const site = `SameSite=${sameSite[0]}${sameSite.slice(1).toLowerCase()}`;
     // A cookie for the browser session, as the incumbent's: the JWT's own expiry ends the session.
-    this.#attributes = `Path=/${domain}; HttpOnly; SameSite=Lax`;
-    this.#removal = `${settings.cookieName}=; Path=/${domain}; Max-Age=0; HttpOnly; SameSite=Lax`;
+    this.#attributes = `${path}${domain}; HttpOnly; ${site}`;
+    this.#removal = `${settings.cookieName}=; ${path}${domain}; Max-Age=0; HttpOnly; ${site}`;
+  }
+
+  /** `; Secure` when configured so, or (by default) when the request came over HTTPS. */
+  #secure(request: Request): string {
+    const secure = this.#settings.cookieSecure ?? request.uri.scheme === 'https';
+    return secure ? '; Secure' : '';
   }
 
   get cookieName(): string {
@@ -80,7 +97,8 @@ export class JwtSession implements SessionProducer {
       rejected = true;
     }
     const before = stored === undefined ? '{}' : JSON.stringify(stored);
-    const secure = request.uri.scheme === 'https';
+    const secure = this.#secure(request);
+    const removal = `${this.#removal}${secure}`;
     let data: Session | undefined;
     return {
       data: () => (data ??= stored ?? {}),
@@ -88,11 +106,11 @@ export class JwtSession implements SessionProducer {
         const now = data === undefined ? before : this.#serialize(data);
         if (now === before) {
           // Unchanged: nothing to send, unless the cookie that came was refused (reset it).
-          if (rejected && stored === undefined) response.headers.add('Set-Cookie', this.#removal);
+          if (rejected && stored === undefined) response.headers.add('Set-Cookie', removal);
           return;
         }
         if (now === '{}') {
-          response.headers.add('Set-Cookie', this.#removal);
+          response.headers.add('Set-Cookie', removal);
           return;
         }
         response.headers.add('Set-Cookie', await this.#cookie(now, secure));
@@ -147,7 +165,7 @@ export class JwtSession implements SessionProducer {
   }
 
   /** The Set-Cookie value for a changed session; a session too large for a cookie is an error. */
-  async #cookie(json: string, secure: boolean): Promise<string> {
+  async #cookie(json: string, secure: string): Promise<string> {
     const { keys, cookieName, sessionTimeout } = this.#settings;
     const data = JSON.parse(json) as Session;
     const now = Math.floor(Date.now() / 1000);
@@ -180,7 +198,7 @@ export class JwtSession implements SessionProducer {
           `(largest entries: ${largestEntries(data)})`,
       );
     }
-    return `${pair}; ${this.#attributes}${secure ? '; Secure' : ''}`;
+    return `${pair}; ${this.#attributes}${secure}`;
   }
 }
 
@@ -192,6 +210,24 @@ function largestEntries(data: Session): string {
     .slice(0, 3)
     .map(([key, size]) => `${key} ${size} bytes`)
     .join(', ');
+}
+
+function cookieName() {
+  return s
+    .string()
+    .refine(
+      (name) => (COOKIE_NAME.test(name) ? undefined : `'${name}' is not a cookie name`),
+      "a cookie name (letters, digits and !#$%&'*+-.^_`|~)",
+    );
+}
+
+function cookieDomain() {
+  return s
+    .string()
+    .refine(
+      (domain) => (/^\.?[A-Za-z0-9.-]+$/.test(domain) ? undefined : `'${domain}' is not a domain name`),
+      'a domain name such as .example.com',
+    );
 }
 
 /** `sharedSecret`: Base64 of at least 32 bytes (the incumbent's rule for its HMAC key). */
@@ -209,14 +245,41 @@ export const JwtSessionHeaplet = defineHeaplet({
       keystore: s.ref<unknown>('object').optional(),
       alias: s.string().optional(),
       password: s.string().optional(),
-      cookieName: s
-        .string()
+      cookieName: cookieName().optional(),
+      cookieDomain: cookieDomain().optional(),
+      // PingGateway's form of the cookie settings; `name` and `domain` stand for cookieName and
+      // cookieDomain.
+      cookie: s
+        .object({
+          name: cookieName().optional(),
+          domain: cookieDomain().optional(),
+          path: s
+            .string()
+            .refine(
+              (path) =>
+                /^\/[\x21-\x3a\x3c-\x7e]*$/.test(path) ? undefined : `'${path}' is not a cookie path`,
+              'a path starting with / without spaces, controls or ;',
+            )
+            .optional(),
+          secure: s.boolean().optional(),
+          sameSite: s.enumOf(SAME_SITE).optional(),
+          httpOnly: s
+            .boolean()
+            .refine(
+              (httpOnly) => (httpOnly ? undefined : 'the session cookie is always HttpOnly'),
+              'true (scripts must never read the session)',
+            )
+            .optional(),
+        })
         .refine(
-          (name) => (COOKIE_NAME.test(name) ? undefined : `'${name}' is not a cookie name`),
-          "a cookie name (letters, digits and !#$%&'*+-.^_`|~)",
+          (cookie) =>
+            cookie.sameSite === 'NONE' && cookie.secure !== true
+              ? 'browsers refuse a SameSite=None cookie that is not Secure'
+              : undefined,
+          'secure true with sameSite NONE',
+          () => 'secure',
         )
-        .default('openig-jwt-session'),
-      cookieDomain: s.string().optional(),
+        .optional(),
       sessionTimeout: s
         .duration()
         .refine(
@@ -242,6 +305,16 @@ export const JwtSessionHeaplet = defineHeaplet({
           : undefined,
       'an alias with a keystore',
       () => 'alias',
+    )
+    .refine(
+      (c) =>
+        c.cookieName !== undefined && c.cookie?.name !== undefined
+          ? 'cookieName and cookie.name both name the cookie: keep one'
+          : c.cookieDomain !== undefined && c.cookie?.domain !== undefined
+            ? 'cookieDomain and cookie.domain both give its domain: keep one'
+            : undefined,
+      'the cookie named once, its domain given once',
+      () => 'cookie',
     ),
   create: async ({ name, config, logger, file, jsonPath }) => {
     const at = (field: string) => ({
@@ -286,8 +359,11 @@ export const JwtSessionHeaplet = defineHeaplet({
     return new JwtSession({
       name,
       keys,
-      cookieName: config.cookieName,
-      cookieDomain: config.cookieDomain,
+      cookieName: config.cookie?.name ?? config.cookieName ?? 'openig-jwt-session',
+      cookieDomain: config.cookie?.domain ?? config.cookieDomain,
+      cookiePath: config.cookie?.path,
+      cookieSecure: config.cookie?.secure,
+      cookieSameSite: config.cookie?.sameSite,
       sessionTimeout,
       logger,
     });
