@@ -352,6 +352,80 @@ describe('CaptureDecorator', () => {
     expect(captured(logger)).toHaveLength(2);
   });
 
+  it('masks credentials and session cookies by default, keeping cookie names and attributes', async () => {
+    const { heap, logger } = setup([
+      {
+        name: 'answer',
+        type: 'StaticResponseHandler',
+        config: {
+          status: 200,
+          headers: { 'Set-Cookie': ['SID=s3cr3t-sid; Path=/; HttpOnly'], 'X-Ok': ['seen'] },
+        },
+        capture: 'all',
+      },
+    ]);
+    const handler = await heap.get<Handler>('answer');
+    const headers = {
+      Authorization: 'Basic YWxpY2U6cGFzc3dvcmQ=',
+      'Proxy-Authorization': 'Bearer eyJhbGciOi.proxy',
+      Cookie: 'openig-jwt-session=eyJ.session; lang=en',
+      'X-Trace': 'visible',
+    };
+    await handler.handle(context(), new Request({ uri: 'http://app/', headers }));
+    const log = captured(logger).join('\n');
+    for (const secret of ['YWxpY2U6cGFzc3dvcmQ=', 'eyJhbGciOi.proxy', 'eyJ.session', 's3cr3t-sid'])
+      expect(log).not.toContain(secret);
+    expect(log).toContain('Authorization: *****');
+    expect(log).toContain('Cookie: openig-jwt-session=*****; lang=*****');
+    expect(log).toContain('Set-Cookie: SID=*****; Path=/; HttpOnly');
+    expect(log).toContain('X-Trace: visible');
+    expect(log).toContain('X-Ok: seen');
+  });
+
+  it('masks the headers and attributes masks names (patterns, any case), with its mask', async () => {
+    const { heap, logger } = setup([
+      {
+        name: 'capture.masked',
+        type: 'CaptureDecorator',
+        config: {
+          captureContext: true,
+          masks: { headers: ['x-api-.*'], attributes: ['pass(word)?', 'Token'], mask: '[hidden]' },
+        },
+      },
+      { name: 'a', type: 'ChainOfFilters', 'capture.masked': 'request' },
+    ]);
+    const ctx = new Context({
+      transactionId: 'tx-2',
+      attributes: { user: { name: 'alice', password: 'nested-kept' }, password: 'wonderland', token: 't0k' },
+    });
+    const headers = { 'X-API-Key': 'k3y', Authorization: 'Basic shown-when-headers-given' };
+    await (await heap.get<Filter>('a')).filter(
+      ctx,
+      new Request({ uri: 'http://app/', headers }),
+      recordingHandler().handler,
+    );
+    const [record] = captured(logger);
+    expect(record).toContain('X-API-Key: [hidden]');
+    // Giving `headers` replaces the defaults.
+    expect(record).toContain('Authorization: Basic shown-when-headers-given');
+    const json = JSON.parse(record!.slice(record!.indexOf('--- context ---\n') + 16));
+    expect(json.attributes.attributes).toEqual({
+      user: { name: 'alice', password: 'nested-kept' },
+      password: '[hidden]',
+      token: '[hidden]',
+    });
+  });
+
+  it('refuses a mask pattern that is not a regular expression, at its path', async () => {
+    const { heap } = setup([
+      { name: 'capture.bad', type: 'CaptureDecorator', config: { masks: { headers: ['ok', '(unclosed'] } } },
+    ]);
+    await expect(heap.get('capture.bad')).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { file: 'routes/10-api.json', jsonPath: '$.heap[0].config.masks.headers[1]' },
+    });
+  });
+
   it("writes to the decorator's logSink, else the object's own, else the heap's", async () => {
     const { heap, logger, environment } = setup([
       { name: 'Mine', type: 'FileLogSink', config: { file: 'logs/mine.log' } },

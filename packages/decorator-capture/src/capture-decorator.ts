@@ -1,5 +1,6 @@
 import {
   type Context,
+  compileJavaRegex,
   type DecorationInfo,
   type Decorator,
   defineHeaplet,
@@ -17,7 +18,14 @@ import {
   s,
 } from '@portico/gateway-core';
 import { drainUnread, sampleBody } from './entity-capture.ts';
-import { bodyText, contextJson, requestHead, responseHead } from './message-text.ts';
+import {
+  bodyText,
+  type CaptureMasks,
+  contextJson,
+  NO_MASKS,
+  requestHead,
+  responseHead,
+} from './message-text.ts';
 
 export const CAPTURE_POINTS = [
   'all',
@@ -35,6 +43,25 @@ export interface CaptureSettings {
   captureContext: boolean;
   /** Bodies longer than this are cut, with a marker. */
   maxEntityLength: number;
+  /** What is masked; nothing when not given. */
+  masks?: CaptureMasks;
+}
+
+/**
+ * Headers masked unless `masks.headers` says otherwise: credentials, and the cookies that are
+ * sessions (the gateway's own among them), any of which would let a reader of the log act as the user.
+ */
+export const DEFAULT_MASKED_HEADERS: readonly string[] = [
+  'Authorization',
+  'Proxy-Authorization',
+  'Cookie',
+  'Set-Cookie',
+  'Set-Cookie2',
+];
+
+/** A header or attribute name pattern (Java), matched whole and without regard to case. */
+function namePattern(pattern: string): RegExp {
+  return compileJavaRegex(`(?i)^(?:${pattern})$`);
 }
 
 const FILTER_ONLY: readonly CapturePoint[] = ['filtered_request', 'filtered_response'];
@@ -155,23 +182,27 @@ class Capture {
     this.#settings = settings;
   }
 
+  get #masks(): CaptureMasks {
+    return this.#settings.masks ?? NO_MASKS;
+  }
+
   /** Captures a request; returns the pass-through stream of a teed body (see drainUnread). */
   request(context: Context, request: Request, label: string) {
     if (!this.#sink.isLoggable('INFO')) return undefined;
-    const head = `--- (${label}) id:${context.transactionId} --->\n${requestHead(request)}`;
+    const head = `--- (${label}) id:${context.transactionId} --->\n${requestHead(request, this.#masks)}`;
     return this.#write(context, head, request.headers, request.entity);
   }
 
   response(context: Context, response: Response, label: string): void {
     if (!this.#sink.isLoggable('INFO')) return;
-    const head = `<--- (${label}) id:${context.transactionId} ---\n${responseHead(response)}`;
+    const head = `<--- (${label}) id:${context.transactionId} ---\n${responseHead(response, this.#masks)}`;
     this.#write(context, head, response.headers, response.entity);
   }
 
   #write(context: Context, head: string, headers: Request['headers'], entity: Request['entity']) {
     const routeId = context.router?.routeId;
     const contextText = this.#settings.captureContext
-      ? `\n--- context ---\n${contextJson(context.contexts)}`
+      ? `\n--- context ---\n${contextJson(context.contexts, this.#masks)}`
       : '';
     const write = (body: string) =>
       this.#sink.log({
@@ -188,6 +219,18 @@ class Capture {
   }
 }
 
+/** A name pattern in the configuration: a Java regular expression, checked when it loads. */
+function namePatternSetting() {
+  return s.string().refine((pattern) => {
+    try {
+      namePattern(pattern);
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }, 'a header or attribute name, or a Java regular expression matching whole names');
+}
+
 export const CaptureDecoratorHeaplet = defineHeaplet({
   type: 'CaptureDecorator',
   kind: 'decorator',
@@ -199,6 +242,14 @@ export const CaptureDecoratorHeaplet = defineHeaplet({
     captureExchange: s.boolean().optional(),
     // PingGateway's bound on a captured body, and its default.
     maxEntityLength: s.integer({ min: 0 }).default(512 * 1024),
+    // PingGateway's masks; headers default to the credentials and session cookies.
+    masks: s
+      .object({
+        headers: s.array(namePatternSetting()).optional(),
+        attributes: s.array(namePatternSetting()).default(() => []),
+        mask: s.string().default('*****'),
+      })
+      .optional(),
   }),
   create: ({ config, jsonPath, file }) => {
     if (config.logSink !== undefined && !isLogSink(config.logSink)) {
@@ -213,6 +264,11 @@ export const CaptureDecoratorHeaplet = defineHeaplet({
       captureEntity: config.captureEntity,
       captureContext: config.captureContext || config.captureExchange === true,
       maxEntityLength: config.maxEntityLength,
+      masks: {
+        headers: (config.masks?.headers ?? DEFAULT_MASKED_HEADERS).map(namePattern),
+        attributes: (config.masks?.attributes ?? []).map(namePattern),
+        mask: config.masks?.mask ?? '*****',
+      },
     });
   },
 });

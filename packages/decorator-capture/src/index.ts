@@ -10,7 +10,7 @@ export {
   type CaptureSettings,
   capturePoints,
 } from './capture-decorator.ts';
-export { BINARY_ENTITY } from './message-text.ts';
+export { BINARY_ENTITY, type CaptureMasks } from './message-text.ts';
 
 /** The plugin manifest the gateway imports when a configuration first uses one of its types. */
 export default definePlugin({

@@ -4,21 +4,53 @@ import type { BodySample } from './entity-capture.ts';
 /** The marker written instead of a body that is not text. */
 export const BINARY_ENTITY = '[binary entity]';
 
+/** What capture writes in place of secrets: header values and attributes whose names match. */
+export interface CaptureMasks {
+  /** Header names whose values are masked (cookies: each value, the names and attributes kept). */
+  headers: readonly RegExp[];
+  /** Names of attributes (the attributes context) whose values are masked. */
+  attributes: readonly RegExp[];
+  mask: string;
+}
+
+export const NO_MASKS: CaptureMasks = { headers: [], attributes: [], mask: '' };
+
+const named = (patterns: readonly RegExp[], name: string) => patterns.some((p) => p.test(name));
+
 /** `GET http://app/path?q HTTP/1.1`, then the headers, one line per value. */
-export function requestHead(request: Request): string {
-  return `${request.method} ${request.uri.toString()} ${request.version}\n${headerLines(request.headers)}`;
+export function requestHead(request: Request, masks: CaptureMasks = NO_MASKS): string {
+  return `${request.method} ${request.uri.toString()} ${request.version}\n${headerLines(request.headers, masks)}`;
 }
 
 /** `HTTP/1.1 200 OK`, then the headers, one line per value. */
-export function responseHead(response: Response): string {
+export function responseHead(response: Response, masks: CaptureMasks = NO_MASKS): string {
   const status = new Status(response.status, response.reason);
-  return `${response.version} ${status.code} ${status.reasonPhrase}\n${headerLines(response.headers)}`;
+  return `${response.version} ${status.code} ${status.reasonPhrase}\n${headerLines(response.headers, masks)}`;
 }
 
-function headerLines(headers: Headers): string {
+function headerLines(headers: Headers, masks: CaptureMasks): string {
   const lines: string[] = [];
-  for (const [name, values] of headers) for (const value of values) lines.push(`${name}: ${value}`);
+  for (const [name, values] of headers) {
+    const masked = named(masks.headers, name);
+    for (const value of values)
+      lines.push(`${name}: ${masked ? maskedValue(name, value, masks.mask) : value}`);
+  }
   return lines.join('\n');
+}
+
+/** The mask for a value; a cookie header keeps its cookie names (and Set-Cookie its attributes). */
+function maskedValue(name: string, value: string, mask: string): string {
+  const header = name.toLowerCase();
+  const pair = (part: string) => {
+    const eq = part.indexOf('=');
+    return eq < 0 ? mask : `${part.slice(0, eq)}=${mask}`;
+  };
+  if (header === 'cookie') return value.split(';').map(pair).join(';');
+  if (header === 'set-cookie') {
+    const semicolon = value.indexOf(';');
+    return semicolon < 0 ? pair(value) : `${pair(value.slice(0, semicolon))}${value.slice(semicolon)}`;
+  }
+  return mask;
 }
 
 const TEXT_TYPES =
@@ -81,13 +113,18 @@ function truncation(sample: BodySample): string {
 
 /**
  * Named contexts as JSON, for reading: class instances without `toJSON` (a socket) are written by
- * their class name, byte arrays by their length, cycles as `[circular]`.
+ * their class name, byte arrays by their length, cycles as `[circular]`, masked attributes as the mask.
  */
-export function contextJson(contexts: Readonly<Record<string, unknown>>): string {
+export function contextJson(
+  contexts: Readonly<Record<string, unknown>>,
+  masks: CaptureMasks = NO_MASKS,
+): string {
   const ancestors: unknown[] = [];
+  const attributes = (contexts.attributes as { attributes?: unknown } | undefined)?.attributes;
   return JSON.stringify(
     contexts,
-    function replacer(this: unknown, _key: string, value: unknown) {
+    function replacer(this: unknown, key: string, value: unknown) {
+      if (this === attributes && named(masks.attributes, key)) return masks.mask;
       if (typeof value === 'bigint') return value.toString();
       if (typeof value === 'function' || typeof value === 'symbol') return undefined;
       if (value === null || typeof value !== 'object') return value;
