@@ -226,6 +226,33 @@ describe('CryptoHeaderFilter', () => {
       );
     });
 
+    it('removes a decrypted value that cannot be a header (a line break from flipped CTR bits), with a warning', async () => {
+      const { heap, logger } = heapWith(decryptRequest({ algorithm: 'AES/CTR/NoPadding' }));
+      const decrypt = await heap.get<CryptoHeaderFilter>('Crypto', 'filter');
+      const encrypt = await filterFrom(encryptRequest({ algorithm: 'AES/CTR/NoPadding' }));
+      const known = 'role=user; id=42';
+      const bytes = Buffer.from(
+        (await requestThrough(encrypt, { 'X-Secret': known })).get('x-secret')!,
+        'base64',
+      );
+      // CTR is malleable: whoever knows a plaintext chooses what its ciphertext decrypts to.
+      const wanted = Buffer.from('role=user\r\nX-Ad: 1');
+      for (let i = 0; i < known.length; i++) bytes[16 + i]! ^= known.charCodeAt(i) ^ wanted[i]!;
+      const headers = await requestThrough(decrypt, {
+        'X-Secret': [bytes.toString('base64'), ALICE_AES_ECB],
+      });
+      expect(headers.getAll('x-secret').every((v) => !/[\r\n]/.test(v))).toBe(true);
+      expect(logger.records).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          data: expect.objectContaining({
+            reason: 'the decrypted value holds a control character',
+          }),
+        }),
+      );
+      expect(JSON.stringify(logger.records)).not.toContain('X-Ad');
+    });
+
     it.each(['RC4', 'Blowfish/ECB/PKCS5Padding', 'AES/OFB/NoPadding', 'AES/GCM/PKCS5Padding', 'AES/ECB'])(
       'refuses the unsupported transformation %s when loading',
       async (algorithm) => {

@@ -91,9 +91,21 @@ export class CryptoHeaderFilter implements Filter {
   #decrypt(value: string): string {
     const { transformation, key, decode } = this.#options;
     // Java's String.trim, as the incumbent applies: NoPadding plaintexts are padded with blanks or NULs.
-    return javaTrim(decode(transformation.decrypt(key, decodeBase64(value))));
+    const plaintext = javaTrim(decode(transformation.decrypt(key, decodeBase64(value))));
+    // Unauthenticated modes decrypt anything to something (CTR to what a client chose): a value no
+    // header may hold is one that cannot be processed, removed here rather than failing the message.
+    if (CONTROL.test(plaintext)) throw new Error('the decrypted value holds a control character');
+    return plaintext;
   }
 }
+
+/**
+ * Control characters (all but HTAB): no header value may hold them (RFC 9110 5.5). Characters past
+ * U+00FF are left for the gateway's check where the field is written: an expression further on may
+ * use such text (a name) before the header goes anywhere.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is looked for.
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
 /** Strict Base64 (standard alphabet, padding optional, blanks ignored). */
 export function decodeBase64(text: string): Buffer {
