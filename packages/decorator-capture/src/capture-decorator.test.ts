@@ -352,7 +352,7 @@ describe('CaptureDecorator', () => {
     expect(captured(logger)).toHaveLength(2);
   });
 
-  it('masks credentials and session cookies by default, keeping cookie names and attributes', async () => {
+  it('departs from the incumbents (which mask nothing unless told): masks credentials and session cookies by default, keeping cookie names and attributes', async () => {
     const { heap, logger } = setup([
       {
         name: 'answer',

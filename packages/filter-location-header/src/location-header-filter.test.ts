@@ -199,7 +199,7 @@ describe('LocationHeaderFilter', () => {
       }
     });
 
-    it('one a browser reads as at the application, though it is no strict URI', async () => {
+    it('departs from the incumbents (which leave a Location that is no strict URI alone): one a browser reads as at the application is rebased', async () => {
       const filter = await filterFrom(base);
       const cases = {
         // A network-path reference: the application's own scheme.
