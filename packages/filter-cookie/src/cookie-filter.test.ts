@@ -218,6 +218,26 @@ describe('CookieFilter', () => {
       expect((await exchange(filter, context, get('http://internal.corp/'))).upstreamCookie).toBeUndefined();
     });
 
+    it('keeps a cookie whose Domain is a top-level domain (Domain=com) as a cookie of the host that set it', async () => {
+      const filter = await filterFrom({});
+      const context = testContext();
+      await exchange(filter, context, get('http://www.example.com/'), {
+        'Set-Cookie': ['A=1; Domain=com', 'B=2; Domain=.com', 'C=3; Domain=example.com'],
+      });
+      expect((await exchange(filter, context, get('http://www.example.com/'))).upstreamCookie).toBe(
+        'A=1; B=2; C=3',
+      );
+      expect((await exchange(filter, context, get('http://api.example.com/'))).upstreamCookie).toBe('C=3');
+      expect((await exchange(filter, context, get('http://other.com/'))).upstreamCookie).toBeUndefined();
+    });
+
+    it('keeps a Domain naming a one-label host itself (Domain=localhost)', async () => {
+      const filter = await filterFrom({});
+      const context = testContext();
+      await exchange(filter, context, get('http://localhost/'), { 'Set-Cookie': 'A=1; Domain=localhost' });
+      expect((await exchange(filter, context, get('http://app.localhost/'))).upstreamCookie).toBe('A=1');
+    });
+
     it('sends a Secure cookie over https only', async () => {
       const filter = await filterFrom({});
       const context = testContext();

@@ -74,11 +74,20 @@ export class CookieJar {
    * Stores a cookie a response set for `target`; a cookie already expired removes its namesake. One
    * larger than a browser keeps (name and value over 4096 bytes, path over 1024) is not stored.
    * A Domain attribute that does not cover the host (the application names itself, not the gateway
-   * the user agent talks to) makes a host-only cookie, as the incumbent's cookie store behaves.
+   * the user agent talks to), or names a top-level domain (`Domain=com`), makes a host-only cookie, as
+   * the incumbent's cookie store behaves.
    */
   store(cookie: ResponseCookie, target: CookieTarget, now: number): void {
     const attribute = (cookie.attributes.domain ?? '').replace(/^\./, '').toLowerCase();
-    const domainAttribute = attribute && domainMatches(target.host, attribute) ? attribute : '';
+    // A Domain of one label (`com`, `local`) other than the host itself would cover every host under
+    // a top-level domain: host-only instead, as Java's cookie store (the incumbent's) refuses a Domain
+    // without an embedded dot. (Browsers use the public-suffix list, which the gateway does not carry.)
+    const domainAttribute =
+      attribute &&
+      domainMatches(target.host, attribute) &&
+      (attribute.includes('.') || attribute === target.host)
+        ? attribute
+        : '';
     const path = cookie.attributes.path?.startsWith('/') ? cookie.attributes.path : defaultPath(target.path);
     const stored: StoredCookie = {
       name: cookie.name,
