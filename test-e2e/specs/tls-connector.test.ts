@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
+import net from 'node:net';
 import path from 'node:path';
+import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 
@@ -10,17 +12,47 @@ function openssl(dir: string, ...args: string[]) {
   execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
 }
 
-function get(url: string, options: https.RequestOptions): Promise<{ status: number; body: string }> {
+function get(
+  url: string,
+  options: https.RequestOptions,
+): Promise<{ status: number; body: string; setCookie: string[] }> {
   return new Promise((resolve, reject) => {
     https
       .get(url, options, (res) => {
         let body = '';
         res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body, setCookie: res.headers['set-cookie'] ?? [] }),
+        );
       })
       .on('error', reject);
   });
 }
+
+/**
+ * Opens a TCP connection to the port, sends `bytes` (if any) and never anything more: resolves with
+ * how long the gateway kept it open, or `undefined` when it was still open after `giveUpMs`.
+ */
+function heldOpen(port: number, bytes: Buffer | undefined, giveUpMs: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = net.connect(port, '127.0.0.1', () => {
+      if (bytes) socket.write(bytes);
+    });
+    socket.on('data', () => {});
+    socket.on('error', () => {});
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(undefined);
+    }, giveUpMs);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Date.now() - started);
+    });
+  });
+}
+
+const HEADERS_TIMEOUT_MS = 1000;
 
 describe('TLS connectors', () => {
   let gateway: RunningGateway;
@@ -132,6 +164,7 @@ describe('TLS connectors', () => {
           tls: { key: 'server.key', cert: 'server.pem', ca: 'ca.pem', clientAuth: 'REQUEST' },
         },
       ],
+      limits: { headersTimeout: `${HEADERS_TIMEOUT_MS} ms` },
     });
     gateway = await startGateway({ base, adminConnectors: true });
   });
@@ -141,20 +174,51 @@ describe('TLS connectors', () => {
   });
 
   it('serves HTTPS with the configured certificate, and tells handlers the connection is secure', async () => {
-    const response = await get(`https://localhost:${port}/`, { ca: pem('ca.pem') });
-    expect(response).toEqual({ status: 200, body: 'secure=true certs=0' });
+    const { status, body } = await get(`https://localhost:${port}/`, { ca: pem('ca.pem') });
+    expect({ status, body }).toEqual({ status: 200, body: 'secure=true certs=0' });
   });
 
   it('passes a client certificate to the handlers when one is presented', async () => {
-    const response = await get(`https://localhost:${port}/`, {
+    const { status, body } = await get(`https://localhost:${port}/`, {
       ca: pem('ca.pem'),
       cert: pem('client.pem'),
       key: pem('client.key'),
     });
-    expect(response).toEqual({ status: 200, body: 'secure=true certs=1' });
+    expect({ status, body }).toEqual({ status: 200, body: 'secure=true certs=1' });
   });
 
   it('is refused by a client that does not trust the certificate', async () => {
     await expect(get(`https://localhost:${port}/`, {})).rejects.toThrow(/certificate/i);
+  });
+
+  describe('a client that never finishes its handshake is cut off after headersTimeout', () => {
+    // It was held for ever (measured: still open after 150 seconds): Node's handshakeTimeout (120
+    // seconds) handed the connection to the gateway's HTTP error answer, which cannot be written
+    // before a handshake, and nothing closed it.
+    it('one that sends nothing', async () => {
+      const heldMs = await heldOpen(port, undefined, HEADERS_TIMEOUT_MS + 5000);
+      expect(heldMs).toBeDefined();
+      expect(heldMs).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
+    });
+
+    it('one that sends the start of a ClientHello and stops', async () => {
+      // A handshake record header announcing 512 bytes, and one of them.
+      const partial = Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]);
+      const heldMs = await heldOpen(port, partial, HEADERS_TIMEOUT_MS + 5000);
+      expect(heldMs).toBeDefined();
+    });
+
+    it('one that completes it is then held to headersTimeout as before: 408', async () => {
+      const started = Date.now();
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = tls.connect({ port, host: '127.0.0.1', ca: pem('ca.pem'), servername: 'localhost' });
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(Date.now() - started).toBeLessThan(HEADERS_TIMEOUT_MS + 5000);
+    });
   });
 });

@@ -99,7 +99,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       const serverOptions = httpServerOptions(limits);
       // node:https (and node:tls with it) is loaded only for a TLS connector.
       const server = tls
-        ? (await import('node:https')).createServer({ ...serverOptions, ...tls }, track)
+        ? (await import('node:https')).createServer(
+            { ...serverOptions, ...handshakeOptions(serverOptions), ...tls },
+            track,
+          )
         : nodeHttp.createServer(serverOptions, track);
       server.maxHeadersCount = limits.maxHeadersCount;
       server.on('connection', (socket: Socket) => {
@@ -114,6 +117,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       });
       server.on('connect', refuseConnect);
       server.on('clientError', answerClientError);
+      if (tls) {
+        // node:https hands a handshake that failed or timed out to 'clientError', whose answer is an
+        // HTTP status: before the handshake none can be written, and the connection was kept open
+        // with it pending, for ever (a client that connected and sent nothing held its socket).
+        server.removeAllListeners('tlsClientError');
+        server.on('tlsClientError', closeUnsecured);
+      }
       await new Promise<void>((resolve, reject) => {
         const failed = (error: unknown) => {
           // Which connector, and where its port and host were given, for the coded error.
@@ -274,6 +284,11 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   );
 }
 
+/** A TLS connection whose handshake failed or timed out: there is no HTTP to answer in. */
+function closeUnsecured(_error: Error, socket: Socket): void {
+  socket.destroy();
+}
+
 /**
  * A CONNECT request (a client taking the gateway for a forward proxy): Node hands it over like an
  * upgrade and, with nobody listening, closes the connection without a word. It gets 501 after the
@@ -388,6 +403,18 @@ export function httpServerOptions(limits: AdminSettings['limits']): http.ServerO
     // otherwise run for nothing (Node 24.12 and later; earlier ones ignore the option).
     optimizeEmptyRequests: true,
   };
+}
+
+/**
+ * A TLS connector's bound on its handshake: the head's (`headersTimeout`, within `requestTimeout`),
+ * which Node applies only once the handshake is done and the HTTP parser has the connection. Node's
+ * own bound, `handshakeTimeout`, is 120 seconds: a client that connected and sent nothing, or part of
+ * a ClientHello, held its socket four times as long as on a plain HTTP connector. Unbounded heads
+ * keep Node's default.
+ */
+export function handshakeOptions(options: http.ServerOptions): { handshakeTimeout?: number } {
+  const ms = options.headersTimeout;
+  return ms !== undefined && ms > 0 && Number.isFinite(ms) ? { handshakeTimeout: ms } : {};
 }
 
 /** How often to look for connections past headersTimeout or requestTimeout (1/10 of the shorter). */
