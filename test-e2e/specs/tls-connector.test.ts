@@ -62,6 +62,22 @@ describe('TLS connectors', () => {
 
   beforeAll(async () => {
     base = instanceDirectory({
+      // Tried before hello (route order follows names): writes the server-side session.
+      'config/routes/0-session.json': {
+        condition: "${request.uri.path == '/session'}",
+        handler: {
+          type: 'Chain',
+          config: {
+            filters: [
+              {
+                type: 'AssignmentFilter',
+                config: { onRequest: [{ target: '${session.user}', value: 'alice' }] },
+              },
+            ],
+            handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'stored' } },
+          },
+        },
+      },
       'config/routes/hello.json': {
         handler: {
           type: 'StaticResponseHandler',
@@ -189,6 +205,14 @@ describe('TLS connectors', () => {
 
   it('is refused by a client that does not trust the certificate', async () => {
     await expect(get(`https://localhost:${port}/`, {})).rejects.toThrow(/certificate/i);
+  });
+
+  it('marks the server-side session cookie Secure on a request that came over HTTPS, as a servlet container does', async () => {
+    const response = await get(`https://localhost:${port}/session`, { ca: pem('ca.pem') });
+    expect(response.body).toBe('stored');
+    const cookie = response.setCookie.find((c) => c.startsWith('IG_SESSIONID='));
+    expect(cookie).toMatch(/; HttpOnly(;|$)/);
+    expect(cookie).toMatch(/; Secure(;|$)/);
   });
 
   describe('a client that never finishes its handshake is cut off after headersTimeout', () => {

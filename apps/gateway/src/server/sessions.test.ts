@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defineHeaplet, definePlugin, type Handler, Response, s } from '@portico/gateway-core';
+import { defineHeaplet, definePlugin, type Handler, Request, Response, s } from '@portico/gateway-core';
 import { checkConfig, createMemoryLogger } from '@portico/gateway-core/runtime';
 import { redisBinariesAvailable, serviceUrl, startRedisSentinelGroup, waitFor } from '@portico/test-support';
 import inject from 'light-my-request';
@@ -129,6 +129,31 @@ describe('server-side sessions', () => {
     expect(header).toMatch(/; HttpOnly/);
     expect(header).toMatch(/; Max-Age=600/);
     expect(header).toMatch(/; Path=\//);
+  });
+
+  // A servlet container marks its session cookie Secure on a secure request; the cookie went out
+  // without it over HTTPS unless admin.json said `secure: true`, and the browser then sent the
+  // session id over plain HTTP too.
+  it('mark the cookie Secure on a request that came over HTTPS, unless cookie.secure is false', async () => {
+    const cookieFor = async (session: unknown, uri: string) => {
+      const support = await SessionSupport.create(
+        checkConfig(sessionSchema, session, { logger }).value!,
+        logger,
+      );
+      cleanups.push(() => support.close());
+      const request = new Request({ uri });
+      const handle = await support.open(request);
+      handle.data().user = 'alice';
+      // A route rewrites the request's URI towards its upstream: the scheme it arrived with counts.
+      request.uri = 'http://app.internal/';
+      const response = Response.empty(200);
+      await handle.commit(response);
+      return response.headers.get('set-cookie');
+    };
+    expect(await cookieFor({}, 'https://gw.example/')).toMatch(/; Secure$/);
+    expect(await cookieFor({}, 'http://gw.example/')).not.toMatch(/Secure/);
+    expect(await cookieFor({ cookie: { secure: false } }, 'https://gw.example/')).not.toMatch(/Secure/);
+    expect(await cookieFor({ cookie: { secure: true } }, 'http://gw.example/')).toMatch(/; Secure$/);
   });
 
   it('expires the cookie of a session a handler emptied', async () => {

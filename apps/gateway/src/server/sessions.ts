@@ -9,6 +9,7 @@ import {
   type Session,
   type SessionHandle,
   type SessionProducer,
+  type Uri,
 } from '@portico/gateway-core';
 import { checkConfig } from '@portico/gateway-core/runtime';
 import { type SessionSettings, sessionSchema } from './settings.ts';
@@ -56,7 +57,9 @@ export class SessionSupport implements SessionProducer {
   readonly #settings: SessionSettings;
   readonly #store: Store;
   readonly #cookiePrefix: string;
+  /** The cookie's attributes, without and with Secure. */
   readonly #attributes: string;
+  readonly #secureAttributes: string;
 
   private constructor(settings: SessionSettings, store: Store) {
     this.#settings = settings;
@@ -68,10 +71,20 @@ export class SessionSupport implements SessionProducer {
       ...(cookie.domain ? [`Domain=${cookie.domain}`] : []),
       `Max-Age=${Math.floor(timeout.toMillis() / 1000)}`,
       ...(cookie.httpOnly ? ['HttpOnly'] : []),
-      // Wanted even when TLS ends at a load balancer in front of the gateway.
-      ...(cookie.secure ? ['Secure'] : []),
       `SameSite=${cookie.sameSite[0]}${cookie.sameSite.slice(1).toLowerCase()}`,
     ].join('; ');
+    this.#secureAttributes = `${this.#attributes}; Secure`;
+  }
+
+  /**
+   * The cookie's attributes for a session opened by this request: Secure when `cookie.secure` says
+   * so (wanted when TLS ends at a load balancer in front of the gateway) or, unless it is false, when
+   * the request came over HTTPS (`arrival`, its URI as it arrived: routes rewrite the request's),
+   * so that the browser never sends the id back over plain HTTP.
+   */
+  private attributes(arrival: Uri): string {
+    const secure = this.#settings.cookie.secure ?? arrival.scheme === 'https';
+    return secure ? this.#secureAttributes : this.#attributes;
   }
 
   static async create(settings: SessionSettings, logger: Logger): Promise<SessionSupport> {
@@ -97,16 +110,18 @@ export class SessionSupport implements SessionProducer {
       ? this.cookieValue(request.headers.getAll('cookie').join('; '))
       : undefined;
     // Most requests carry no session: their handle is made at once, without a promise.
-    if (id === undefined) return this.handle(undefined, undefined);
-    return this.#store.get(id).then((stored) => this.handle(id, stored));
+    const arrival = request.uri;
+    if (id === undefined) return this.handle(arrival, undefined, undefined);
+    return this.#store.get(id).then((stored) => this.handle(arrival, id, stored));
   }
 
-  private handle(id: string | undefined, stored: Session | undefined): SessionHandle {
-    return new ServerSession(this, id, stored);
+  private handle(arrival: Uri, id: string | undefined, stored: Session | undefined): SessionHandle {
+    return new ServerSession(this, arrival, id, stored);
   }
 
   /** Stores a session that was used (what a ServerSession's commit does). */
   async save(
+    arrival: Uri,
     id: string | undefined,
     stored: Session | undefined,
     before: string | undefined,
@@ -120,7 +135,7 @@ export class SessionSupport implements SessionProducer {
         await this.#store.destroy(id);
         response.headers.add(
           'Set-Cookie',
-          `${this.#cookiePrefix}; ${this.#attributes.replace(/Max-Age=\d+/, 'Max-Age=0')}`,
+          `${this.#cookiePrefix}; ${this.attributes(arrival).replace(/Max-Age=\d+/, 'Max-Age=0')}`,
         );
       }
       return;
@@ -130,7 +145,7 @@ export class SessionSupport implements SessionProducer {
     if (JSON.stringify(data) !== before || stored !== undefined) {
       await this.#store.set(key, data, this.#settings.timeout.toMillis());
     }
-    response.headers.add('Set-Cookie', `${this.#cookiePrefix}${key}; ${this.#attributes}`);
+    response.headers.add('Set-Cookie', `${this.#cookiePrefix}${key}; ${this.attributes(arrival)}`);
   }
 
   private cookieValue(header: string): string | undefined {
@@ -154,13 +169,16 @@ export class SessionSupport implements SessionProducer {
  */
 class ServerSession implements SessionHandle {
   readonly #support: SessionSupport;
+  /** The URI of the request that opened it, as it arrived: its scheme says whether the cookie is Secure. */
+  readonly #arrival: Uri;
   readonly #id: string | undefined;
   readonly #stored: Session | undefined;
   readonly #before: string | undefined;
   #data: Session | undefined;
 
-  constructor(support: SessionSupport, id: string | undefined, stored: Session | undefined) {
+  constructor(support: SessionSupport, arrival: Uri, id: string | undefined, stored: Session | undefined) {
     this.#support = support;
+    this.#arrival = arrival;
     this.#id = id;
     this.#stored = stored;
     this.#before = stored === undefined ? undefined : JSON.stringify(stored);
@@ -174,7 +192,7 @@ class ServerSession implements SessionHandle {
   commit(response: Response): Promise<void> | undefined {
     // Nothing to do (and no promise) for a session nothing used.
     if (this.#data === undefined) return undefined;
-    return this.#support.save(this.#id, this.#stored, this.#before, this.#data, response);
+    return this.#support.save(this.#arrival, this.#id, this.#stored, this.#before, this.#data, response);
   }
 }
 

@@ -37,14 +37,15 @@ export const sessionSchema = s.object({
       name: s.string().default('IG_SESSIONID'),
       path: s.string().default('/'),
       domain: s.string().optional(),
-      secure: s.boolean().default(false),
+      // Secure always (true), never (false), or when the request came over HTTPS (unset), as a
+      // servlet container marks its session cookie Secure on a secure request.
+      secure: s.boolean().optional(),
       httpOnly: s.boolean().default(true),
       sameSite: s.enumOf(['STRICT', 'LAX', 'NONE'] as const).default('LAX'),
     })
     .default(() => ({
       name: 'IG_SESSIONID',
       path: '/',
-      secure: false,
       httpOnly: true,
       sameSite: 'LAX' as const,
     })),
