@@ -162,3 +162,64 @@ describe('graceful shutdown under load', () => {
     expect(gw.output()).toContain('"msg":"stopped"');
   }, 40_000);
 });
+
+/**
+ * SIGHUP (a closed terminal, or an operator used to daemons that reload on it) stops the gateway as
+ * SIGTERM does, as the incumbents' JVM runs its shutdown hooks on SIGHUP: a response streaming when
+ * it comes is finished, and the process exits 0. Node's default for SIGHUP ended the process at once
+ * (exit by the signal), cutting every response in flight.
+ */
+describe('SIGHUP stops gracefully, as SIGTERM does (the incumbents’ JVM runs its shutdown hooks on it)', () => {
+  const CHUNKS = 10;
+  const CHUNK_DELAY_MS = 100;
+  let upstream: Upstream;
+  let reached: () => void;
+  let reachedUpstream: Promise<void>;
+
+  beforeAll(async () => {
+    upstream = await startUpstream((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      reached();
+      let sent = 0;
+      const next = () => {
+        res.write(`chunk ${sent}\n`);
+        if (++sent === CHUNKS) res.end();
+        else setTimeout(next, CHUNK_DELAY_MS);
+      };
+      next();
+    });
+  });
+
+  afterAll(async () => {
+    await upstream?.close();
+  });
+
+  for (const workers of [1, 2]) {
+    it(`finishes a streaming response in flight and exits 0 (${workers} worker${workers > 1 ? 's' : ''})`, async () => {
+      reachedUpstream = new Promise((resolve) => (reached = resolve));
+      const base = instanceDirectory({
+        'config/admin.json': { limits: { shutdownGracePeriod: '20 seconds' } },
+        'config/routes/stream.json': {
+          name: 'stream',
+          baseURI: upstream.url,
+          handler: 'ReverseProxyHandler',
+        },
+      });
+      const gw = await startGateway({ base, workers });
+      try {
+        const reply = send(`${gw.url}/stream`, { timeoutMs: 10_000 });
+        reply.catch(() => {});
+        await reachedUpstream;
+        const code = await gw.stop('SIGHUP');
+        const { status, text } = await reply;
+        expect(status).toBe(200);
+        expect(text).toBe(Array.from({ length: CHUNKS }, (_, i) => `chunk ${i}\n`).join(''));
+        expect(code).toBe(0);
+        expect(gw.output()).toContain('"signal":"SIGHUP"');
+      } finally {
+        await gw.stop('SIGKILL');
+      }
+    });
+  }
+});

@@ -18,7 +18,7 @@ const COMMANDS: Record<string, Command> = {
     usage: `Usage: portico start [options]
 
 Serves the configuration of the instance directory, or the embedded quickstart when there is none.
-SIGTERM or SIGINT stops accepting, lets in-flight requests finish and exits 0.
+SIGTERM, SIGINT or SIGHUP stops accepting, lets in-flight requests finish and exits 0.
 
 Options:
   --base DIR             instance directory (default: $PORTICO_BASE, else $HOME/.portico)

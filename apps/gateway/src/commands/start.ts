@@ -15,7 +15,7 @@ import { setSystemProperties } from './system-properties.ts';
 /**
  * `portico start [--base DIR] [--port N] [--host H] [--workers N] [-Dname=value]`: serves the
  * instance's configuration (or the embedded quickstart). One worker per core by default
- * (node:cluster, sharing the ports); `--workers 1` runs a single process. SIGTERM or SIGINT stops
+ * (node:cluster, sharing the ports); `--workers 1` runs a single process. SIGTERM, SIGINT or SIGHUP stops
  * accepting, lets in-flight requests finish, destroys every heap and exits 0.
  */
 export async function startCommand(argv: string[], out: Output): Promise<number> {
@@ -72,8 +72,7 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
       logger.info('shutting down', { signal });
       void server.stop().then(resolve);
     };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
+    for (const signal of STOP_SIGNALS) process.once(signal, () => shutdown(signal));
     if (isWorker) process.once('disconnect', () => shutdown('disconnect'));
   });
   logger.info('stopped');
@@ -81,6 +80,14 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
   if (isWorker && process.connected) process.disconnect();
   return 0;
 }
+
+/**
+ * The signals that stop the gateway gracefully. SIGHUP among them, as the incumbents' JVM runs its
+ * shutdown hooks on it: Node's default ended the process at once, cutting every response in flight
+ * (a closed terminal, or an operator used to daemons that reload on SIGHUP; route files reload on
+ * their own).
+ */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 interface Listening {
   urls: string[];
@@ -191,8 +198,7 @@ async function runPrimary(
         }
       }, 50);
     };
-    process.once('SIGTERM', () => stopAll('SIGTERM'));
-    process.once('SIGINT', () => stopAll('SIGINT'));
+    for (const signal of STOP_SIGNALS) process.once(signal, () => stopAll(signal));
   });
   // Printed once every worker is gone, so that the reason a worker sent has arrived.
   if (exitCode !== 0) out.stderr(failure ?? early ?? 'a worker failed');
