@@ -214,6 +214,20 @@ describe('server-side sessions', () => {
     expect((await one('/count', cookie)).payload).toBe('3');
   });
 
+  // Each request that wrote its session during an outage logged a line of its own: a flood of error
+  // lines, one per request, where the outage had been said once.
+  it('go on with Redis down, and say so once per outage, not once per request', async () => {
+    const before = logger.records.length;
+    const call = await appWith({
+      store: { type: 'redis', uri: 'redis://127.0.0.1:1', prefix: 'portico:down:' },
+    });
+    for (let i = 0; i < 20; i++) expect((await call('/count')).payload).toBe('1');
+    const about = (message: string) =>
+      logger.records.slice(before).filter((r) => r.message === message).length;
+    expect(about('session store unreachable')).toBe(1);
+    expect(about('session save failed')).toBe(0);
+  });
+
   it.skipIf(!redisBinariesAvailable())(
     'keep values in Redis behind Sentinel, across a failover (real primary, replica and Sentinel)',
     async () => {

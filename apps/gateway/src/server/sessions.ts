@@ -285,8 +285,10 @@ async function redisStore(uri: string, prefix: string, logger: Logger): Promise<
       resolve();
     });
   });
+  // A failure while the store is unreachable is the outage already logged: said once, not once per
+  // request that writes its session.
   const logged = (what: string) => (error: unknown) => {
-    logger.error(`session ${what} failed`, { store: 'redis', error: String(error) });
+    if (!down) logger.error(`session ${what} failed`, { store: 'redis', error: String(error) });
   };
   return {
     async get(id) {
