@@ -72,6 +72,8 @@ async function setup(
     maxFileSize?: number;
     /** Plugin directories the registry discovers before the router starts, as the gateway does. */
     pluginDirectories?: string[];
+    /** Route files that are symbolic links: name → target. */
+    symlinks?: Record<string, string>;
   } = {},
 ) {
   const base = mkdtempSync(path.join(os.tmpdir(), 'portico-router-'));
@@ -86,6 +88,8 @@ async function setup(
     utimesSync(file, clock, clock);
   };
   for (const [name, content] of Object.entries(files)) write(name, content);
+  for (const [name, target] of Object.entries(options.symlinks ?? {}))
+    symlinkSync(target, path.join(directory, name));
   const logger = createMemoryLogger();
   const registry = new TypeRegistry({ logger });
   registry.register(coreManifest);
@@ -317,6 +321,27 @@ describe('Router', () => {
               jsonPath: '$',
               expected: 'a route file of at most 4096 bytes (admin.json limits.maxRouteFileSize)',
             },
+          },
+        ],
+      },
+    ]);
+  });
+
+  it('reads no more of a route file than the limit, whatever its size said (a /proc file says 0)', async () => {
+    // The test process's own memory map: a regular file whose size reads 0, and far longer than 4 KB.
+    const { router, label } = await setup(
+      { 'good.json': route('good') },
+      { maxFileSize: 4096, symlinks: { 'a-proc.json': '/proc/self/maps' } },
+    );
+    expect(await label('/')).toBe('good');
+    expect(router.failures).toMatchObject([
+      {
+        id: 'a-proc',
+        problems: [
+          {
+            code: 'PORTICO_E_ROUTE',
+            message: 'the route file holds more than the 4096 bytes allowed',
+            details: { jsonPath: '$' },
           },
         ],
       },

@@ -370,20 +370,32 @@ export class Router implements Handler {
  */
 async function readRouteFile(file: string, maxSize: number): Promise<string> {
   const handle = await open(file, 'r');
+  const tooLarge = (size: number | undefined) =>
+    new PorticoError(
+      ErrorCode.ROUTE,
+      `the route file ${size === undefined ? 'holds' : `is ${size} bytes,`} more than the ${maxSize} bytes allowed`,
+      {
+        file,
+        jsonPath: '$',
+        expected: `a route file of at most ${maxSize} bytes (admin.json limits.maxRouteFileSize)`,
+      },
+    );
   try {
     const { size } = await handle.stat();
-    if (size > maxSize) {
-      throw new PorticoError(
-        ErrorCode.ROUTE,
-        `the route file is ${size} bytes, more than the ${maxSize} bytes allowed`,
-        {
-          file,
-          jsonPath: '$',
-          expected: `a route file of at most ${maxSize} bytes (admin.json limits.maxRouteFileSize)`,
-        },
-      );
+    if (size > maxSize) throw tooLarge(size);
+    // Read to the end but never past the bound, whatever the size said: a file still being appended
+    // to, or one of /proc's (size 0), can hold more than its size.
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, maxSize - total + 1));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total > maxSize) throw tooLarge(undefined);
+      chunks.push(chunk.subarray(0, bytesRead));
     }
-    return await handle.readFile('utf8');
+    return Buffer.concat(chunks, total).toString('utf8');
   } finally {
     await handle.close();
   }
