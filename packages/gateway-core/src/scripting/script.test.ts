@@ -3,7 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig, s } from '../config/schema.ts';
-import { compileScript, EXACTLY_ONE_SCRIPT, exactlyOneScript, scriptFields } from './script.ts';
+import {
+  compileScript,
+  describeScriptError,
+  EXACTLY_ONE_SCRIPT,
+  exactlyOneScript,
+  scriptFields,
+} from './script.ts';
 
 const scriptsDirectory = mkdtempSync(path.join(os.tmpdir(), 'portico-scripts-'));
 const where = { configFile: 'routes/s.json', jsonPath: '$.heap[0].config' };
@@ -113,5 +119,36 @@ describe('scriptFields', () => {
     expect(() => parse({ type: 'application/javascript', file: 'a.js', source: 'return 1' })).toThrow(
       /mutually exclusive/,
     );
+  });
+});
+
+describe('describeScriptError', () => {
+  it('describes whatever a script throws, never throwing itself', async () => {
+    for (const thrown of [
+      'null',
+      "'text'",
+      '42',
+      'Symbol("s")',
+      'Object.create(null)',
+      '{ toString() { throw 1; } }',
+      '{ get message() { throw 1; } }',
+      '{ message: Symbol("m") }',
+      '{ name: { toString() { throw 1; } }, message: "m" }',
+      'new Proxy({}, { get() { throw 1; } })',
+    ]) {
+      const script = await compile({ source: `throw ${thrown};` });
+      // Caught, not handed on: resolving a promise with the proxy would read its `then`.
+      let error: unknown;
+      try {
+        await script.run([]);
+      } catch (e) {
+        error = e;
+      }
+      expect(typeof describeScriptError(error), thrown).toBe('string');
+    }
+  });
+
+  it('keeps a long message short', () => {
+    expect(describeScriptError(new Error('x'.repeat(100_000))).length).toBeLessThan(2000);
   });
 });

@@ -169,19 +169,36 @@ export async function compileScript(
   return new VmScript(context, body, filename, source, options.timeoutMs ?? DEFAULT_SCRIPT_TIMEOUT_MS);
 }
 
-/** `message (file:line)` for an error thrown by or while compiling a script. */
+/** How much of a script's error message is kept: a script may throw a whole request body. */
+const MESSAGE_LIMIT = 1000;
+
+/**
+ * `message (file:line)` for an error thrown by or while compiling a script. Never throws, whatever
+ * the script threw (`null`, text, an object whose fields or `toString` throw, a proxy), and keeps
+ * the message under MESSAGE_LIMIT characters.
+ */
 export function describeScriptError(error: unknown): string {
-  const { name, message, stack, code } = (error ?? {}) as {
-    name?: string;
-    message?: string;
-    stack?: string;
-    code?: string;
-  };
+  let text: string;
+  try {
+    text = describe(error);
+  } catch {
+    text = `${error === null ? 'null' : typeof error} thrown (it cannot be printed)`;
+  }
+  return text.length > MESSAGE_LIMIT
+    ? `${text.slice(0, MESSAGE_LIMIT)}... (${text.length - MESSAGE_LIMIT} more characters)`
+    : text;
+}
+
+function describe(error: unknown): string {
+  if (error === null || (typeof error !== 'object' && typeof error !== 'function')) {
+    return `Error: ${String(error)}`;
+  }
+  const { name, message, stack, code } = error as Record<string, unknown>;
   if (code === 'ERR_SCRIPT_EXECUTION_TIMEOUT' || name === 'ScriptTimeoutError') return String(message);
   // V8 starts the stack of a script error with `file:line` (and the offending line).
-  const first = typeof stack === 'string' ? stack.split('\n')[0] : undefined;
+  const first = typeof stack === 'string' ? stack.split('\n', 1)[0] : undefined;
   const where = first && /:\d+$/.test(first) ? ` (${first})` : '';
-  return `${name ?? 'Error'}: ${message ?? String(error)}${where}`;
+  return `${typeof name === 'string' ? name : 'Error'}: ${typeof message === 'string' ? message : String(error)}${where}`;
 }
 
 /** The invocation, compiled once: runInContext is what applies the time bound. */
