@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { parseConfig, s } from '../config/schema.ts';
 import {
@@ -119,6 +120,85 @@ describe('scriptFields', () => {
     expect(() => parse({ type: 'application/javascript', file: 'a.js', source: 'return 1' })).toThrow(
       /mutually exclusive/,
     );
+  });
+});
+
+/**
+ * Runs a script in a worker thread: a run that escapes the time bound holds the thread it runs on,
+ * which would be this test process; the worker is stopped instead and the outcome says `held`.
+ */
+function runInWorker(source: string, values: string, timeoutMs: number): Promise<Record<string, unknown>> {
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+    import(workerData.module).then(async ({ compileScript }) => {
+      const script = await compileScript(
+        { type: 'application/javascript', source: workerData.source },
+        { scriptsDirectory: '.', parameters: ['request', 'args'], timeoutMs: workerData.timeoutMs },
+      );
+      script.run(eval(workerData.values)).then(
+        (value) => parentPort.postMessage({ value }),
+        (error) => parentPort.postMessage({ code: error?.code, name: error?.name }),
+      );
+    });`,
+    {
+      eval: true,
+      workerData: { module: new URL('./script.ts', import.meta.url).href, source, values, timeoutMs },
+    },
+  );
+  return new Promise((resolve) => {
+    const held = setTimeout(() => {
+      void worker.terminate();
+      resolve({ held: true });
+    }, 5000);
+    worker.once('message', (outcome: Record<string, unknown>) => {
+      clearTimeout(held);
+      void worker.terminate();
+      resolve(outcome);
+    });
+    worker.once('error', (error) => {
+      clearTimeout(held);
+      resolve({ workerError: String(error) });
+    });
+  });
+}
+
+describe('the time bound of a run', () => {
+  it('stops a loop that runs after an await, instead of holding the process', async () => {
+    const outcome = await runInWorker('return (async () => { await null; for (;;) {} })();', '[]', 50);
+    expect(outcome).toEqual({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT', name: 'Error' });
+  });
+
+  it('stops a loop that runs after a promise of the gateway settled', async () => {
+    const outcome = await runInWorker(
+      'return (async () => { await request; for (;;) {} })();',
+      '[new Promise((resolve) => setTimeout(resolve, 10, "ready"))]',
+      100,
+    );
+    expect(outcome).toEqual({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT', name: 'Error' });
+  });
+
+  it('stops a thenable whose then loops', async () => {
+    const outcome = await runInWorker('return { then() { for (;;) {} } };', '[]', 50);
+    expect(outcome).toEqual({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT', name: 'Error' });
+  });
+
+  it('still awaits promises of the gateway and of the script', async () => {
+    const script = await compile({
+      source: 'return (async () => { const v = await request; await null; return v + (await args); })();',
+    });
+    const later = new Promise((resolve) => setTimeout(resolve, 10, 40));
+    expect(await script.run([later, Promise.resolve(2)])).toBe(42);
+    const thenable = await compile({ source: 'return { then(resolve) { resolve(request * 2); } };' });
+    expect(await thenable.run([21])).toBe(42);
+    const rejected = await compile({
+      source: 'return (async () => { await null; throw new Error("no"); })();',
+    });
+    await expect(rejected.run([])).rejects.toMatchObject({ message: 'no' });
+  });
+
+  it('still rejects a promise of the gateway that does not settle in time', async () => {
+    const script = await compile({ source: 'return (async () => await request)();' }, 50);
+    await expect(script.run([new Promise(() => {})])).rejects.toMatchObject({ name: 'ScriptTimeoutError' });
   });
 });
 

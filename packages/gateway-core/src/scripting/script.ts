@@ -150,7 +150,8 @@ export async function compileScript(
     throw at('file', 'a script needs exactly one of file and source', EXACTLY_ONE_SCRIPT);
   }
 
-  const context = vm.createContext({});
+  // The context runs its own promise jobs, under the time bound of each evaluation (VmScript.settle).
+  const context = vm.createContext({}, { microtaskMode: 'afterEvaluate' });
   let body: (...values: unknown[]) => unknown;
   try {
     body = vm.compileFunction(source, [...options.parameters], {
@@ -201,16 +202,41 @@ function describe(error: unknown): string {
   return `${typeof name === 'string' ? name : 'Error'}: ${typeof message === 'string' ? message : String(error)}${where}`;
 }
 
-/** The invocation, compiled once: runInContext is what applies the time bound. */
-const INVOKE = new vm.Script('__porticoScript.apply(undefined, __porticoValues)', {
-  filename: 'portico:invoke',
-});
+/**
+ * The invocation, compiled once: runInContext is what applies the time bound. A returned thenable
+ * becomes a promise of the script's context there, so its `then` runs under the bound too.
+ */
+const INVOKE = new vm.Script(
+  `(function (result) {
+    return result !== null && (typeof result === 'object' || typeof result === 'function') &&
+      typeof result.then === 'function' ? __porticoResolve(result) : result;
+  })(__porticoScript.apply(undefined, __porticoValues))`,
+  { filename: 'portico:invoke' },
+);
+/** Runs, under the time bound, the continuations queued in a script's context (see `settle`). */
+const DRAIN = new vm.Script('undefined', { filename: 'portico:drain' });
+/** Takes the context's own Promise.resolve and Promise.prototype.then, before any script runs. */
+const INTRINSICS = new vm.Script(
+  '__porticoResolve = Promise.resolve.bind(Promise); [Promise.prototype, Promise.prototype.then]',
+  { filename: 'portico:intrinsics' },
+);
+/**
+ * When continuations waiting on the gateway's promises are run: after 1 ms, then twice as long each
+ * time up to 16 ms; none in the last 10 ms before the deadline, where the bound of a run could not be
+ * told from the time it takes to start one (the run then fails as a promise that did not settle).
+ */
+const DRAIN_FIRST_MS = 1;
+const DRAIN_LAST_MS = 16;
+const DRAIN_MARGIN_MS = 10;
 
 class VmScript implements CompiledScript {
   readonly filename: string;
   readonly source: string;
   readonly #context: vm.Context;
   readonly #timeoutMs: number;
+  /** The context's Promise.prototype and its `then`, as they were before the script ran. */
+  readonly #promise: object;
+  readonly #then: (this: PromiseLike<unknown>, ...handlers: ((v: unknown) => void)[]) => unknown;
 
   constructor(
     context: vm.Context,
@@ -224,38 +250,79 @@ class VmScript implements CompiledScript {
     this.#context = context;
     this.#timeoutMs = timeoutMs;
     context.__porticoScript = body;
+    [this.#promise, this.#then] = INTRINSICS.runInContext(context) as [object, never];
   }
 
-  async run(values: readonly unknown[]): Promise<unknown> {
+  run(values: readonly unknown[]): Promise<unknown> {
+    const started = performance.now();
     this.#context.__porticoValues = values;
     let result: unknown;
     try {
       result = INVOKE.runInContext(this.#context, { timeout: this.#timeoutMs });
+    } catch (error) {
+      return Promise.reject(error);
     } finally {
       this.#context.__porticoValues = undefined;
     }
-    if (!isThenable(result)) return result;
-    // The vm bound covers synchronous work only; a returned promise gets the same time to settle.
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
+    if (result === null || typeof result !== 'object' || Object.getPrototypeOf(result) !== this.#promise)
+      return Promise.resolve(result);
+    return this.#settle(result as PromiseLike<unknown>, started + this.#timeoutMs);
+  }
+
+  /**
+   * The outcome of a promise of the script's context. The context runs its promise jobs itself
+   * (`microtaskMode: 'afterEvaluate'`), under the time bound, right after each evaluation: what the
+   * script does after an `await` is bounded like the rest, instead of running unbounded in the
+   * gateway's own queue (where a loop held the whole process). A script waiting on a promise of the
+   * gateway (a LazyMap's load) is resumed in that queue, which only runs when something evaluates in
+   * the context: so while the promise is pending, the queue is run every DRAIN_INTERVAL_MS, until the
+   * deadline. Only the host's handlers are given to the script's promise: awaiting it from here
+   * would queue the job that reads it in the script's queue, where nothing would run it.
+   */
+  #settle(promise: PromiseLike<unknown>, deadline: number): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      let pending = true;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (settle: (value: unknown) => void) => (value: unknown) => {
+        if (!pending) return;
+        pending = false;
+        clearTimeout(timer);
+        settle(value);
+      };
+      const fulfil = finish(resolve);
+      const fail = finish(reject);
+      this.#then.call(promise, fulfil, fail);
+      let interval = DRAIN_FIRST_MS;
+      const drain = () => {
+        if (!pending) return;
+        const left = Math.floor(deadline - performance.now());
+        if (left < DRAIN_MARGIN_MS) {
+          if (left > 0) {
+            timer = setTimeout(drain, left);
+            return;
+          }
+          fail(
             Object.assign(new Error(`the script's promise did not settle within ${this.#timeoutMs} ms`), {
               name: 'ScriptTimeoutError',
             }),
-          ),
-        this.#timeoutMs,
-      );
+          );
+          return;
+        }
+        try {
+          DRAIN.runInContext(this.#context, { timeout: left });
+        } catch (error) {
+          fail(error);
+          return;
+        }
+        if (!pending) return;
+        timer = setTimeout(drain, Math.min(interval, Math.max(1, left - DRAIN_MARGIN_MS)));
+        interval = Math.min(interval * 2, DRAIN_LAST_MS);
+      };
+      // A promise the script settled before returning is answered by the handlers queued above,
+      // before this: no timer then.
+      queueMicrotask(() => {
+        if (pending) timer = setTimeout(drain, DRAIN_FIRST_MS);
+      });
     });
-    try {
-      return await Promise.race([result, late]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
