@@ -25,7 +25,7 @@ export function toNumber(value: unknown): number {
   if (value === null || value === undefined || value === '') return 0;
   if (typeof value === 'string') {
     if (NUMERIC_TEXT.test(value)) return Number(value);
-    throw evaluationError(`cannot convert ${JSON.stringify(value)} to a number`);
+    throw evaluationError(`cannot convert ${describeValue(value)} to a number`);
   }
   if (typeof value === 'bigint') return Number(value);
   throw evaluationError(`cannot convert ${typeName(value)} to a number`);
@@ -149,6 +149,26 @@ export function javaEquals(a: unknown, b: unknown): boolean {
 
 function entries(map: Map<unknown, unknown> | Record<string, unknown>): [unknown, unknown][] {
   return map instanceof Map ? [...map] : Object.entries(map);
+}
+
+/** How much of a text a message quotes: values often come from the request, of any size. */
+const QUOTED_LIMIT = 64;
+
+/**
+ * A value as an evaluation message names it, in bounded time and length: text quoted (its first
+ * QUOTED_LIMIT characters, then how many more), numbers and booleans as written, anything else by
+ * its type (printing a list or map could be as long as a request body, or endless for one that
+ * holds itself).
+ */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') {
+    return value.length <= QUOTED_LIMIT
+      ? JSON.stringify(value)
+      : `${JSON.stringify(value.slice(0, QUOTED_LIMIT))}... (${value.length} characters)`;
+  }
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
+  return typeName(value);
 }
 
 export function typeName(value: unknown): string {

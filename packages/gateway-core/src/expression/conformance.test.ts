@@ -820,6 +820,41 @@ describe('evaluation errors yield null and one warning naming the expression', (
   });
 });
 
+describe('evaluation warnings stay short, whatever the request holds', () => {
+  const huge = '1'.repeat(1_000_000) + 'x';
+  const cyclic: Record<string, unknown> = {};
+  for (const key of 'abcdefgh') cyclic[key] = cyclic;
+
+  it.each<[string, ExpectedType, unknown]>([
+    ['${attributes.v + 1}', 'any', huge],
+    ['${attributes.v == 1}', 'any', huge],
+    ['${attributes.v < 1}', 'any', huge],
+    ["${'abc'.substring(0, attributes.v)}", 'any', huge],
+    ['${attributes.v}', 'integer', huge],
+    ['${attributes.v}', 'boolean', huge],
+    ['${attributes.v}', 'number', cyclic],
+    ['${attributes.v}', 'integer', [huge, huge]],
+  ])('%s as %s', (text, type, v) => {
+    const logger = createMemoryLogger();
+    const started = performance.now();
+    expect(compile(text, type, { logger }).evaluate({ attributes: { v } })).toBeNull();
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(logger.records).toHaveLength(1);
+    expect(JSON.stringify(logger.records[0]!.data).length).toBeLessThan(1000);
+  });
+
+  it('an error thrown by a model object that cannot be printed is contained', () => {
+    const logger = createMemoryLogger();
+    const hostile = {
+      get boom(): never {
+        throw Object.create(null);
+      },
+    };
+    expect(compile('${o.boom}', 'any', { logger }).evaluate({ o: hostile })).toBeNull();
+    expect(logger.records).toHaveLength(1);
+  });
+});
+
 describe('compile once', () => {
   it.each<[string, boolean]>([
     ['plain', true],

@@ -3,7 +3,7 @@ import { consoleLogger, type Logger } from '../logging.ts';
 import { getProperty, setProperty } from './access.ts';
 import type { Node } from './ast.ts';
 import { noteRequestBodyRead } from './body-reads.ts';
-import { isMapLike, isNumericText, toText } from './coercion.ts';
+import { describeValue, isMapLike, isNumericText, toText } from './coercion.ts';
 import {
   type Bindings,
   type CompileContext,
@@ -85,6 +85,9 @@ export interface CompileOptions {
 }
 
 const EMPTY_BINDINGS: Bindings = Object.freeze(Object.create(null));
+
+/** The longest problem a warning prints. */
+const PROBLEM_LIMIT = 500;
 
 /** Evaluation warnings of one expression are logged at most this often, with a count of the rest. */
 const WARNING_INTERVAL_MS = 60_000;
@@ -260,12 +263,18 @@ function guard<A>(run: (arg: A) => unknown, arg: A, warnings: WarningLimiter): u
   try {
     return run(arg) ?? null;
   } catch (error) {
-    const message =
-      error instanceof EvaluationError || isPorticoError(error)
-        ? error.message
-        : `unexpected error: ${String(error)}`;
-    warnings.warn(message);
+    warnings.warn(errorMessage(error));
     return null;
+  }
+}
+
+/** What went wrong, for the warning; never throws, whatever was thrown. */
+function errorMessage(error: unknown): string {
+  if (error instanceof EvaluationError || isPorticoError(error)) return error.message;
+  try {
+    return `unexpected error: ${String(error)}`;
+  } catch {
+    return `unexpected error: ${typeof error} thrown`;
   }
 }
 
@@ -294,7 +303,7 @@ function convert(value: unknown, type: ExpectedType, warnings: WarningLimiter): 
     }
   }
   warnings.warn(
-    `the result is not ${type === 'integer' ? 'an integer' : `a ${type}`}: ${toText(value)}`,
+    `the result is not ${type === 'integer' ? 'an integer' : `a ${type}`}: ${describeValue(value)}`,
     'info',
   );
   return null;
@@ -339,7 +348,8 @@ class WarningLimiter {
       ...this.origin,
       ...(this.jsonPath === undefined ? {} : { jsonPath: this.jsonPath }),
       expression: this.text,
-      problem: message,
+      // Messages quote values briefly (describeValue); this is the bound for any other.
+      problem: message.length > PROBLEM_LIMIT ? `${message.slice(0, PROBLEM_LIMIT)}...` : message,
     };
     if (this.suppressed > 0) data.suppressedSinceLast = this.suppressed;
     this.logger[level]('expression evaluated to null', data);
