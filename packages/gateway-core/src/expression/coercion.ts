@@ -48,10 +48,22 @@ export function toBoolean(value: unknown): boolean {
 export function toText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === null || value === undefined) return '';
-  return display(value, 0);
+  // Only collections need the list of those being printed: none made for a number.
+  return display(value, typeof value === 'object' ? [] : NOT_WITHIN);
 }
 
-function display(value: unknown, depth: number): string {
+const NOT_WITHIN: object[] = [];
+
+/** How deep collections are printed; deeper ones print as `...`. */
+const DISPLAY_DEPTH = 9;
+
+/**
+ * `within` holds the collections being printed around `value`: one of them met again prints as Java
+ * prints a map or list holding itself (`(this Map)`, `(this Collection)`), not once more, so that a
+ * map holding itself in several entries prints in time linear in its size (it printed every path up
+ * to the depth bound: eight entries holding their map took 36 seconds).
+ */
+function display(value: unknown, within: object[]): string {
   if (value === null || value === undefined) return 'null';
   switch (typeof value) {
     case 'string':
@@ -64,16 +76,28 @@ function display(value: unknown, depth: number): string {
     case 'symbol':
       return typeName(value);
   }
-  if (depth > 8) return '...';
-  if (Array.isArray(value)) return `[${value.map((v) => display(v, depth + 1)).join(', ')}]`;
+  const object = value as object;
+  if (within.includes(object))
+    return Array.isArray(object) || object instanceof Set ? '(this Collection)' : '(this Map)';
+  if (within.length >= DISPLAY_DEPTH) return '...';
+  within.push(object);
+  try {
+    return displayObject(object, within);
+  } finally {
+    within.pop();
+  }
+}
+
+function displayObject(value: object, within: object[]): string {
+  if (Array.isArray(value)) return `[${value.map((v) => display(v, within)).join(', ')}]`;
   if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
   if (value instanceof Map) {
-    return `{${[...value].map(([k, v]) => `${display(k, depth + 1)}=${display(v, depth + 1)}`).join(', ')}}`;
+    return `{${[...value].map(([k, v]) => `${display(k, within)}=${display(v, within)}`).join(', ')}}`;
   }
-  if (value instanceof Set) return `[${[...value].map((v) => display(v, depth + 1)).join(', ')}]`;
+  if (value instanceof Set) return `[${[...value].map((v) => display(v, within)).join(', ')}]`;
   if (isPlainObject(value)) {
     return `{${Object.entries(value)
-      .map(([k, v]) => `${k}=${display(v, depth + 1)}`)
+      .map(([k, v]) => `${k}=${display(v, within)}`)
       .join(', ')}}`;
   }
   if (value instanceof Date) return value.toISOString();

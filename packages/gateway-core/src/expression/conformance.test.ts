@@ -855,6 +855,35 @@ describe('evaluation warnings stay short, whatever the request holds', () => {
   });
 });
 
+describe('printing values that hold themselves', () => {
+  it('prints a map or list met again inside itself as Java does, in time linear in its size', () => {
+    const map: Record<string, unknown> = { name: 'm' };
+    for (const key of 'abcdefgh') map[key] = map;
+    const list: unknown[] = [1];
+    list.push(list, { inner: list });
+    const started = performance.now();
+    expect(compile('${toString(attributes.map)}').evaluate({ attributes: { map } })).toBe(
+      `{name=m, ${[...'abcdefgh'].map((k) => `${k}=(this Map)`).join(', ')}}`,
+    );
+    expect(compile('${attributes.list}!').evaluate({ attributes: { list } })).toBe(
+      '[1, (this Collection), {inner=(this Collection)}]!',
+    );
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('still prints a value met twice side by side, and stops deep nesting', () => {
+    const shared = ['x'];
+    expect(compile('${toString(attributes.v)}').evaluate({ attributes: { v: [shared, shared] } })).toBe(
+      '[[x], [x]]',
+    );
+    let deep: unknown = 'end';
+    for (let i = 0; i < 12; i++) deep = [deep];
+    expect(compile('${toString(attributes.v)}').evaluate({ attributes: { v: deep } })).toBe(
+      `${'['.repeat(9)}...${']'.repeat(9)}`,
+    );
+  });
+});
+
 describe('compile once', () => {
   it.each<[string, boolean]>([
     ['plain', true],
