@@ -7,7 +7,7 @@ import { EvaluationError, evaluationError, expressionError } from './expression-
 import { lookupFunction } from './functions.ts';
 import { implicitObject } from './implicit.ts';
 import { compileJavaRegex } from './java/index.ts';
-import { callMethod } from './methods.ts';
+import { callMethod, REGEX_METHOD_ARGS } from './methods.ts';
 
 /** What an expression is evaluated against: `request`, `attributes`, `contexts`, ... */
 export type Bindings = Readonly<Record<string, unknown>>;
@@ -161,8 +161,25 @@ function member(node: Extract<Node, { kind: 'member' }>, ctx: CompileContext): E
 
 function method(node: Extract<Node, { kind: 'method' }>, ctx: CompileContext): Evaluator {
   const object = compileNode(node.object, ctx).ev;
-  const args = node.args.map((a) => compileNode(a, ctx).ev);
+  const compiled = node.args.map((a) => compileNode(a, ctx));
+  const args = compiled.map((a) => a.ev);
   const name = node.name;
+  const regexArg = Object.hasOwn(REGEX_METHOD_ARGS, name) ? REGEX_METHOD_ARGS[name] : undefined;
+  const re = regexArg === undefined ? undefined : constantRegex(compiled[regexArg]);
+  if (re !== undefined) {
+    // A string method's constant pattern, compiled once here: on a string it is passed compiled (no
+    // cache look-up, no run-time budget); any other value gets the text, as written.
+    const at = regexArg as number;
+    return (b) => {
+      const self = object(b);
+      const values = args.map((a) => a(b));
+      if (typeof self === 'string') values[at] = re;
+      const result = callMethod(self, name, values);
+      if (result !== NO_SUCH_METHOD) return result;
+      ctx.warn(`unknown method ${name}() on ${typeName(self)}`);
+      return null;
+    };
+  }
   return (b) => {
     const self = object(b);
     const result = callMethod(
@@ -174,6 +191,19 @@ function method(node: Extract<Node, { kind: 'method' }>, ctx: CompileContext): E
     ctx.warn(`unknown method ${name}() on ${typeName(self)}`);
     return null;
   };
+}
+
+/**
+ * A constant string argument compiled as a Java pattern, or undefined: not constant, or not a valid
+ * pattern (whose call then fails at run time as before, the method being known only then).
+ */
+function constantRegex(arg: Compiled | undefined): RegExp | undefined {
+  if (arg === undefined || !arg.constant || typeof arg.value !== 'string') return undefined;
+  try {
+    return compileJavaRegex(arg.value);
+  } catch {
+    return undefined;
+  }
 }
 
 function call(node: Extract<Node, { kind: 'call' }>, ctx: CompileContext): Evaluator {

@@ -5,12 +5,12 @@ import { keysOf } from './access.ts';
 import { isMapLike, javaEquals, toNumber, toText } from './coercion.ts';
 import { evaluationError } from './expression-error.ts';
 import {
-  cachedJavaRegex,
   find,
   fullMatch,
   isFound,
   javaSplit,
   parseJavaProperties,
+  runtimeJavaRegex,
   URI_FUNCTIONS,
 } from './java/index.ts';
 import { javaTrim } from './methods.ts';
@@ -37,11 +37,14 @@ const nullable =
   (args: unknown[]): unknown =>
     args[0] === null || args[0] === undefined ? null : f(toText(args[0]));
 
-/** A regex argument: precompiled at load time when constant, else compiled (and cached) now. */
-function regex(value: unknown): RegExp {
+/**
+ * A regex argument: precompiled at load time when constant, else compiled (and cached) now and held
+ * to the run-time budget for `inputLength` characters of input.
+ */
+function regex(value: unknown, inputLength: number): RegExp {
   if (value instanceof RegExp) return value;
   if (value === null || value === undefined) throw evaluationError('the regular expression is null');
-  return cachedJavaRegex(toText(value));
+  return runtimeJavaRegex(toText(value), inputLength);
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
@@ -93,19 +96,31 @@ function length(value: unknown): number {
 }
 
 function findsPattern(args: unknown[]): boolean {
-  return args[0] !== null && args[0] !== undefined && isFound(regex(args[1]), toText(args[0]));
+  if (args[0] === null || args[0] === undefined) return false;
+  const s = toText(args[0]);
+  return isFound(regex(args[1], s.length), s);
 }
 
-function matchingGroups(s: unknown, re: unknown): (string | null)[] | null {
-  if (s === null || s === undefined) return null;
-  const match = find(regex(re), toText(s));
+function matchingGroups(value: unknown, re: unknown): (string | null)[] | null {
+  if (value === null || value === undefined) return null;
+  const s = toText(value);
+  const match = find(regex(re, s.length), s);
   return match ? Array.from(match, (g) => g ?? null) : null;
+}
+
+function wholeMatch(value: unknown, re: unknown): boolean {
+  if (value === null || value === undefined) return false;
+  const s = toText(value);
+  return fullMatch(regex(re, s.length), s);
 }
 
 function keyMatch(map: unknown, re: unknown): string | null {
   const keys = keysOf(map);
   if (!keys) return null;
-  const pattern = regex(re);
+  // Every key is matched: the budget covers them all.
+  let total = 0;
+  for (const key of keys) if (typeof key === 'string') total += key.length + 1;
+  const pattern = regex(re, total);
   for (const key of keys) {
     if (typeof key === 'string' && fullMatch(pattern, key)) return key;
   }
@@ -179,13 +194,7 @@ export const FUNCTIONS: Readonly<Record<string, BuiltinFunction>> = Object.freez
   // configurations), `findGroups` is `matchingGroups`, `matchesWithRegex` matches the whole string.
   find: fn([2, 2], findsPattern, { regexArgs: [1] }),
   findGroups: fn([2, 2], (a) => matchingGroups(a[0], a[1]), { regexArgs: [1] }),
-  matchesWithRegex: fn(
-    [2, 2],
-    (a) => a[0] !== null && a[0] !== undefined && fullMatch(regex(a[1]), toText(a[0])),
-    {
-      regexArgs: [1],
-    },
-  ),
+  matchesWithRegex: fn([2, 2], (a) => wholeMatch(a[0], a[1]), { regexArgs: [1] }),
   pathToUrl: fn(
     [1, 1],
     nullable((s) => pathToFileURL(path.resolve(s)).href),
@@ -201,9 +210,9 @@ export const FUNCTIONS: Readonly<Record<string, BuiltinFunction>> = Object.freez
   ),
   split: fn(
     [2, 2],
-    (a) => (a[0] === null || a[0] === undefined ? null : javaSplit(toText(a[0]), regexSource(a[1]))),
+    (a) => (a[0] === null || a[0] === undefined ? null : javaSplit(toText(a[0]), splitPattern(a[1]))),
     {
-      patternArgs: [1],
+      regexArgs: [1],
     },
   ),
   toLowerCase: fn(
@@ -219,8 +228,9 @@ export const FUNCTIONS: Readonly<Record<string, BuiltinFunction>> = Object.freez
   ...uriFunctions,
 });
 
-/** `split` takes the pattern's source text (Java semantics live in javaSplit). */
-function regexSource(value: unknown): string {
+/** `split` takes the pattern compiled at load, or its text (javaSplit holds it to the budget). */
+function splitPattern(value: unknown): string | RegExp {
+  if (value instanceof RegExp) return value;
   if (value === null || value === undefined) throw evaluationError('split: the regular expression is null');
   return toText(value);
 }

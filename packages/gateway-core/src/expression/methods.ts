@@ -2,12 +2,12 @@ import { EL_CALL, type ElObject, getProperty, NO_SUCH_METHOD } from './access.ts
 import { elEquals, isMapLike, javaEquals, toNumber, toText, typeName } from './coercion.ts';
 import { evaluationError } from './expression-error.ts';
 import {
-  cachedJavaRegex,
   fullMatch,
   javaReplaceAll,
   javaReplaceFirst,
   javaSplit,
   javaStringReplace,
+  runtimeJavaRegex,
 } from './java/index.ts';
 
 /**
@@ -23,6 +23,15 @@ function text(args: unknown[], i: number, method: string): string {
   const value = args[i];
   if (value === null || value === undefined) throw evaluationError(`${method}: argument ${i + 1} is null`);
   return toText(value);
+}
+
+/**
+ * A regex argument: the pattern the compiler compiled at load when it was constant (REGEX_METHOD_ARGS),
+ * else its text, which the method holds to the run-time budget against its input.
+ */
+function pattern(args: unknown[], i: number, method: string): string | RegExp {
+  const value = args[i];
+  return value instanceof RegExp ? value : text(args, i, method);
 }
 
 function int(args: unknown[], i: number, method: string): number {
@@ -81,19 +90,25 @@ const STRING_METHODS: Record<string, { arity: number[]; fn: Method<string> }> = 
   isBlank: { arity: [0], fn: (s) => s.trim().length === 0 },
   split: {
     arity: [1, 2],
-    fn: (s, a) => javaSplit(s, text(a, 0, 'split'), a.length > 1 ? int(a, 1, 'split') : 0),
+    fn: (s, a) => javaSplit(s, pattern(a, 0, 'split'), a.length > 1 ? int(a, 1, 'split') : 0),
   },
   replace: { arity: [2], fn: (s, a) => javaStringReplace(s, text(a, 0, 'replace'), text(a, 1, 'replace')) },
   replaceAll: {
     arity: [2],
-    fn: (s, a) => javaReplaceAll(s, text(a, 0, 'replaceAll'), text(a, 1, 'replaceAll')),
+    fn: (s, a) => javaReplaceAll(s, pattern(a, 0, 'replaceAll'), text(a, 1, 'replaceAll')),
   },
   replaceFirst: {
     arity: [2],
-    fn: (s, a) => javaReplaceFirst(s, text(a, 0, 'replaceFirst'), text(a, 1, 'replaceFirst')),
+    fn: (s, a) => javaReplaceFirst(s, pattern(a, 0, 'replaceFirst'), text(a, 1, 'replaceFirst')),
   },
   // Java's String.matches is a whole-string match, unlike the `matches` function, which finds.
-  matches: { arity: [1], fn: (s, a) => fullMatch(cachedJavaRegex(text(a, 0, 'matches')), s) },
+  matches: {
+    arity: [1],
+    fn: (s, a) => {
+      const re = pattern(a, 0, 'matches');
+      return fullMatch(typeof re === 'string' ? runtimeJavaRegex(re, s.length) : re, s);
+    },
+  },
   equals: { arity: [1], fn: (s, a) => s === a[0] },
   equalsIgnoreCase: {
     arity: [1],
@@ -108,6 +123,17 @@ const STRING_METHODS: Record<string, { arity: number[]; fn: Method<string> }> = 
     },
   },
 };
+
+/**
+ * The string methods taking a Java regular expression, and the argument that holds it: the compiler
+ * compiles a constant one at load and passes it compiled when the method is called on a string.
+ */
+export const REGEX_METHOD_ARGS: Readonly<Record<string, number>> = Object.freeze({
+  split: 0,
+  replaceAll: 0,
+  replaceFirst: 0,
+  matches: 0,
+});
 
 const LIST_METHODS: Record<string, { arity: number[]; fn: Method<unknown[]> }> = {
   get: { arity: [1], fn: (l, a) => getProperty(l, int(a, 0, 'get')) },

@@ -1,6 +1,15 @@
 /** Java semantics the expression language needs: regular expressions, strings, URIs, properties. */
 export { parseJavaProperties } from './properties.ts';
-export { cachedJavaRegex, compileJavaRegex, find, findFrom, fullMatch, isFound } from './regex.ts';
+export {
+  cachedJavaRegex,
+  compileJavaRegex,
+  find,
+  findFrom,
+  fullMatch,
+  isFound,
+  RUNTIME_REGEX_BUDGET,
+  runtimeJavaRegex,
+} from './regex.ts';
 export { javaReplaceAll, javaReplaceFirst, javaSplit, javaStringReplace } from './strings.ts';
 export {
   formDecodeParameterNameOrValue,

@@ -122,8 +122,9 @@ export function boundedRegex(
   pattern: string,
   native: RegExp,
   withEndOfInputDollar: () => RegExp | undefined,
+  linearOnly = false,
 ): RegExp {
-  if (runsOnLinearEngine(native.source, native.flags)) return native;
+  if (runsOnLinearEngine(native.source, native.flags)) return linearOnly ? onLinearEngine(native) : native;
   let re2: RE2JS;
   try {
     re2 = RE2JS.compile(pattern);
@@ -143,8 +144,66 @@ export function boundedRegex(
   }
   const plain = withEndOfInputDollar();
   const linearPlain =
-    plain !== undefined && runsOnLinearEngine(plain.source, plain.flags) ? plain : undefined;
+    plain !== undefined && runsOnLinearEngine(plain.source, plain.flags)
+      ? linearOnly
+        ? onLinearEngine(plain)
+        : plain
+      : undefined;
   return new Re2RegExp(native.source, native.flags, re2, linearPlain);
+}
+
+/**
+ * `re` on V8's linear engine from the first character: for a pattern made at run time, whose cost
+ * must follow its size. The backtracking engine's switch does not cover a pattern that backtracks
+ * a little at each of many starting points (`a+b` against 64 KB of `a`: seconds, quadratic).
+ */
+function onLinearEngine(re: RegExp): RegExp {
+  const flags = re.flags.replace(/[gyl]/g, '');
+  try {
+    // Searching from an index (split, replaceAll) needs the global form too, which V8's linear
+    // engine refuses for some patterns it otherwise runs (a look-behind): those stay as they were.
+    new RegExp(re.source, `${flags}gl`);
+    return new RegExp(re.source, `${flags}l`);
+  } catch {
+    return re;
+  }
+}
+
+/**
+ * The size of a pattern's program, in RE2 instructions: what matching costs per input character on
+ * a linear engine (RE2's, and about the same for V8's, which also steps every thread of an automaton
+ * per character). A counted repetition multiplies it: `(?i)(a|b){1000}x` is 16 characters and 3,003
+ * instructions. A pattern RE2 does not read in Java's syntax is measured through its JavaScript
+ * translation (look-arounds counted as groups); undefined when neither reads.
+ */
+export function programSize(pattern: string, re: RegExp): number | undefined {
+  if (isRe2RegExp(re)) return instructions(re[RE2_PATTERN]);
+  for (const source of [pattern, re2Syntax(re)]) {
+    try {
+      return instructions(RE2JS.compile(source));
+    } catch {
+      // try the next reading
+    }
+  }
+  return undefined;
+}
+
+function instructions(re2: RE2JS): number {
+  // re2js keeps its compiled program on the (untyped) RE2 object it wraps.
+  const inst = (re2 as unknown as { re2Input?: { prog?: { inst?: unknown[] } } }).re2Input?.prog?.inst;
+  if (!Array.isArray(inst)) throw new TypeError('re2js no longer exposes its program');
+  return inst.length;
+}
+
+/** A JavaScript translation in RE2's syntax, as far as size goes: flags inline, look-arounds as groups. */
+function re2Syntax(re: RegExp): string {
+  const flags = [...re.flags].filter((f) => f === 'i' || f === 'm' || f === 's').join('');
+  const source = re.source
+    .replace(/\\\\|\\u([0-9A-Fa-f]{4})/g, (found, hex: string | undefined) =>
+      hex === undefined ? found : `\\x{${hex}}`,
+    )
+    .replace(/\(\?<?[=!]/g, '(?:');
+  return flags === '' ? source : `(?${flags})${source}`;
 }
 
 /** Java's line terminators: what a non-multiline `$` may stand before at the end of the input. */

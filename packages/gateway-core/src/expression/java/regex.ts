@@ -19,7 +19,7 @@
  * case-insensitive back references fold beyond ASCII.
  */
 import { ErrorCode, PorticoError } from '../../errors.ts';
-import { boundedRegex, isRe2RegExp } from './linear-regex.ts';
+import { boundedRegex, isRe2RegExp, programSize } from './linear-regex.ts';
 
 type Range = readonly [number, number];
 
@@ -1069,12 +1069,21 @@ class Translator {
  * and for Java constructs that have no JavaScript equivalent.
  */
 export function compileJavaRegex(pattern: string): RegExp {
+  return compileBounded(pattern, false);
+}
+
+function compileBounded(pattern: string, linearOnly: boolean): RegExp {
   const native = translateJavaRegex(pattern);
   // Linear time in the input, whatever the pattern and the input (see linear-regex.ts).
-  return boundedRegex(pattern, native, () => {
-    const plain = new Translator(pattern, { endOfInputDollar: true }).translate();
-    return plain.source === native.source ? undefined : new RegExp(plain.source, plain.flags);
-  });
+  return boundedRegex(
+    pattern,
+    native,
+    () => {
+      const plain = new Translator(pattern, { endOfInputDollar: true }).translate();
+      return plain.source === native.source ? undefined : new RegExp(plain.source, plain.flags);
+    },
+    linearOnly,
+  );
 }
 
 /**
@@ -1096,15 +1105,62 @@ export function translateJavaRegex(pattern: string): RegExp {
 }
 
 const CACHE_LIMIT = 256;
-const cache = new Map<string, RegExp>();
 
-/** `compileJavaRegex` behind a small cache, for patterns only known when an expression runs. */
-export function cachedJavaRegex(pattern: string): RegExp {
-  let re = cache.get(pattern);
-  if (re === undefined) {
-    re = compileJavaRegex(pattern);
+/** A pattern made at run time, compiled for a linear engine, with its program's size. */
+interface RuntimePattern {
+  readonly re: RegExp;
+  readonly size: number | undefined;
+}
+
+const cache = new Map<string, RuntimePattern>();
+
+function runtimePattern(pattern: string): RuntimePattern {
+  let entry = cache.get(pattern);
+  if (entry === undefined) {
+    const re = compileBounded(pattern, true);
+    entry = { re, size: programSize(pattern, re) };
     if (cache.size >= CACHE_LIMIT) cache.clear();
-    cache.set(pattern, re);
+    cache.set(pattern, entry);
+  }
+  return entry;
+}
+
+/**
+ * A pattern only known when an expression runs, compiled (behind a small cache) to run on a linear
+ * engine from its first character: its cost is its program's size times the input's length.
+ */
+export function cachedJavaRegex(pattern: string): RegExp {
+  return runtimePattern(pattern).re;
+}
+
+/**
+ * The most work one call may do with a pattern made at run time: RE2 instructions times input
+ * characters (plus one). Measured at the budget: 20 to 50 ns per step, up to 80 with hundreds of
+ * capture groups on V8's linear engine, so a call takes about 30 to 120 ms at worst; an ordinary
+ * pattern (`\w+=\w+;`, 8 instructions; `(?i)^bearer\s+(\S+)$`, 16) passes on 64 KB of input.
+ */
+export const RUNTIME_REGEX_BUDGET = 1_500_000;
+
+/**
+ * `cachedJavaRegex(pattern)` for input of `inputLength` characters, or a `PORTICO_E_EXPRESSION`
+ * error naming the sizes when matching could cost more than RUNTIME_REGEX_BUDGET (a short pattern
+ * can be a large program: `(?i)(a|b){1000}x` against 16 KB took 1.8 s). Constant patterns from
+ * configuration are compiled at load and never come here.
+ */
+export function runtimeJavaRegex(pattern: string, inputLength: number): RegExp {
+  const { re, size } = runtimePattern(pattern);
+  const work = size === undefined ? Number.POSITIVE_INFINITY : size * (inputLength + 1);
+  if (work > RUNTIME_REGEX_BUDGET) {
+    const program =
+      size === undefined ? 'a program whose size cannot be measured' : `a program of ${size} instructions`;
+    throw new PorticoError(
+      ErrorCode.EXPRESSION,
+      `Java regular expression made at run time: ${program} (pattern of ${pattern.length} characters) against ${inputLength} characters of input exceeds the budget of ${RUNTIME_REGEX_BUDGET} instruction steps`,
+      {
+        expected:
+          'a pattern whose program size times the input length stays within the budget (or a constant pattern, compiled at load)',
+      },
+    );
   }
   return re;
 }

@@ -4,7 +4,7 @@
  * Regular expressions are Java patterns (see `regex.ts`).
  */
 import { ErrorCode, PorticoError } from '../../errors.ts';
-import { cachedJavaRegex, findFrom } from './regex.ts';
+import { findFrom, runtimeJavaRegex } from './regex.ts';
 
 /**
  * The matches Java's `Matcher.find()` reports one after the other: after an empty match the next
@@ -24,9 +24,17 @@ function* javaMatches(re: RegExp, s: string): Generator<RegExpExecArray> {
   }
 }
 
-/** Java `String.split(regex, limit)`. Capture groups never add elements to the result. */
-export function javaSplit(s: string, regex: string, limit = 0): string[] {
-  const re = cachedJavaRegex(regex);
+/** A pattern compiled at load, or one made at run time and held to its budget for input `s`. */
+function patternFor(regex: string | RegExp, s: string): RegExp {
+  return typeof regex === 'string' ? runtimeJavaRegex(regex, s.length) : regex;
+}
+
+/**
+ * Java `String.split(regex, limit)`. Capture groups never add elements to the result. `regex` is a
+ * compiled Java pattern or, when made at run time, its text.
+ */
+export function javaSplit(s: string, regex: string | RegExp, limit = 0): string[] {
+  const re = patternFor(regex, s);
   const max = Math.trunc(limit);
   const limited = max > 0;
   const parts: string[] = [];
@@ -144,8 +152,8 @@ function expand(parts: readonly ReplacementPart[], match: RegExpExecArray): stri
   return out;
 }
 
-function replace(s: string, regex: string, replacement: string, all: boolean): string {
-  const re = cachedJavaRegex(regex);
+function replace(s: string, regex: string | RegExp, replacement: string, all: boolean): string {
+  const re = patternFor(regex, s);
   let parts: ReplacementPart[] | undefined;
   let out = '';
   let tail = 0;
@@ -160,12 +168,12 @@ function replace(s: string, regex: string, replacement: string, all: boolean): s
 }
 
 /** Java `String.replaceAll(regex, replacement)` with `Matcher` replacement syntax. */
-export function javaReplaceAll(s: string, regex: string, replacement: string): string {
+export function javaReplaceAll(s: string, regex: string | RegExp, replacement: string): string {
   return replace(s, regex, replacement, true);
 }
 
 /** Java `String.replaceFirst(regex, replacement)` with `Matcher` replacement syntax. */
-export function javaReplaceFirst(s: string, regex: string, replacement: string): string {
+export function javaReplaceFirst(s: string, regex: string | RegExp, replacement: string): string {
   return replace(s, regex, replacement, false);
 }
 
