@@ -29,6 +29,13 @@ describe('regular expressions against hostile input, through portico start', () 
           "${request.uri.path == '/supplied' and matches(request.headers['X-In'][0], request.headers['X-Pattern'][0])}",
         handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'matched' } },
       },
+      // The same condition as 30-supplied, with warnings of its own (each expression's are rate-limited).
+      'config/routes/35-budget.json': {
+        name: '35-budget',
+        condition:
+          "${request.uri.path == '/budget' and matches(request.headers['X-In'][0], request.headers['X-Pattern'][0])}",
+        handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'matched' } },
+      },
       // A whole-input match of a multiline pattern: its anchored form must stay linear too.
       'config/routes/40-whole.json': {
         name: '40-whole',
@@ -68,6 +75,31 @@ describe('regular expressions against hostile input, through portico start', () 
     expect(next.status).toBe(200);
     // Generous: the point is an answer at all (2^50 steps would take days), not a timing.
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('a short pattern the request supplies that is a large program is refused at once, and another client is served meanwhile', async () => {
+    // 16 characters, 3,003 RE2 instructions: against 12 KB it held the worker about 1.3 s.
+    const headers = { 'X-In': 'a'.repeat(12 * 1024), 'X-Pattern': '(?i)(a|b){1000}x' };
+    const started = Date.now();
+    const hostileReply = send(`${gw.url}/budget`, { headers, timeoutMs: 10_000 });
+    const other = await send(`${gw.url}/configured`, { headers: { 'X-Re': 'aaaa' } });
+    const otherMs = Date.now() - started;
+    expect(other.status).toBe(200);
+    expect((await hostileReply).status).toBe(404);
+    expect(otherMs).toBeLessThan(800);
+    expect(Date.now() - started).toBeLessThan(800);
+    await waitFor(
+      'the warning naming the sizes',
+      () => gw.output().includes('a program of 3003 instructions') || undefined,
+      { timeoutMs: 5000 },
+    );
+    // Sizes only: the pattern itself is not copied into the log.
+    expect(gw.output()).not.toContain('{1000}x');
+    // An ordinary pattern from the request still works on a long header.
+    const found = await send(`${gw.url}/budget`, {
+      headers: { 'X-In': `${'k=v;'.repeat(3000)}e=d;`, 'X-Pattern': '\\w+=\\w+;$' },
+    });
+    expect(found.status).toBe(200);
   });
 
   it('a pattern the request supplies that cannot run in linear time is refused: the condition is false', async () => {
