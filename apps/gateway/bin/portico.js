@@ -28,7 +28,7 @@ import v8 from 'node:v8';
 // The core sets the same flags when it loads (expression/java/linear-regex.ts); setting them here
 // too covers every process this entry starts, cluster workers included, whatever loads first.
 v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
-v8.setFlagsFromString('--regexp-backtracks-before-fallback=50000');
+v8.setFlagsFromString('--regexp-backtracks-before-fallback=100');
 // V8 allocates objects of an allocation site straight into the old generation once enough of them
 // survive a scavenge (pretenuring). Under load, a request's objects (undici's header buffers, the
 // server's request and response) are still in flight at a scavenge often enough to trip that, and

@@ -19,10 +19,14 @@ import { ErrorCode, PorticoError } from '../../errors.ts';
  * where its meaning differs, it is in rare input: `$` matches only at the very end (Java also before
  * a final line break), `.` excludes only `\n`, and case-insensitivity folds beyond ASCII.
  */
+/** How many backtracks of one attempt V8 allows before it runs the pattern on its linear engine. */
+export const BACKTRACKS_BEFORE_FALLBACK = 100;
 v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
-// Pinned rather than left to V8's default (the same 50,000 today): about a millisecond of
-// backtracking before the switch, far more than any ordinary pattern needs on ordinary input.
-v8.setFlagsFromString('--regexp-backtracks-before-fallback=50000');
+// V8 counts the backtracks of one attempt, at one position of the input: with its default of 50,000
+// a pattern that backtracks a little at every position never switched, and was quadratic
+// (`([a-z]+)=([^&]*)` against 64 KB of letters: 5.8 s; 30 ms with 100). Ordinary patterns on ordinary
+// input stay under 100 and keep irregexp's speed (docs/decisions.md, "Regular expressions").
+v8.setFlagsFromString(`--regexp-backtracks-before-fallback=${BACKTRACKS_BEFORE_FALLBACK}`);
 // Makes the `l` flag available: compiling with it is how we ask V8 whether its linear engine can run
 // a pattern (it refuses at compile time when it cannot).
 v8.setFlagsFromString('--enable-experimental-regexp-engine');
