@@ -777,11 +777,13 @@ describe('evaluation errors yield null and one warning naming the expression', (
     '${attributes.list < attributes.list}',
     "${matches('a', attributes.badRegex)}",
     '${attributes.n && true}',
+    // Two 16 KB values multiplied: 256 Mi characters in one evaluation without the bound.
+    "${attributes.big.replace('a', attributes.big)}",
   ])('%s', (text) => {
     const logger = createMemoryLogger();
     const value = compile(text, 'any', { logger }).evaluate({
       ...bindings(),
-      attributes: { ...(bindings().attributes as object), badRegex: '(' },
+      attributes: { ...(bindings().attributes as object), badRegex: '(', big: 'a'.repeat(16 * 1024) },
     });
     expect(value).toBeNull();
     expect(logger.records).toHaveLength(1);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, PorticoError } from '../../errors.ts';
+import { compileJavaRegex } from './regex.ts';
 import { javaReplaceAll, javaReplaceFirst, javaSplit, javaStringReplace } from './strings.ts';
 
 function expectExpressionError(fn: () => unknown): void {
@@ -244,5 +245,26 @@ describe('departs from Java: patterns that run on RE2, or not at all', () => {
 
   it.each(['(?=l)', '(?=H)'])('splitting on the look-ahead %j is refused with a coded error', (regex) => {
     expectExpressionError(() => javaSplit('Hello', regex, 0));
+  });
+});
+
+describe('a replacement cannot multiply two request values past a bound', () => {
+  const header = 'a'.repeat(16 * 1024);
+  it.each<[string, () => unknown]>([
+    ['replace of each character by a 16 KB value', () => javaStringReplace(header, 'a', header)],
+    ['replace of the empty target by a 16 KB value', () => javaStringReplace(header, '', header)],
+    ['replaceAll of an empty match by a 16 KB value', () => javaReplaceAll(header, '', header)],
+    ['replaceAll of each character by a 16 KB value', () => javaReplaceAll(header, 'a', header)],
+  ])('%s is an expression error, at once (256 Mi characters before)', (_, call) => {
+    const started = performance.now();
+    expectExpressionError(call);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('a result up to the bound is made', () => {
+    const text = 'ab'.repeat(1024 * 1024);
+    expect(javaStringReplace(text, 'a', 'xyz')).toHaveLength(4 * 1024 * 1024);
+    // A constant pattern (compiled at load): a run-time one this long is past the regex budget.
+    expect(javaReplaceAll(text, compileJavaRegex('b'), '$0$0')).toHaveLength(3 * 1024 * 1024);
   });
 });

@@ -73,6 +73,21 @@ function replacementError(replacement: string, message: string): PorticoError {
   });
 }
 
+/**
+ * The longest text a replacement may make (16 Mi characters, 32 MB): one call with a target and a
+ * replacement both from the request (`x.replace('a', y)`, `x.replaceAll('', y)`) multiplies their
+ * lengths, and two 16 KB header values made 256 Mi characters, V8's limit, in one evaluation.
+ */
+export const MAX_REPLACED_LENGTH = 16 * 1024 * 1024;
+
+function tooLong(method: string, length: number): PorticoError {
+  return new PorticoError(
+    ErrorCode.EXPRESSION,
+    `${method}: the result would be ${length} characters, more than the ${MAX_REPLACED_LENGTH} allowed`,
+    { expected: `a result of at most ${MAX_REPLACED_LENGTH} characters` },
+  );
+}
+
 function isAsciiDigit(c: string | undefined): boolean {
   return c !== undefined && c >= '0' && c <= '9';
 }
@@ -161,6 +176,7 @@ function replace(s: string, regex: string | RegExp, replacement: string, all: bo
     // Like Java, the replacement is only read (and only rejected) once something matched.
     parts ??= parseReplacement(replacement, m);
     out += s.slice(tail, m.index) + expand(parts, m);
+    if (out.length > MAX_REPLACED_LENGTH) throw tooLong(all ? 'replaceAll' : 'replaceFirst', out.length);
     tail = m.index + m[0].length;
     if (!all) break;
   }
@@ -182,7 +198,14 @@ export function javaReplaceFirst(s: string, regex: string | RegExp, replacement:
  * literally. An empty target inserts the replacement before every code unit and at the end.
  */
 export function javaStringReplace(s: string, target: string, replacement: string): string {
-  if (target !== '') return s.split(target).join(replacement);
+  if (target !== '') {
+    const pieces = s.split(target);
+    const length = s.length + (pieces.length - 1) * (replacement.length - target.length);
+    if (length > MAX_REPLACED_LENGTH) throw tooLong('replace', length);
+    return pieces.join(replacement);
+  }
+  const length = s.length + (s.length + 1) * replacement.length;
+  if (length > MAX_REPLACED_LENGTH) throw tooLong('replace', length);
   let out = replacement;
   for (let i = 0; i < s.length; i++) out += s[i] + replacement;
   return out;
