@@ -77,12 +77,12 @@ export class SessionSupport implements SessionProducer {
   }
 
   /**
-   * The cookie's attributes for a session opened by this request: Secure when `cookie.secure` says
-   * so (wanted when TLS ends at a load balancer in front of the gateway) or, unless it is false, when
-   * the request came over HTTPS (`arrival`, its URI as it arrived: routes rewrite the request's),
-   * so that the browser never sends the id back over plain HTTP.
+   * The cookie's attributes for a session opened by a request: Secure when `cookie.secure` says so
+   * (wanted when TLS ends at a load balancer in front of the gateway) or, unless it is false, when
+   * the request came over HTTPS (its URI as it arrived: routes rewrite the request's), so that the
+   * browser never sends the id back over plain HTTP.
    */
-  private attributes(arrival: Uri): string {
+  private attributesFor(arrival: Uri): string {
     const secure = this.#settings.cookie.secure ?? arrival.scheme === 'https';
     return secure ? this.#secureAttributes : this.#attributes;
   }
@@ -110,18 +110,18 @@ export class SessionSupport implements SessionProducer {
       ? this.cookieValue(request.headers.getAll('cookie').join('; '))
       : undefined;
     // Most requests carry no session: their handle is made at once, without a promise.
-    const arrival = request.uri;
-    if (id === undefined) return this.handle(arrival, undefined, undefined);
-    return this.#store.get(id).then((stored) => this.handle(arrival, id, stored));
+    const attributes = this.attributesFor(request.uri);
+    if (id === undefined) return this.handle(attributes, undefined, undefined);
+    return this.#store.get(id).then((stored) => this.handle(attributes, id, stored));
   }
 
-  private handle(arrival: Uri, id: string | undefined, stored: Session | undefined): SessionHandle {
-    return new ServerSession(this, arrival, id, stored);
+  private handle(attributes: string, id: string | undefined, stored: Session | undefined): SessionHandle {
+    return new ServerSession(this, attributes, id, stored);
   }
 
   /** Stores a session that was used (what a ServerSession's commit does). */
   async save(
-    arrival: Uri,
+    attributes: string,
     id: string | undefined,
     stored: Session | undefined,
     before: string | undefined,
@@ -135,7 +135,7 @@ export class SessionSupport implements SessionProducer {
         await this.#store.destroy(id);
         response.headers.add(
           'Set-Cookie',
-          `${this.#cookiePrefix}; ${this.attributes(arrival).replace(/Max-Age=\d+/, 'Max-Age=0')}`,
+          `${this.#cookiePrefix}; ${attributes.replace(/Max-Age=\d+/, 'Max-Age=0')}`,
         );
       }
       return;
@@ -145,7 +145,7 @@ export class SessionSupport implements SessionProducer {
     if (JSON.stringify(data) !== before || stored !== undefined) {
       await this.#store.set(key, data, this.#settings.timeout.toMillis());
     }
-    response.headers.add('Set-Cookie', `${this.#cookiePrefix}${key}; ${this.attributes(arrival)}`);
+    response.headers.add('Set-Cookie', `${this.#cookiePrefix}${key}; ${attributes}`);
   }
 
   private cookieValue(header: string): string | undefined {
@@ -169,16 +169,21 @@ export class SessionSupport implements SessionProducer {
  */
 class ServerSession implements SessionHandle {
   readonly #support: SessionSupport;
-  /** The URI of the request that opened it, as it arrived: its scheme says whether the cookie is Secure. */
-  readonly #arrival: Uri;
+  /** Its cookie's attributes, Secure or not as the request that opened it came (attributesFor). */
+  readonly #attributes: string;
   readonly #id: string | undefined;
   readonly #stored: Session | undefined;
   readonly #before: string | undefined;
   #data: Session | undefined;
 
-  constructor(support: SessionSupport, arrival: Uri, id: string | undefined, stored: Session | undefined) {
+  constructor(
+    support: SessionSupport,
+    attributes: string,
+    id: string | undefined,
+    stored: Session | undefined,
+  ) {
     this.#support = support;
-    this.#arrival = arrival;
+    this.#attributes = attributes;
     this.#id = id;
     this.#stored = stored;
     this.#before = stored === undefined ? undefined : JSON.stringify(stored);
@@ -192,7 +197,7 @@ class ServerSession implements SessionHandle {
   commit(response: Response): Promise<void> | undefined {
     // Nothing to do (and no promise) for a session nothing used.
     if (this.#data === undefined) return undefined;
-    return this.#support.save(this.#arrival, this.#id, this.#stored, this.#before, this.#data, response);
+    return this.#support.save(this.#attributes, this.#id, this.#stored, this.#before, this.#data, response);
   }
 }
 

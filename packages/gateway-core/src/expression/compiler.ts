@@ -164,29 +164,15 @@ function method(node: Extract<Node, { kind: 'method' }>, ctx: CompileContext): E
   const compiled = node.args.map((a) => compileNode(a, ctx));
   const args = compiled.map((a) => a.ev);
   const name = node.name;
-  const regexArg = Object.hasOwn(REGEX_METHOD_ARGS, name) ? REGEX_METHOD_ARGS[name] : undefined;
-  const re = regexArg === undefined ? undefined : constantRegex(compiled[regexArg]);
-  if (re !== undefined) {
-    // A string method's constant pattern, compiled once here: on a string it is passed compiled (no
-    // cache look-up, no run-time budget); any other value gets the text, as written.
-    const at = regexArg as number;
-    return (b) => {
-      const self = object(b);
-      const values = args.map((a) => a(b));
-      if (typeof self === 'string') values[at] = re;
-      const result = callMethod(self, name, values);
-      if (result !== NO_SUCH_METHOD) return result;
-      ctx.warn(`unknown method ${name}() on ${typeName(self)}`);
-      return null;
-    };
-  }
+  const regexArg = Object.hasOwn(REGEX_METHOD_ARGS, name) ? REGEX_METHOD_ARGS[name]! : -1;
+  // A string method's constant pattern, compiled once here: on a string it is passed compiled (no
+  // cache look-up, no run-time budget); any other value gets the text, as written.
+  const re = regexArg < 0 ? undefined : constantRegex(compiled[regexArg]);
   return (b) => {
     const self = object(b);
-    const result = callMethod(
-      self,
-      name,
-      args.map((a) => a(b)),
-    );
+    const values = args.map((a) => a(b));
+    if (re !== undefined && typeof self === 'string') values[regexArg] = re;
+    const result = callMethod(self, name, values);
     if (result !== NO_SUCH_METHOD) return result;
     ctx.warn(`unknown method ${name}() on ${typeName(self)}`);
     return null;

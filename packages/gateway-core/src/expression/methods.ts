@@ -7,7 +7,7 @@ import {
   javaReplaceFirst,
   javaSplit,
   javaStringReplace,
-  runtimeJavaRegex,
+  patternFor,
 } from './java/index.ts';
 
 /**
@@ -104,10 +104,7 @@ const STRING_METHODS: Record<string, { arity: number[]; fn: Method<string> }> = 
   // Java's String.matches is a whole-string match, unlike the `matches` function, which finds.
   matches: {
     arity: [1],
-    fn: (s, a) => {
-      const re = pattern(a, 0, 'matches');
-      return fullMatch(typeof re === 'string' ? runtimeJavaRegex(re, s.length) : re, s);
-    },
+    fn: (s, a) => fullMatch(patternFor(pattern(a, 0, 'matches'), s), s),
   },
   equals: { arity: [1], fn: (s, a) => s === a[0] },
   equalsIgnoreCase: {

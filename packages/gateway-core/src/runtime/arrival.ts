@@ -67,7 +67,8 @@ export class ArrivalAnswer {
 
 /**
  * An answer the gateway gives itself (a refusal on arrival, a failure the exchange or an upgrade
- * answers): its reason phrase is its body too, and the connection ends after it.
+ * answers): its reason phrase is its body too. Written on arrival or on the upgrade path it ends the
+ * connection; as the exchange's Response (`toResponse`) it is only the status, reason and body.
  */
 export const ownAnswer = (status: number, reason: string, cause?: unknown): ArrivalAnswer =>
   new ArrivalAnswer(status, reason, reason, true, cause);

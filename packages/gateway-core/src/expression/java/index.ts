@@ -1,7 +1,6 @@
 /** Java semantics the expression language needs: regular expressions, strings, URIs, properties. */
 export { parseJavaProperties } from './properties.ts';
 export {
-  cachedJavaRegex,
   compileJavaRegex,
   find,
   findFrom,
@@ -10,7 +9,7 @@ export {
   RUNTIME_REGEX_BUDGET,
   runtimeJavaRegex,
 } from './regex.ts';
-export { javaReplaceAll, javaReplaceFirst, javaSplit, javaStringReplace } from './strings.ts';
+export { javaReplaceAll, javaReplaceFirst, javaSplit, javaStringReplace, patternFor } from './strings.ts';
 export {
   formDecodeParameterNameOrValue,
   formEncodeParameterNameOrValue,

@@ -20,7 +20,7 @@ import { ErrorCode, PorticoError } from '../../errors.ts';
  * a final line break), `.` excludes only `\n`, and case-insensitivity folds beyond ASCII.
  */
 /** How many backtracks of one attempt V8 allows before it runs the pattern on its linear engine. */
-export const BACKTRACKS_BEFORE_FALLBACK = 100;
+const BACKTRACKS_BEFORE_FALLBACK = 100;
 v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 // V8 counts the backtracks of one attempt, at one position of the input: with its default of 50,000
 // a pattern that backtracks a little at every position never switched, and was quadratic

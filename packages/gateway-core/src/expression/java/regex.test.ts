@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import { isRe2RegExp } from './linear-regex.ts';
 import {
-  cachedJavaRegex,
   compileJavaRegex,
   find,
   findFrom,
   fullMatch,
   isFound,
+  runtimeJavaRegex,
   translateJavaRegex,
 } from './regex.ts';
 
@@ -708,23 +708,23 @@ describe('rejected patterns', () => {
   });
 });
 
-describe('cachedJavaRegex', () => {
+describe('runtimeJavaRegex', () => {
   it('returns the same RegExp for the same pattern', () => {
-    const re = cachedJavaRegex('cache-(\\d+)');
-    expect(cachedJavaRegex('cache-(\\d+)')).toBe(re);
+    const re = runtimeJavaRegex('cache-(\\d+)', 0);
+    expect(runtimeJavaRegex('cache-(\\d+)', 0)).toBe(re);
     expect(find(re, 'cache-12')?.[1]).toBe('12');
   });
 
   it('stays bounded: a full cache is cleared and compiles again', () => {
-    const re = cachedJavaRegex('bounded');
-    for (let i = 0; i < 300; i++) cachedJavaRegex(`bounded-${i}`);
-    const again = cachedJavaRegex('bounded');
+    const re = runtimeJavaRegex('bounded', 0);
+    for (let i = 0; i < 300; i++) runtimeJavaRegex(`bounded-${i}`, 0);
+    const again = runtimeJavaRegex('bounded', 0);
     expect(again).not.toBe(re);
     expect(again.source).toBe(re.source);
   });
 
   it.each<[string]>([['a++'], ['('], ['[a-z&&b]']])('throws a coded error for %j every time', (pattern) => {
-    expectExpressionError(() => cachedJavaRegex(pattern), pattern);
-    expectExpressionError(() => cachedJavaRegex(pattern), pattern);
+    expectExpressionError(() => runtimeJavaRegex(pattern, 0), pattern);
+    expectExpressionError(() => runtimeJavaRegex(pattern, 0), pattern);
   });
 });

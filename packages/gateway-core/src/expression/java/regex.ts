@@ -1126,14 +1126,6 @@ function runtimePattern(pattern: string): RuntimePattern {
 }
 
 /**
- * A pattern only known when an expression runs, compiled (behind a small cache) to run on a linear
- * engine from its first character: its cost is its program's size times the input's length.
- */
-export function cachedJavaRegex(pattern: string): RegExp {
-  return runtimePattern(pattern).re;
-}
-
-/**
  * The most work one call may do with a pattern made at run time: RE2 instructions times input
  * characters (plus one). Measured at the budget: 20 to 50 ns per step, up to 80 with hundreds of
  * capture groups on V8's linear engine, so a call takes about 30 to 120 ms at worst; an ordinary
@@ -1142,7 +1134,8 @@ export function cachedJavaRegex(pattern: string): RegExp {
 export const RUNTIME_REGEX_BUDGET = 1_500_000;
 
 /**
- * `cachedJavaRegex(pattern)` for input of `inputLength` characters, or a `PORTICO_E_EXPRESSION`
+ * A pattern only known when an expression runs, compiled (behind a small cache) to run on a linear
+ * engine from its first character, for input of `inputLength` characters; or a `PORTICO_E_EXPRESSION`
  * error naming the sizes when matching could cost more than RUNTIME_REGEX_BUDGET (a short pattern
  * can be a large program: `(?i)(a|b){1000}x` against 16 KB took 1.8 s). Constant patterns from
  * configuration are compiled at load and never come here.

@@ -25,7 +25,7 @@ function* javaMatches(re: RegExp, s: string): Generator<RegExpExecArray> {
 }
 
 /** A pattern compiled at load, or one made at run time and held to its budget for input `s`. */
-function patternFor(regex: string | RegExp, s: string): RegExp {
+export function patternFor(regex: string | RegExp, s: string): RegExp {
   return typeof regex === 'string' ? runtimeJavaRegex(regex, s.length) : regex;
 }
 
