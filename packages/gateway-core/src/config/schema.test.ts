@@ -111,6 +111,96 @@ describe('configuration-time expressions', () => {
     ]);
   });
 
+  describe('values from the environment are described, never quoted', () => {
+    const secret = 'hunter2-s3cr3t';
+    process.env.PORTICO_SCHEMA_SECRET = secret;
+    setSystemProperty('portico.schema.secret', secret);
+
+    it('in the error of a wrong-typed setting, which still names file, JSON path and expectation', () => {
+      const { errors } = checkConfig(
+        clientSettings,
+        {
+          name: 'x',
+          connections: "${env['PORTICO_SCHEMA_SECRET']}",
+          soTimeout: "${system['portico.schema.secret']}",
+          secure: "${env['PORTICO_SCHEMA_SECRET'].concat('!')}",
+        },
+        { file: 'routes/10-db.json', jsonPath: '$.heap[0].config', logger },
+      );
+      expect(errors.map((e) => e.toString())).toEqual([
+        "PORTICO_E_CONFIG routes/10-db.json $.heap[0].config.connections: the value of ${env['PORTICO_SCHEMA_SECRET']} (14 characters, not shown) is not an integer of at least 1 (expected an integer of at least 1)",
+        "PORTICO_E_CONFIG routes/10-db.json $.heap[0].config.secure: the value of ${env['PORTICO_SCHEMA_SECRET'].concat('!')} (15 characters, not shown) is not true or false (expected true or false)",
+        `PORTICO_E_CONFIG routes/10-db.json $.heap[0].config.soTimeout: the value of \${system['portico.schema.secret']} (14 characters, not shown) is not a duration such as "10 seconds" or "unlimited" (expected a duration such as "10 seconds" or "unlimited")`,
+      ]);
+      for (const error of errors) expect(JSON.stringify(error.toJSON())).not.toContain('hunter2');
+    });
+
+    it('while a value written in the file, or computed without the environment, is still quoted', () => {
+      const { errors } = checkConfig(
+        clientSettings,
+        { name: 'x', connections: 'hunter2', soTimeout: "${'five'.concat(' ages')}" },
+        { logger },
+      );
+      expect(errors.map((e) => e.message)).toEqual([
+        '"hunter2" is not an integer of at least 1',
+        '"five ages" is not a duration such as "10 seconds" or "unlimited"',
+      ]);
+    });
+
+    it("in a refinement's problem, which quotes what it was given", () => {
+      const header = s.object({
+        name: s
+          .string()
+          .refine((n) => (/^[\w-]+$/.test(n) ? undefined : `'${n}' is not a header name`), 'a header name'),
+      });
+      const fromEnv = checkConfig(
+        header,
+        { name: "${env['PORTICO_SCHEMA_SECRET'].concat(' x')}" },
+        { logger },
+      );
+      expect(fromEnv.errors.map((e) => e.message)).toEqual([
+        "the value of ${env['PORTICO_SCHEMA_SECRET'].concat(' x')} (16 characters, not shown) is not a header name",
+      ]);
+      const written = checkConfig(header, { name: 'a b' }, { logger });
+      expect(written.errors.map((e) => e.message)).toEqual(["'a b' is not a header name"]);
+      // A check of the whole object, quoting one of its fields.
+      const pool = s
+        .object({ user: s.string(), password: s.string() })
+        .refine(
+          (c) => (c.password === c.user ? `${c.password} repeats the user` : undefined),
+          'another password',
+        );
+      const same = checkConfig(
+        pool,
+        { user: secret, password: "${env['PORTICO_SCHEMA_SECRET']}" },
+        { logger },
+      );
+      expect(same.errors.map((e) => e.toString())).toEqual([
+        "PORTICO_E_CONFIG $: the problem is not shown: it names the value of ${env['PORTICO_SCHEMA_SECRET']}, which comes from the environment (expected another password)",
+      ]);
+    });
+
+    it('in the warnings of its evaluation', () => {
+      const warned = createMemoryLogger();
+      const { errors } = checkConfig(
+        clientSettings,
+        { name: 'x', connections: "${env['PORTICO_SCHEMA_SECRET'] * 2}" },
+        { file: 'routes/10-db.json', logger: warned },
+      );
+      expect(warned.records).toEqual([
+        expect.objectContaining({
+          message: 'expression evaluated to null',
+          data: expect.objectContaining({
+            jsonPath: '$.connections',
+            problem: 'cannot convert a value (14 characters, not shown) to a number',
+          }),
+        }),
+      ]);
+      expect(errors).toEqual([]);
+      expect(JSON.stringify(warned.records)).not.toContain('hunter2');
+    });
+  });
+
   it('run-time expressions are compiled, not evaluated', () => {
     const parsed = parseConfig(
       clientSettings,

@@ -1,6 +1,7 @@
 import { brand, brandClass, hasBrand } from '../brand.ts';
 import { Duration } from '../duration/index.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
+import { hiddenValue } from '../expression/coercion.ts';
 import type { Bindings, NameCheck } from '../expression/compiler.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import {
@@ -10,6 +11,7 @@ import {
   type Expression,
   type ExpressionOrigin,
   type LValueExpression,
+  readsEnvironment,
 } from '../expression/expression.ts';
 import { containsExpression } from '../expression/template.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
@@ -143,7 +145,8 @@ class RefinedSchema<T> extends Schema<T> {
     const problem = this.test(parsed);
     if (problem === undefined) return parsed;
     const child = this.at?.(parsed);
-    return fail(ctx, child === undefined ? path : childPath(path, child), problem, this.expected);
+    const at = child === undefined ? path : childPath(path, child);
+    return fail(ctx, at, withoutSecrets(ctx, path, at, problem, this.expected), this.expected);
   }
 
   jsonSchema() {
@@ -156,6 +159,55 @@ function toJson(value: unknown): unknown {
 }
 
 export type Infer<S> = S extends Schema<infer T> ? T : never;
+
+/** A setting whose value came from the environment: the text written there, and what it gave. */
+interface FromEnvironment {
+  written: string;
+  value: unknown;
+}
+
+/**
+ * The settings of one parse whose value came from the environment, by JSON path. Kept beside the
+ * context rather than in it: the context is part of the plugin contract, this is the schemas' own
+ * bookkeeping.
+ */
+const fromEnvironment = new WeakMap<ParseContext, Map<string, FromEnvironment>>();
+
+function noteFromEnvironment(ctx: ParseContext, path: string, written: string, value: unknown): void {
+  let settings = fromEnvironment.get(ctx);
+  if (settings === undefined) fromEnvironment.set(ctx, (settings = new Map()));
+  settings.set(path, { written, value });
+}
+
+/**
+ * A setting's value as a message shows it: quoted as written, unless it came from the environment
+ * (an expression reading `env` or `system`), where operators keep passwords and client secrets;
+ * then described, so that a typo in a field does not print a secret into logs and API answers.
+ */
+export function quoteSetting(ctx: ParseContext, path: string, value: unknown): string {
+  const from = fromEnvironment.get(ctx)?.get(path);
+  return from === undefined ? JSON.stringify(value) : described(from);
+}
+
+function described({ written, value }: FromEnvironment): string {
+  return `the value of ${written} (${hiddenValue(value)}, not shown)`;
+}
+
+/**
+ * A refinement's problem, unless it shows a value from the environment at or under `path` (its
+ * text is the plugin's, which may quote anything it was given): then what was expected instead.
+ */
+function withoutSecrets(ctx: ParseContext, path: string, at: string, problem: string, expected: string) {
+  for (const [where, from] of fromEnvironment.get(ctx) ?? []) {
+    const under = where === path || where.startsWith(`${path}.`) || where.startsWith(`${path}[`);
+    const text = typeof from.value === 'object' || from.value === undefined ? '' : String(from.value);
+    if (!under || text === '' || !problem.includes(text)) continue;
+    return where === at
+      ? `${described(from)} is not ${expected}`
+      : `the problem is not shown: it names the value of ${from.written}, which comes from the environment`;
+  }
+  return problem;
+}
 
 export function fail(ctx: ParseContext, path: string, message: string, expected: string): typeof INVALID {
   ctx.errors.push(new PorticoError(ErrorCode.CONFIG, message, { file: ctx.file, jsonPath: path, expected }));
@@ -184,11 +236,13 @@ export abstract class ScalarSchema<T> extends Schema<T> {
     if (typeof value === 'string' && containsExpression(value)) {
       try {
         // Evaluated untyped, so that a result of the wrong type is reported rather than taken as null.
-        resolved = compile(value, 'any', {
+        const expression = compile(value, 'any', {
           logger: ctx.logger,
           ...whereWritten(ctx, path),
           names: nameCheck(ctx, path, value, new Set(Object.keys(ctx.bindings))),
-        }).evaluate(ctx.bindings);
+        });
+        resolved = expression.evaluate(ctx.bindings);
+        if (readsEnvironment(expression)) noteFromEnvironment(ctx, path, value, resolved);
       } catch (error) {
         return record(ctx, error, path);
       }
@@ -201,7 +255,7 @@ export abstract class ScalarSchema<T> extends Schema<T> {
           ? this.accept(resolved)
           : this.acceptEvaluated(resolved);
     if (accepted === INVALID_VALUE) {
-      return fail(ctx, path, `${JSON.stringify(resolved)} is not ${this.expected}`, this.expected);
+      return fail(ctx, path, `${quoteSetting(ctx, path, resolved)} is not ${this.expected}`, this.expected);
     }
     return accepted;
   }

@@ -178,13 +178,37 @@ function entries(map: Map<unknown, unknown> | Record<string, unknown>): [unknown
 /** How much of a text a message quotes: values often come from the request, of any size. */
 const QUOTED_LIMIT = 64;
 
+/** True while an expression that reads `env` or `system` evaluates (see withValuesHidden). */
+let valuesHidden = false;
+
+/**
+ * Runs an evaluation whose messages describe values instead of quoting them: the expression reads
+ * the environment, where operators keep passwords, and a typo must not print one into the log.
+ * Evaluation is synchronous, so a flag set around it covers exactly its own messages.
+ */
+export function withValuesHidden<R>(run: () => R): R {
+  const before = valuesHidden;
+  valuesHidden = true;
+  try {
+    return run();
+  } finally {
+    valuesHidden = before;
+  }
+}
+
+/** A value as a message describes it when it must not be shown: its size or type only. */
+export function hiddenValue(value: unknown): string {
+  return typeof value === 'string' ? `${value.length} characters` : typeName(value);
+}
+
 /**
  * A value as an evaluation message names it, in bounded time and length: text quoted (its first
  * QUOTED_LIMIT characters, then how many more), numbers and booleans as written, anything else by
  * its type (printing a list or map could be as long as a request body, or endless for one that
- * holds itself).
+ * holds itself). Inside withValuesHidden, by its size or type only.
  */
 export function describeValue(value: unknown): string {
+  if (valuesHidden) return `a value (${hiddenValue(value)}, not shown)`;
   if (typeof value === 'string') {
     return value.length <= QUOTED_LIMIT
       ? JSON.stringify(value)

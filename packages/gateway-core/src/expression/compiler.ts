@@ -22,6 +22,11 @@ export interface CompileContext {
   constants?: Readonly<Record<string, unknown>> | undefined;
   /** The names the bindings will hold, and where to report a top-level name that is none of them. */
   names?: NameCheck | undefined;
+  /**
+   * Set while compiling once the expression names `env` or `system`: what it evaluates to may be a
+   * secret an operator keeps there, which messages describe instead of quoting.
+   */
+  readsEnvironment?: boolean;
 }
 
 /**
@@ -94,6 +99,7 @@ function compileDynamic(node: Node, ctx: CompileContext): Compiled {
       return constant(node.value);
     case 'identifier':
       checkName(node.name, node.pos, ctx);
+      if (node.name === 'env' || node.name === 'system') ctx.readsEnvironment = true;
       return { ev: identifier(node.name, ctx.constants), constant: false };
     case 'member':
       return { ev: member(node, ctx), constant: false };

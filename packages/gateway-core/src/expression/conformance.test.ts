@@ -857,6 +857,40 @@ describe('evaluation warnings stay short, whatever the request holds', () => {
   });
 });
 
+describe('evaluation warnings of an expression that reads the environment describe its values', () => {
+  process.env.PORTICO_CONFORMANCE_SECRET = 'hunter2-s3cr3t';
+  setSystemProperty('portico.conformance.secret', 'hunter2-s3cr3t');
+
+  it.each<[string, ExpectedType, string]>([
+    [
+      "${env['PORTICO_CONFORMANCE_SECRET'] + 1}",
+      'any',
+      'cannot convert a value (14 characters, not shown) to a number',
+    ],
+    [
+      "${system['portico.conformance.secret']}",
+      'integer',
+      'the result is not an integer: a value (14 characters, not shown)',
+    ],
+    [
+      "${attributes.v == env['PORTICO_CONFORMANCE_SECRET'] ? 1 : env['PORTICO_CONFORMANCE_SECRET']}",
+      'boolean',
+      'the result is not a boolean: a value (14 characters, not shown)',
+    ],
+  ])('%s as %s', (text, type, problem) => {
+    const logger = createMemoryLogger();
+    expect(compile(text, type, { logger }).evaluate({ attributes: { v: 'x' } })).toBeNull();
+    expect(logger.records).toEqual([expect.objectContaining({ data: expect.objectContaining({ problem }) })]);
+    expect(JSON.stringify(logger.records)).not.toContain('hunter2');
+  });
+
+  it('while one that does not still quotes them', () => {
+    const logger = createMemoryLogger();
+    expect(compile("${'hunter2' + 1}", 'any', { logger }).evaluate()).toBeNull();
+    expect(logger.records[0]!.data).toMatchObject({ problem: 'cannot convert "hunter2" to a number' });
+  });
+});
+
 describe('printing values that hold themselves', () => {
   it('prints a map or list met again inside itself as Java does, in time linear in its size', () => {
     const map: Record<string, unknown> = { name: 'm' };

@@ -3,7 +3,7 @@ import { consoleLogger, type Logger } from '../logging.ts';
 import { getProperty, setProperty } from './access.ts';
 import type { Node } from './ast.ts';
 import { noteRequestBodyRead } from './body-reads.ts';
-import { describeValue, isMapLike, isNumericText, toText } from './coercion.ts';
+import { describeValue, isMapLike, isNumericText, toText, withValuesHidden } from './coercion.ts';
 import {
   type Bindings,
   type CompileContext,
@@ -198,6 +198,8 @@ class CompiledExpression<T> implements Expression<T> {
   readonly expectedType: ExpectedType;
   readonly readsRequestBody: boolean;
   readonly readsResponseBody: boolean;
+  /** See readsEnvironment(). */
+  readonly readsEnvironment: boolean;
 
   constructor(
     text: string,
@@ -217,6 +219,7 @@ class CompiledExpression<T> implements Expression<T> {
     this.isConstant = compiled.every((c) => c.constant);
     this.readsRequestBody = partsReadEntity(parts, 'request');
     this.readsResponseBody = partsReadEntity(parts, 'response');
+    this.readsEnvironment = ctx.readsEnvironment === true;
     if (this.readsRequestBody) noteRequestBodyRead();
     // Only needed to compile: a route's condition kept its name check (and the configuration's parse
     // context it reports into) for as long as the route lived.
@@ -250,9 +253,23 @@ class CompiledExpression<T> implements Expression<T> {
   }
 
   private run(bindings: Bindings): T | null {
+    if (this.readsEnvironment) return withValuesHidden(() => this.evaluateNow(bindings));
+    return this.evaluateNow(bindings);
+  }
+
+  private evaluateNow(bindings: Bindings): T | null {
     const value = guard(this.evaluator, bindings, this.warnings);
     return convert(value, this.expectedType, this.warnings) as T | null;
   }
+}
+
+/**
+ * True when the expression names `env` or `system` (found as it compiled): its result may be a
+ * secret, which messages describe (`the value of ${env['DB_PASSWORD']} (12 characters, not shown)`)
+ * instead of quoting. An expression compiled elsewhere is taken not to.
+ */
+export function readsEnvironment(expression: Expression<unknown>): boolean {
+  return expression instanceof CompiledExpression && expression.readsEnvironment;
 }
 
 /**
