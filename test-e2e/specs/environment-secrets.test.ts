@@ -25,6 +25,12 @@ const files = {
     ],
     handler: 'upstream',
   },
+  // A configuration token read from the same variable (`db.password` is DB_PASSWORD).
+  'config/routes/15-token.json': {
+    name: '15-token',
+    heap: [{ name: 'upstream', type: 'ClientHandler', config: { connections: '&{db.password}' } }],
+    handler: 'upstream',
+  },
   'config/routes/20-literal.json': {
     name: '20-literal',
     heap: [{ name: 'upstream', type: 'ClientHandler', config: { connections: 'many' } }],
@@ -45,6 +51,7 @@ function line(base: string, file: string, field: keyof typeof expected, shown: s
 
 /** How the secret's messages show it. */
 const shown = `the value of \${env['DB_PASSWORD']} (${SECRET.length} characters, not shown)`;
+const shownToken = `the value of &{db.password} (${SECRET.length} characters, not shown)`;
 
 describe('values from the environment in messages', () => {
   const base = instanceDirectory(files);
@@ -63,8 +70,9 @@ describe('values from the environment in messages', () => {
     expect(result.stderr.trim().split('\n')).toEqual([
       line(base, '10-db.json', 'connections', shown),
       line(base, '10-db.json', 'soTimeout', shown),
+      line(base, '15-token.json', 'connections', shownToken),
       line(base, '20-literal.json', 'connections', '"many"'),
-      '3 problems found',
+      '4 problems found',
     ]);
     expect(result.stdout + result.stderr).not.toContain(SECRET);
   });
@@ -87,6 +95,8 @@ describe('values from the environment in messages', () => {
       }),
       expect.objectContaining({ jsonPath: '$.heap[0].config.soTimeout', expected: expected.soTimeout }),
     ]);
+    const token = failures.find((f) => f.id === '15-token')!;
+    expect(token.problems[0]!.message).toBe(`${shownToken} is not ${expected.connections}`);
     const literal = failures.find((f) => f.id === '20-literal')!;
     expect(literal.problems[0]!.message).toBe(`"many" is not ${expected.connections}`);
   });
@@ -102,6 +112,7 @@ describe('values from the environment in messages', () => {
       expect.arrayContaining([
         line(base, '10-db.json', 'connections', shown),
         line(base, '10-db.json', 'soTimeout', shown),
+        line(base, '15-token.json', 'connections', shownToken),
         line(base, '20-literal.json', 'connections', '"many"'),
       ]),
     );

@@ -3,6 +3,7 @@ import { Duration } from '../duration/index.ts';
 import { setSystemProperty } from '../expression/implicit.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { checkConfig, parseConfig, s } from './schema.ts';
+import { resolveTokens } from './tokens.ts';
 
 const logger = createMemoryLogger();
 
@@ -177,6 +178,53 @@ describe('configuration-time expressions', () => {
       );
       expect(same.errors.map((e) => e.toString())).toEqual([
         "PORTICO_E_CONFIG $: the problem is not shown: it names the value of ${env['PORTICO_SCHEMA_SECRET']}, which comes from the environment (expected another password)",
+      ]);
+    });
+
+    it('in the error of a token that took its value from the environment', () => {
+      const json = resolveTokens(
+        {
+          heap: [
+            {
+              name: 'pool',
+              config: {
+                connections: '&{db.password}',
+                soTimeout: '&{db.timeout|forever}',
+                name: { first: '&{db.password}' },
+              },
+            },
+          ],
+        },
+        { env: { DB_PASSWORD: secret } },
+      ) as { heap: [{ config: unknown }] };
+      const { errors } = checkConfig(clientSettings, json.heap[0].config, {
+        file: 'config.json',
+        jsonPath: '$.heap[0].config',
+        logger,
+      });
+      expect(errors.map((e) => e.toString())).toEqual([
+        'PORTICO_E_CONFIG config.json $.heap[0].config.name: a map holding the value of &{db.password} (not shown) is not a string (expected a string)',
+        'PORTICO_E_CONFIG config.json $.heap[0].config.connections: the value of &{db.password} (14 characters, not shown) is not an integer of at least 1 (expected an integer of at least 1)',
+        // A token's default is written in the file: quoted.
+        'PORTICO_E_CONFIG config.json $.heap[0].config.soTimeout: "forever" is not a duration such as "10 seconds" or "unlimited" (expected a duration such as "10 seconds" or "unlimited")',
+      ]);
+      // In an array, and in a map.
+      const lists = resolveTokens(
+        { ports: ['1', '&{db.password}'], limits: { a: '&{db.password}' } },
+        {
+          env: { DB_PASSWORD: secret },
+        },
+      );
+      const listed = checkConfig(
+        s.object({ ports: s.array(s.integer()), limits: s.map(s.integer()) }),
+        lists,
+        {
+          logger,
+        },
+      );
+      expect(listed.errors.map((e) => `${e.details.jsonPath}: ${e.message}`)).toEqual([
+        '$.ports[1]: the value of &{db.password} (14 characters, not shown) is not an integer',
+        '$.limits.a: the value of &{db.password} (14 characters, not shown) is not an integer',
       ]);
     });
 

@@ -1,7 +1,7 @@
 import { brand, brandClass, hasBrand } from '../brand.ts';
 import { Duration } from '../duration/index.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
-import { hiddenValue } from '../expression/coercion.ts';
+import { hiddenValue, typeName } from '../expression/coercion.ts';
 import type { Bindings, NameCheck } from '../expression/compiler.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import {
@@ -15,6 +15,7 @@ import {
 } from '../expression/expression.ts';
 import { containsExpression } from '../expression/template.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
+import { writtenFromEnvironment, writtenInside } from './from-environment.ts';
 import { likelyMeant } from './near-names.ts';
 
 /**
@@ -173,20 +174,34 @@ interface FromEnvironment {
  */
 const fromEnvironment = new WeakMap<ParseContext, Map<string, FromEnvironment>>();
 
+/** Notes that the setting at `path` came from the environment; a token's note, made first, stays. */
 function noteFromEnvironment(ctx: ParseContext, path: string, written: string, value: unknown): void {
   let settings = fromEnvironment.get(ctx);
   if (settings === undefined) fromEnvironment.set(ctx, (settings = new Map()));
-  settings.set(path, { written, value });
+  if (!settings.has(path)) settings.set(path, { written, value });
+}
+
+/** `container[key]`, at `path`, noted when a token took it from the environment (tokens.ts). */
+function child(ctx: ParseContext, container: object, key: string, path: string): unknown {
+  const value = (container as Record<string, unknown>)[key];
+  const written = writtenFromEnvironment(container, key);
+  if (written !== undefined) noteFromEnvironment(ctx, path, written, value);
+  return value;
 }
 
 /**
  * A setting's value as a message shows it: quoted as written, unless it came from the environment
- * (an expression reading `env` or `system`), where operators keep passwords and client secrets;
+ * (an expression reading `env` or `system`, or a token), where operators keep passwords and secrets;
  * then described, so that a typo in a field does not print a secret into logs and API answers.
  */
 export function quoteSetting(ctx: ParseContext, path: string, value: unknown): string {
   const from = fromEnvironment.get(ctx)?.get(path);
-  return from === undefined ? JSON.stringify(value) : described(from);
+  if (from !== undefined) return described(from);
+  // An object or array written whole would show the values its tokens took.
+  const inside = writtenInside(value);
+  return inside === undefined
+    ? JSON.stringify(value)
+    : `${typeName(value)} holding the value of ${inside} (not shown)`;
 }
 
 function described({ written, value }: FromEnvironment): string {
@@ -476,8 +491,10 @@ export class ArraySchema<T> extends Schema<T[]> {
   }
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T[]> {
     if (!Array.isArray(value))
-      return fail(ctx, path, `${JSON.stringify(value)} is not an array`, this.expected);
-    const out = value.map((v, i) => this.item.parse(v, `${path}[${i}]`, ctx));
+      return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not an array`, this.expected);
+    const out = value.map((_, i) =>
+      this.item.parse(child(ctx, value, String(i), `${path}[${i}]`), `${path}[${i}]`, ctx),
+    );
     return out.includes(INVALID as never) ? INVALID : (out as T[]);
   }
   jsonSchema() {
@@ -495,11 +512,13 @@ export class MapSchema<T> extends Schema<Record<string, T>> {
     this.expected = 'an object';
   }
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<Record<string, T>> {
-    if (!isObject(value)) return fail(ctx, path, `${JSON.stringify(value)} is not an object`, this.expected);
+    if (!isObject(value))
+      return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not an object`, this.expected);
     let ok = true;
     const out: Record<string, T> = Object.create(null);
-    for (const [k, v] of Object.entries(value)) {
-      const parsed = this.value.parse(v, childPath(path, k), ctx);
+    for (const k of Object.keys(value)) {
+      const at = childPath(path, k);
+      const parsed = this.value.parse(child(ctx, value, k, at), at, ctx);
       if (parsed === INVALID) ok = false;
       else out[k] = parsed;
     }
@@ -530,7 +549,8 @@ export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
   }
 
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<ObjectOf<S>> {
-    if (!isObject(value)) return fail(ctx, path, `${JSON.stringify(value)} is not an object`, this.expected);
+    if (!isObject(value))
+      return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not an object`, this.expected);
     let ok = true;
     for (const key of Object.keys(value)) {
       // Keys starting with `_` are comments in real configurations (`_comment`, `_keyManager`).
@@ -542,7 +562,8 @@ export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
     }
     const out: Record<string, unknown> = {};
     for (const [key, schema] of Object.entries(this.shape)) {
-      const parsed = schema.parse(value[key], childPath(path, key), ctx);
+      const at = childPath(path, key);
+      const parsed = schema.parse(child(ctx, value, key, at), at, ctx);
       if (parsed === INVALID) ok = false;
       else if (parsed !== undefined) out[key] = parsed;
     }
@@ -626,7 +647,7 @@ export class ReferenceSchema<T> extends Schema<T> {
       ? Object.keys(value).find((key) => likelyMeant(key, ['type']))
       : undefined;
     const hint = misspelt === undefined ? '' : `; did you mean 'type' for '${misspelt}'?`;
-    return fail(ctx, path, `${JSON.stringify(value)} is not a reference${hint}`, this.expected);
+    return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not a reference${hint}`, this.expected);
   }
 
   jsonSchema() {

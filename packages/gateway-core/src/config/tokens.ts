@@ -1,5 +1,6 @@
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { getSystemProperties } from '../expression/implicit.ts';
+import { markFromEnvironment } from './from-environment.ts';
 import { childPath } from './schema.ts';
 
 /**
@@ -8,21 +9,34 @@ import { childPath } from './schema.ts';
  * property (`-Dname=value`), then as an environment variable named after it in capitals with `.`
  * and `-` turned into `_` (`ig.host` → `IG_HOST`), then takes its default. Tokens may nest
  * (`&{a|&{b|c}}`); `\&{` is a literal `&{`. A token with no value and no default is an error naming
- * the file and JSON path.
+ * the file and JSON path. A value a token took from a property or a variable is marked
+ * (from-environment.ts), so that messages do not quote it.
  */
 export function resolveTokens(
   value: unknown,
   options: { file?: string; env?: NodeJS.ProcessEnv } = {},
 ): unknown {
   const env = options.env ?? process.env;
+  /** Resolves `item`, the value at `key` of `out` (being built), marking it when it came from the environment. */
+  const at = (out: object, key: string, item: unknown, path: string): unknown => {
+    if (typeof item !== 'string' || !item.includes('&{')) return walk(item, path);
+    const found = { fromEnvironment: false };
+    const text = substitute(item, path, env, options.file, found);
+    if (found.fromEnvironment) markFromEnvironment(out, key, item);
+    return text;
+  };
   const walk = (v: unknown, path: string): unknown => {
     if (typeof v === 'string') return v.includes('&{') ? substitute(v, path, env, options.file) : v;
-    if (Array.isArray(v)) return v.map((item, i) => walk(item, `${path}[${i}]`));
+    if (Array.isArray(v)) {
+      const out: unknown[] = [];
+      for (const [i, item] of v.entries()) out.push(at(out, String(i), item, `${path}[${i}]`));
+      return out;
+    }
     if (v !== null && typeof v === 'object') {
       const out: Record<string, unknown> = {};
       for (const [k, item] of Object.entries(v)) {
         Object.defineProperty(out, k, {
-          value: walk(item, childPath(path, k)),
+          value: at(out, k, item, childPath(path, k)),
           enumerable: true,
           writable: true,
           configurable: true,
@@ -45,11 +59,17 @@ export function tokenEnvironmentName(token: string): string {
  */
 const MAX_TOKEN_NESTING = 32;
 
+/** Set when a token took its value from a system property or an environment variable. */
+interface Found {
+  fromEnvironment: boolean;
+}
+
 function substitute(
   text: string,
   path: string,
   env: NodeJS.ProcessEnv,
   file: string | undefined,
+  found: Found = { fromEnvironment: false },
   depth = 0,
 ): string {
   // Text between tokens is kept as slices joined once: a large value with a token stays linear.
@@ -74,7 +94,7 @@ function substitute(
         },
       );
     }
-    pieces.push(text.slice(from, i), resolve(text.slice(i + 2, end), path, env, file, depth + 1));
+    pieces.push(text.slice(from, i), resolve(text.slice(i + 2, end), path, env, file, found, depth + 1));
     from = end + 1;
   }
   pieces.push(text.slice(from));
@@ -101,15 +121,17 @@ function resolve(
   path: string,
   env: NodeJS.ProcessEnv,
   file: string | undefined,
+  found: Found,
   depth: number,
 ): string {
   const bar = topLevelBar(body);
-  const name = substitute(bar < 0 ? body : body.slice(0, bar), path, env, file, depth).trim();
-  const system = getSystemProperties()[name];
-  if (system !== undefined) return system;
-  const fromEnv = env[tokenEnvironmentName(name)];
-  if (fromEnv !== undefined) return fromEnv;
-  if (bar >= 0) return substitute(body.slice(bar + 1), path, env, file, depth);
+  const name = substitute(bar < 0 ? body : body.slice(0, bar), path, env, file, found, depth).trim();
+  const value = getSystemProperties()[name] ?? env[tokenEnvironmentName(name)];
+  if (value !== undefined) {
+    found.fromEnvironment = true;
+    return value;
+  }
+  if (bar >= 0) return substitute(body.slice(bar + 1), path, env, file, found, depth);
   throw tokenError(`the configuration token '${name}' has no value and no default`, path, file);
 }
 

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { resolveTokens } from '../config/tokens.ts';
 import { Context, type RouterInfo } from '../context/context.ts';
 import { Heap } from '../heap/heap.ts';
 import { Entity } from '../http/entity.ts';
@@ -149,5 +150,22 @@ describe('loadRoute while validating', () => {
       (e: unknown) => e,
     );
     expect(problemsOf(error).map((p) => p.details.jsonPath)).toEqual(['$.condition']);
+  });
+});
+
+describe('a route field a token took from the environment', () => {
+  it('is described in its error, not quoted', async () => {
+    const json = resolveTokens(
+      { properties: '&{db.password}', handler: { type: 'StaticResponseHandler', config: { status: 200 } } },
+      { env: { DB_PASSWORD: 'hunter2-s3cr3t' } },
+    );
+    const { heap } = pluginHeap({});
+    const error = await loadRoute({ id: 'r', json, file: 'routes/r.json', parentHeap: heap, logger }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(problemsOf(error).map((p) => p.toString())).toEqual([
+      'PORTICO_E_CONFIG routes/r.json $.properties: the value of &{db.password} (14 characters, not shown) is not an object (expected an object)',
+    ]);
   });
 });

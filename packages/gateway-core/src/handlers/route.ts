@@ -1,3 +1,4 @@
+import { keepMarks } from '../config/from-environment.ts';
 import { checkConfig, type Infer, s } from '../config/schema.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
@@ -362,7 +363,10 @@ async function routeSession(
 
 function pickRouteFields(json: unknown): unknown {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) return json;
-  return Object.fromEntries(Object.entries(json).filter(([key]) => ROUTE_FIELDS.has(key)));
+  const fields = Object.fromEntries(Object.entries(json).filter(([key]) => ROUTE_FIELDS.has(key)));
+  // A field a token took from the environment stays one: its messages must not quote it.
+  keepMarks(json, fields);
+  return fields;
 }
 
 function combine(errors: PorticoError[], file: string | undefined): PorticoError {

@@ -4,6 +4,7 @@ import {
   INVALID,
   type Infer,
   type ParseContext,
+  quoteSetting,
   Reference,
   type Schema,
   s,
@@ -46,7 +47,7 @@ const proxyUri = (): Schema<string> => {
       return fail(
         ctx,
         path,
-        `${JSON.stringify(parsed)} is not an HTTP proxy URI`,
+        `${quoteSetting(ctx, path, parsed)} is not an HTTP proxy URI`,
         'an http:// or https:// URI',
       );
     },

@@ -1,0 +1,36 @@
+/**
+ * The values of a configuration that a token (`&{db.password}`) took from a system property or an
+ * environment variable, by the object or array holding them and their key, with the text written in
+ * the file. Kept beside the values, which stay plain JSON: the schemas read it so that their
+ * messages describe such a value (it may be a password) instead of quoting it.
+ */
+const marks = new WeakMap<object, Map<string, string>>();
+
+export function markFromEnvironment(container: object, key: string, written: string): void {
+  let keys = marks.get(container);
+  if (keys === undefined) marks.set(container, (keys = new Map()));
+  keys.set(key, written);
+}
+
+/** The text written at `container[key]` when a token there took its value from the environment. */
+export function writtenFromEnvironment(container: unknown, key: string): string | undefined {
+  return typeof container === 'object' && container !== null ? marks.get(container)?.get(key) : undefined;
+}
+
+/** Gives `to`, a copy of some of `from`'s keys, the marks of `from`. */
+export function keepMarks(from: unknown, to: object): void {
+  const keys = typeof from === 'object' && from !== null ? marks.get(from) : undefined;
+  if (keys !== undefined) marks.set(to, keys);
+}
+
+/** The text written for the first marked value inside `value` (an object or array), if any. */
+export function writtenInside(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const keys = marks.get(value);
+  if (keys !== undefined) return keys.values().next().value;
+  for (const item of Object.values(value)) {
+    const written = writtenInside(item);
+    if (written !== undefined) return written;
+  }
+  return undefined;
+}
