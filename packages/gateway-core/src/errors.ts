@@ -64,6 +64,11 @@ export interface PorticoErrorDetails {
   /** The offending text itself (an expression, a duration). */
   text?: string;
   /**
+   * Of an unknown type (`PORTICO_E_UNKNOWN_TYPE` from the type registry): the type name as the
+   * configuration wrote it. Tools and the Router tell the registry's error by it, not by its words.
+   */
+  unknownType?: string;
+  /**
    * Of an unknown type: the plugin package providing it that was installed after the gateway
    * discovered its plugins. Its message already says to restart the gateway to use it.
    */

@@ -8,6 +8,7 @@ import { coreManifest } from '../builtins/index.ts';
 import { s } from '../config/schema.ts';
 import { Context, type RouterInfo } from '../context/context.ts';
 import { Duration } from '../duration/duration.ts';
+import { ErrorCode, PorticoError } from '../errors.ts';
 import { Heap } from '../heap/heap.ts';
 import { defineHeaplet, definePlugin } from '../heap/heaplet.ts';
 import { Entity } from '../http/entity.ts';
@@ -45,6 +46,15 @@ const testPlugin = definePlugin({
         },
       }),
       destroy: (handler) => void destroyed.push(handler.label),
+    }),
+    // A plugin with a type table of its own, which says so in the registry's words and code.
+    defineHeaplet({
+      type: 'FlavouredHandler',
+      kind: 'handler',
+      config: s.object({ flavour: s.string() }),
+      create: ({ config }): Handler => {
+        throw new PorticoError(ErrorCode.UNKNOWN_TYPE, `unknown type '${config.flavour}' of flavour`);
+      },
     }),
     // A plugin with a bug: checking its configuration throws something that is not a coded error.
     defineHeaplet({
@@ -433,6 +443,25 @@ describe('Router', () => {
     write('secrets.json', route('a', undefined, { secrets: { stores: [] } }));
     await router.scan();
     expect(message('secrets')).not.toContain('restart');
+  });
+
+  it("gives the restart hint to the registry's unknown type only, told by its details, not its words", async () => {
+    const { router, write } = await setup({});
+    const problem = (id: string) => router.failures.find((f) => f.id === id)?.problems[0];
+    write('registry.json', { handler: { type: 'GreetingHandler' } });
+    write('plugin.json', { handler: { type: 'FlavouredHandler', config: { flavour: 'Mint' } } });
+    await router.scan();
+    expect(problem('registry')).toMatchObject({
+      code: 'PORTICO_E_UNKNOWN_TYPE',
+      message: expect.stringContaining('restart the gateway'),
+      details: { unknownType: 'GreetingHandler' },
+    });
+    // The same code and the same first words from a plugin: no plugin installed since can help.
+    expect(problem('plugin')).toMatchObject({
+      code: 'PORTICO_E_UNKNOWN_TYPE',
+      message: "unknown type 'Mint' of flavour",
+    });
+    expect(problem('plugin')!.details.unknownType).toBeUndefined();
   });
 
   it('leaves the restart hint to the registry when it names the package installed since start', async () => {

@@ -404,10 +404,12 @@ async function readRouteFile(file: string, maxSize: number): Promise<string> {
 /**
  * An unknown type in a route loaded while serving: perhaps its plugin was installed after the gateway
  * started, which discovers plugins only then. Said unless the registry already named such a package
- * (and said to restart): it notes the package in the error's details.
+ * (and said to restart): it notes the package in the error's details. Only of the registry's error,
+ * told by the type it names in its details: `secrets`, which no plugin can provide yet, and a
+ * plugin's own error of that code share the code but name no type there.
  */
 function withRestartHint(problem: PorticoError): PorticoError {
-  if (problem.code !== ErrorCode.UNKNOWN_TYPE || !problem.message.startsWith('unknown type')) return problem;
+  if (problem.code !== ErrorCode.UNKNOWN_TYPE || problem.details.unknownType === undefined) return problem;
   if (problem.details.pluginInstalledSince !== undefined) return problem;
   return new PorticoError(
     problem.code,

@@ -233,6 +233,7 @@ export class TypeRegistry implements TypeResolver {
       `unknown type '${type}'${hint}; known ${kind === undefined ? '' : `${kind} `}types: ${list}${restart}`,
       {
         expected: kind === undefined ? 'a known type' : `${article(kind)} type`,
+        unknownType: type,
         ...(late === undefined ? {} : { pluginInstalledSince: late.packageName }),
       },
     );
