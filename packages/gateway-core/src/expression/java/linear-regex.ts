@@ -173,18 +173,26 @@ function onLinearEngine(re: RegExp): RegExp {
   }
 }
 
+/** A pattern's program size, in RE2 instructions; `estimated` when taken from its text (see below). */
+export interface ProgramSize {
+  readonly size: number;
+  readonly estimated: boolean;
+}
+
 /**
  * The size of a pattern's program, in RE2 instructions: what matching costs per input character on
  * a linear engine (RE2's, and about the same for V8's, which also steps every thread of an automaton
  * per character). A counted repetition multiplies it: `(?i)(a|b){1000}x` is 16 characters and 3,003
  * instructions. A pattern RE2 does not read in Java's syntax is measured through its JavaScript
- * translation (look-arounds counted as groups); undefined when neither reads.
+ * translation (look-arounds counted as groups); undefined when neither reads. With a re2js that
+ * cannot measure programs, an upper bound estimated from the pattern's text.
  */
-export function programSize(pattern: string, re: RegExp): number | undefined {
-  if (isRe2RegExp(re)) return instructions(re[RE2_PATTERN]);
+export function programSize(pattern: string, re: RegExp): ProgramSize | undefined {
+  if (!MEASURES_PROGRAMS) return { size: estimatedProgramSize(pattern), estimated: true };
+  if (isRe2RegExp(re)) return { size: re[RE2_PATTERN].programSize(), estimated: false };
   for (const source of [pattern, re2Syntax(re)]) {
     try {
-      return instructions(RE2JS.compile(source));
+      return { size: RE2JS.compile(source).programSize(), estimated: false };
     } catch {
       // try the next reading
     }
@@ -192,11 +200,34 @@ export function programSize(pattern: string, re: RegExp): number | undefined {
   return undefined;
 }
 
-function instructions(re2: RE2JS): number {
-  // re2js keeps its compiled program on the (untyped) RE2 object it wraps.
-  const inst = (re2 as unknown as { re2Input?: { prog?: { inst?: unknown[] } } }).re2Input?.prog?.inst;
-  if (!Array.isArray(inst)) throw new TypeError('re2js no longer exposes its program');
-  return inst.length;
+/**
+ * Whether this re2js measures a compiled pattern (`programSize()`, in its README; 2.x has it). Asked
+ * once, of a sample: a re2js without it gets estimates instead of a TypeError for every pattern made
+ * at run time.
+ */
+const MEASURES_PROGRAMS = measuresPrograms(RE2JS.compile('a'));
+
+function measuresPrograms(sample: RE2JS): boolean {
+  try {
+    return typeof sample.programSize === 'function' && Number.isInteger(sample.programSize());
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An upper bound of a pattern's program size read from its text alone: RE2 compiles no character of
+ * a pattern to more than 3 instructions (a capture's parentheses are 2 each, `a` 1), plus 3 for every
+ * program (the empty one has 3), and a counted repetition copies what it repeats up to its larger count (plus one for
+ * `{n,}`). Multiplying by every count, nested or not, bounds both: `x{3}y{4}` (9 instructions) is
+ * estimated at 27 × 4 × 5 = 540, `(?i)(a|b){1000}x` (3,003) at 51 × 1,001.
+ */
+export function estimatedProgramSize(pattern: string): number {
+  let size = 3 + 3 * pattern.length;
+  for (const [, low, comma, high] of pattern.matchAll(/\{(\d+)(,?)(\d*)\}/g)) {
+    size *= (high === '' ? Number(low) + (comma === '' ? 0 : 1) : Number(high)) + 1;
+  }
+  return size;
 }
 
 /** A JavaScript translation in RE2's syntax, as far as size goes: flags inline, look-arounds as groups. */

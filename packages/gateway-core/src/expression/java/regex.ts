@@ -19,7 +19,7 @@
  * case-insensitive back references fold beyond ASCII.
  */
 import { ErrorCode, PorticoError } from '../../errors.ts';
-import { boundedRegex, isRe2RegExp, programSize } from './linear-regex.ts';
+import { boundedRegex, isRe2RegExp, type ProgramSize, programSize } from './linear-regex.ts';
 
 type Range = readonly [number, number];
 
@@ -1109,7 +1109,7 @@ const CACHE_LIMIT = 256;
 /** A pattern made at run time, compiled for a linear engine, with its program's size. */
 interface RuntimePattern {
   readonly re: RegExp;
-  readonly size: number | undefined;
+  readonly size: ProgramSize | undefined;
 }
 
 const cache = new Map<string, RuntimePattern>();
@@ -1142,10 +1142,12 @@ export const RUNTIME_REGEX_BUDGET = 1_500_000;
  */
 export function runtimeJavaRegex(pattern: string, inputLength: number): RegExp {
   const { re, size } = runtimePattern(pattern);
-  const work = size === undefined ? Number.POSITIVE_INFINITY : size * (inputLength + 1);
+  const work = size === undefined ? Number.POSITIVE_INFINITY : size.size * (inputLength + 1);
   if (work > RUNTIME_REGEX_BUDGET) {
     const program =
-      size === undefined ? 'a program whose size cannot be measured' : `a program of ${size} instructions`;
+      size === undefined
+        ? 'a program whose size cannot be measured'
+        : `a program of ${size.estimated ? 'at most ' : ''}${size.size} instructions${size.estimated ? ' (estimated from its text)' : ''}`;
     throw new PorticoError(
       ErrorCode.EXPRESSION,
       `Java regular expression made at run time: ${program} (pattern of ${pattern.length} characters) against ${inputLength} characters of input exceeds the budget of ${RUNTIME_REGEX_BUDGET} instruction steps`,
