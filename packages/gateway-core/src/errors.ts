@@ -116,3 +116,20 @@ export class PorticoError extends Error {
 export function isPorticoError(value: unknown, code?: ErrorCodeValue): value is PorticoError {
   return value instanceof PorticoError && (code === undefined || value.code === code);
 }
+
+/** One error for several problems: the first, with all of them as its cause (see problemsOf). */
+export function combineProblems(problems: readonly PorticoError[]): PorticoError {
+  const first = problems[0]!;
+  if (problems.length === 1) return first;
+  return new PorticoError(first.code, `${first.message} (and ${problems.length - 1} more)`, {
+    ...first.details,
+    cause: problems,
+  });
+}
+
+/** The problems one error stands for: itself, or the ones a combined error carries as its cause. */
+export function problemsOf(error: PorticoError): PorticoError[] {
+  const { cause } = error.details;
+  if (Array.isArray(cause) && cause.length > 0 && cause.every((item) => isPorticoError(item))) return cause;
+  return [error];
+}

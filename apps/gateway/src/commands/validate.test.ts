@@ -79,6 +79,43 @@ describe('portico validate', () => {
     ]);
   });
 
+  it('reports every invalid constant pattern of an expression, each with its JSON path and column', async () => {
+    const base = instance({
+      'config/config.json': router,
+      'config/routes/10-ok.json': ok,
+      'config/routes/20-patterns.json': {
+        condition: "${request.uri.path.matches('[')}",
+        handler: {
+          type: 'StaticResponseHandler',
+          config: {
+            status: 200,
+            entity: "${request.uri.path.replaceAll('(', '')} ${request.uri.path.replaceFirst('a{', '')}",
+          },
+        },
+      },
+    });
+    const { code, stdout, stderr } = await validate(base);
+    expect(code).toBe(1);
+    const file = path.join(base, 'config/routes/20-patterns.json');
+    expect(stderr.filter((line) => line.startsWith('PORTICO_E_'))).toEqual([
+      expect.stringMatching(
+        /^PORTICO_E_EXPRESSION \S+ \$\.handler\.config\.entity: invalid regular expression "\(" \(Java regular expression: unclosed group\) at column 31 of /,
+      ),
+      expect.stringMatching(
+        /^PORTICO_E_EXPRESSION \S+ \$\.handler\.config\.entity: invalid regular expression "a\{" \(Java regular expression: illegal repetition\) at column 73 of /,
+      ),
+      expect.stringMatching(
+        /^PORTICO_E_EXPRESSION \S+ \$\.condition: invalid regular expression "\[" \(Java regular expression: unclosed character class\) at column 28 of /,
+      ),
+    ]);
+    for (const line of stderr.filter((l) => l.startsWith('PORTICO_E_'))) expect(line).toContain(file);
+    expect(stdout).toEqual([
+      'config/config.json: ok',
+      'config/routes/10-ok.json: ok',
+      'config/routes/20-patterns.json: 3 problems',
+    ]);
+  });
+
   it('reports every object of config.json that cannot be created, also when the handler cannot', async () => {
     const base = instance({
       'config/config.json': {

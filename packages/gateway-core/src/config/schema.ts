@@ -1,6 +1,6 @@
 import { brand, brandClass, hasBrand } from '../brand.ts';
 import { Duration } from '../duration/index.ts';
-import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
+import { ErrorCode, isPorticoError, PorticoError, problemsOf } from '../errors.ts';
 import { hiddenValue, typeName } from '../expression/coercion.ts';
 import type { Bindings, NameCheck } from '../expression/compiler.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
@@ -229,9 +229,11 @@ export function fail(ctx: ParseContext, path: string, message: string, expected:
   return INVALID;
 }
 
-function record(ctx: ParseContext, error: unknown, path: string): typeof INVALID {
+/** Records a coded error at `path`: each of its problems, when it combines several (an expression's). */
+export function record(ctx: ParseContext, error: unknown, path: string): typeof INVALID {
   if (!isPorticoError(error)) throw error;
-  ctx.errors.push(error.at({ ...(ctx.file === undefined ? {} : { file: ctx.file }), jsonPath: path }));
+  for (const problem of problemsOf(error))
+    ctx.errors.push(problem.at({ ...(ctx.file === undefined ? {} : { file: ctx.file }), jsonPath: path }));
   return INVALID;
 }
 

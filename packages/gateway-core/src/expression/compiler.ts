@@ -1,4 +1,4 @@
-import { isPorticoError } from '../errors.ts';
+import { isPorticoError, type PorticoError } from '../errors.ts';
 import { getProperty, NO_SUCH_METHOD } from './access.ts';
 import type { BinaryOp, Node } from './ast.ts';
 import { elCompare, elEquals, isEmpty, toBoolean, toNumber, typeName } from './coercion.ts';
@@ -27,6 +27,11 @@ export interface CompileContext {
    * secret an operator keeps there, which messages describe instead of quoting.
    */
   readsEnvironment?: boolean;
+  /**
+   * Problems that do not stop the compilation (a constant pattern that does not compile), so that
+   * one load reports each of them; the expression fails with all of them once compiled.
+   */
+  problems: PorticoError[];
 }
 
 /**
@@ -173,7 +178,7 @@ function method(node: Extract<Node, { kind: 'method' }>, ctx: CompileContext): E
   const regexArg = Object.hasOwn(REGEX_METHOD_ARGS, name) ? REGEX_METHOD_ARGS[name]! : -1;
   // A string method's constant pattern, compiled once here: on a string it is passed compiled (no
   // cache look-up, no run-time budget); any other value gets the text, as written.
-  const re = regexArg < 0 ? undefined : constantRegex(compiled[regexArg]);
+  const re = regexArg < 0 ? undefined : constantPattern(compiled[regexArg], node.args[regexArg], ctx);
   return (b) => {
     const self = object(b);
     const values = args.map((a) => a(b));
@@ -186,14 +191,29 @@ function method(node: Extract<Node, { kind: 'method' }>, ctx: CompileContext): E
 }
 
 /**
- * A constant string argument compiled as a Java pattern, or undefined: not constant, or not a valid
- * pattern (whose call then fails at run time as before, the method being known only then).
+ * A constant string argument compiled as a Java pattern, or undefined when it is not constant. One
+ * that does not compile is a problem of the expression, reported at load (the incumbents fail only
+ * when it runs, with null and a warning); a method's too, though the method is only known then:
+ * every method of that name takes a pattern there.
  */
-function constantRegex(arg: Compiled | undefined): RegExp | undefined {
-  if (arg === undefined || !arg.constant || typeof arg.value !== 'string') return undefined;
+function constantPattern(
+  arg: Compiled | undefined,
+  node: Node | undefined,
+  ctx: CompileContext,
+): RegExp | undefined {
+  if (arg === undefined || node === undefined || !arg.constant || typeof arg.value !== 'string')
+    return undefined;
   try {
     return compileJavaRegex(arg.value);
-  } catch {
+  } catch (error) {
+    ctx.problems.push(
+      expressionError(
+        `invalid regular expression ${JSON.stringify(arg.value)} (${(error as Error).message})`,
+        ctx.text,
+        node.pos,
+        'a valid Java regular expression',
+      ),
+    );
     return undefined;
   }
 }
@@ -216,25 +236,9 @@ function call(node: Extract<Node, { kind: 'call' }>, ctx: CompileContext): Evalu
   const args = node.args.map((a, i) => {
     const compiled = compileNode(a, ctx);
     const precompile = fn.regexArgs?.includes(i);
-    if (
-      !(precompile || fn.patternArgs?.includes(i)) ||
-      !compiled.constant ||
-      typeof compiled.value !== 'string'
-    ) {
-      return compiled.ev;
-    }
-    const pattern = compiled.value;
-    try {
-      const re = compileJavaRegex(pattern);
-      return precompile ? () => re : compiled.ev;
-    } catch (error) {
-      throw expressionError(
-        `invalid regular expression ${JSON.stringify(pattern)} (${(error as Error).message})`,
-        ctx.text,
-        a.pos,
-        'a valid Java regular expression',
-      );
-    }
+    if (!(precompile || fn.patternArgs?.includes(i))) return compiled.ev;
+    const re = constantPattern(compiled, a, ctx);
+    return precompile && re !== undefined ? () => re : compiled.ev;
   });
   const f = fn.fn;
   switch (args.length) {

@@ -1,4 +1,4 @@
-import { isPorticoError } from '../errors.ts';
+import { combineProblems, isPorticoError } from '../errors.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
 import { getProperty, setProperty } from './access.ts';
 import type { Node } from './ast.ts';
@@ -96,7 +96,8 @@ const WARNING_INTERVAL_MS = 60_000;
  * Compiles configuration text once, at load time: either one `${...}` (whose result keeps its type)
  * or a template mixing text and expressions (whose result is text). Throws a PorticoError
  * (`PORTICO_E_EXPRESSION`) with the column for any syntax error, unknown function, wrong number of
- * arguments or constant regular expression that does not compile.
+ * arguments or constant regular expression that does not compile (given to a function or to a string
+ * method). Every such pattern is named: past the first, the error lists them all as its cause.
  */
 export function compile<T extends ExpectedType = 'any'>(
   text: string,
@@ -137,10 +138,12 @@ export function compileLValue(text: string, options: CompileOptions = {}): LValu
     );
   }
   const warnings = warningLimiter(text, options);
-  const ctx: CompileContext = { text, warn: (m) => warnings.warn(m), names: options.names };
-  const container = compileContainer(node.object, ctx);
-  const key = compileNode(node.property, ctx).ev;
-  const read = compileNode(node, ctx).ev;
+  const ctx: CompileContext = { text, warn: (m) => warnings.warn(m), names: options.names, problems: [] };
+  const [container, key, read] = compiling(ctx, () => [
+    compileContainer(node.object, ctx),
+    compileNode(node.property, ctx).ev,
+    compileNode(node, ctx).ev,
+  ]);
   return {
     text,
     evaluate: (bindings = EMPTY_BINDINGS) => guard(read, bindings, warnings),
@@ -161,6 +164,22 @@ export function compileLValue(text: string, options: CompileOptions = {}): LValu
       );
     },
   };
+}
+
+/**
+ * Runs a compilation and fails with every problem it found that did not stop it (a constant pattern
+ * that does not compile), and the one that did, if any: one load reports them all.
+ */
+function compiling<T>(ctx: CompileContext, run: () => T): T {
+  let result: T;
+  try {
+    result = run();
+  } catch (error) {
+    if (ctx.problems.length === 0 || !isPorticoError(error)) throw error;
+    throw combineProblems([...ctx.problems, error]);
+  }
+  if (ctx.problems.length > 0) throw combineProblems(ctx.problems);
+  return result;
 }
 
 /**
@@ -211,10 +230,10 @@ class CompiledExpression<T> implements Expression<T> {
     this.text = text;
     this.expectedType = expectedType;
     this.warnings = warnings;
-    const ctx: CompileContext = { text, warn: (m) => this.warnings.warn(m), constants, names };
+    const ctx: CompileContext = { text, warn: (m) => this.warnings.warn(m), constants, names, problems: [] };
     const parts = parseTemplate(text);
-    const compiled = parts.map((p) =>
-      p.kind === 'text' ? { ev: () => p.text, constant: true } : compileNode(p.node, ctx),
+    const compiled = compiling(ctx, () =>
+      parts.map((p) => (p.kind === 'text' ? { ev: () => p.text, constant: true } : compileNode(p.node, ctx))),
     );
     this.isConstant = compiled.every((c) => c.constant);
     this.readsRequestBody = partsReadEntity(parts, 'request');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isPorticoError, type PorticoError, problemsOf } from '../errors.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { compile } from './expression.ts';
 import { RUNTIME_REGEX_BUDGET } from './java/index.ts';
@@ -101,10 +102,33 @@ describe('a constant pattern is compiled at load and not budgeted', () => {
     }
   });
 
-  it('an invalid constant method pattern still fails when it runs, not at load', () => {
-    const { value, problems } = run("${request.headers['T'][0].split('(')}", 'a(b');
-    expect(value).toBeNull();
-    expect(problems[0]).toContain('Java regular expression');
+  it('an invalid constant pattern fails at load, each of an expression with its column and its fault', () => {
+    const text =
+      "${request.uri.path.split('(')}/${request.uri.path.replaceAll('[', 'x')}/${request.uri.path.replaceFirst('a{', '')}/${request.uri.path.matches('(?=a)')}/${matches(request.uri.path, '*')}";
+    let error: unknown;
+    try {
+      compile(text);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isPorticoError(error, 'PORTICO_E_EXPRESSION')).toBe(true);
+    const problems = problemsOf(error as PorticoError).map((p) => [p.code, p.details.column, p.message]);
+    expect(problems).toEqual(
+      (
+        [
+          [26, '"(" (Java regular expression: unclosed group)'],
+          [62, '"[" (Java regular expression: unclosed character class)'],
+          [105, '"a{" (Java regular expression: illegal repetition)'],
+          [143, '"(?=a)" (Java regular expression: it cannot run in time linear in its input'],
+          [181, `"*" (Java regular expression: dangling meta character '*')`],
+        ] as const
+      ).map(([column, fault]) => [
+        'PORTICO_E_EXPRESSION',
+        column,
+        expect.stringContaining(`invalid regular expression ${fault}`),
+      ]),
+    );
+    for (const [, column, message] of problems) expect(message).toContain(` at column ${column} of `);
   });
 
   it('on a value other than a string, the method gets the pattern as written', () => {

@@ -1,5 +1,12 @@
-import { fail, INVALID, nameCheck, type ParseContext, Schema, whereWritten } from '../config/schema.ts';
-import { isPorticoError } from '../errors.ts';
+import {
+  fail,
+  type INVALID,
+  nameCheck,
+  type ParseContext,
+  record,
+  Schema,
+  whereWritten,
+} from '../config/schema.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import { compile, type Expression } from '../expression/expression.ts';
@@ -104,9 +111,7 @@ class ConditionSchema extends Schema<Condition> {
         }),
       };
     } catch (error) {
-      if (!isPorticoError(error)) throw error;
-      ctx.errors.push(error.at({ ...(ctx.file === undefined ? {} : { file: ctx.file }), jsonPath: path }));
-      return INVALID;
+      return record(ctx, error, path);
     }
   }
 

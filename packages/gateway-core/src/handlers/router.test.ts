@@ -294,6 +294,36 @@ describe('Router', () => {
     for (const failure of router.failures) expect(failure.file).toMatch(/\.json$/);
   });
 
+  it('refuses on its own a route whose expression holds an invalid constant pattern, and serves the others', async () => {
+    const { router, label, call } = await setup({
+      'a-pattern.json': {
+        handler: { type: 'LabelHandler', config: { label: "${request.uri.path.split('(')[0]}" } },
+      },
+      'b-good.json': route('good'),
+    });
+    // Found at load, not when a request evaluates the label (it would be null and a warning then).
+    expect(router.failures).toMatchObject([
+      {
+        id: 'a-pattern',
+        problems: [
+          {
+            code: 'PORTICO_E_EXPRESSION',
+            message: expect.stringContaining(
+              'invalid regular expression "(" (Java regular expression: unclosed group)',
+            ),
+            details: {
+              file: expect.stringMatching(/a-pattern\.json$/),
+              jsonPath: '$.handler.config.label',
+              column: 26,
+            },
+          },
+        ],
+      },
+    ]);
+    expect(await label('/')).toBe('good');
+    expect((await call('/x')).status).toBe(200);
+  });
+
   it('refuses a route nested thousands of levels deep on its own, and serves the others', async () => {
     const depth = 5000;
     const { router, label } = await setup({

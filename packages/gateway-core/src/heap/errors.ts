@@ -1,5 +1,7 @@
-import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
+import { combineProblems, ErrorCode, isPorticoError, PorticoError, problemsOf } from '../errors.ts';
 import type { Where } from './declaration.ts';
+
+export { combineProblems as combine, problemsOf } from '../errors.ts';
 
 /** Where a reference is written, when known. */
 export interface Site {
@@ -19,6 +21,9 @@ export function locate(
   expected = 'a configuration this object can be created from',
 ): PorticoError {
   if (isPorticoError(error)) {
+    // Each problem of a combined error (an expression's, compiled by the plugin itself) is placed.
+    const problems = problemsOf(error);
+    if (problems.length > 1) return combineProblems(problems.map((p) => locate(p, where, what, expected)));
     if (error.details.file !== undefined) return error;
     return error.at({
       ...(where.file === undefined ? {} : { file: where.file }),
@@ -35,29 +40,12 @@ export function locate(
   });
 }
 
-/** The problems one error stands for: parseConfig reports all problems of a config as its cause. */
-export function problemsOf(error: PorticoError): PorticoError[] {
-  const { cause } = error.details;
-  if (Array.isArray(cause) && cause.length > 0 && cause.every((item) => isPorticoError(item))) return cause;
-  return [error];
-}
-
 /** The details naming a site, leaving out what is not known rather than writing undefined. */
 export function located(site: Site): { file?: string; jsonPath?: string } {
   return {
     ...(site.file === undefined ? {} : { file: site.file }),
     ...(site.jsonPath === undefined ? {} : { jsonPath: site.jsonPath }),
   };
-}
-
-/** One error for a declaration's problems: the first, with all of them as its cause. */
-export function combine(problems: readonly PorticoError[]): PorticoError {
-  const first = problems[0]!;
-  if (problems.length === 1) return first;
-  return new PorticoError(first.code, `${first.message} (and ${problems.length - 1} more)`, {
-    ...first.details,
-    cause: problems,
-  });
 }
 
 /** The cycle a wait would close, printed as `A -> B -> A`, at the reference that closes it. */

@@ -171,6 +171,17 @@ describe('Heap: errors', () => {
     expect(error.details).toMatchObject({ file: 'routes/r.json', jsonPath: '$.heap[0].config.handler.type' });
   });
 
+  it("places each problem of an expression a plugin compiles itself at the object's declaration", async () => {
+    const { heap } = testHeap({ file: 'routes/r.json' });
+    const text = "${request.uri.path.split('(')} ${request.uri.path.matches('[')}";
+    heap.declare([{ name: 'own', type: 'OwnExpression', config: { text } }]);
+    const problems = problemsOf(await failure(heap.get('own')));
+    expect(problems.map((p) => [p.code, p.details.file, p.details.jsonPath, p.details.column])).toEqual([
+      [ErrorCode.EXPRESSION, 'routes/r.json', '$.heap[0]', 26],
+      [ErrorCode.EXPRESSION, 'routes/r.json', '$.heap[0]', 59],
+    ]);
+  });
+
   it('reports an object of the wrong kind where the reference is', async () => {
     const { heap, journal } = testHeap({ file: 'routes/r.json' });
     heap.declare([
