@@ -1,6 +1,5 @@
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serviceUrl } from '@portico/test-support';
+import { serviceUrl, startTcpRelay } from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { send, statuses, throttlingHeap } from './fixtures/support.ts';
 import type { ThrottlingFilter } from './throttling-filter.ts';
@@ -21,39 +20,6 @@ async function instanceFilter(config: unknown, baseDirectory?: string) {
   });
   heaps.push(heap);
   return { filter: await heap.get<ThrottlingFilter>('Throttle', 'filter'), logger };
-}
-
-/** A TCP relay to Redis that can be cut and restored, to make an outage without stopping Redis. */
-async function relayTo(target: string) {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(port), hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const relayPort = (server.address() as net.AddressInfo).port;
-  return {
-    url: `redis://127.0.0.1:${relayPort}`,
-    async cut() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      });
-    },
-    async restore() {
-      await new Promise<void>((resolve) => server.listen(relayPort, '127.0.0.1', resolve));
-    },
-    async close() {
-      server.close();
-      for (const socket of sockets) socket.destroy();
-    },
-  };
 }
 
 describe.skipIf(!redisUrl)('ThrottlingFilter with Redis', () => {
@@ -99,7 +65,7 @@ describe.skipIf(!redisUrl)('ThrottlingFilter with Redis', () => {
   });
 
   it('lets requests through during an outage, logs it once, and throttles again once Redis answers', async () => {
-    const relay = await relayTo(redisUrl!);
+    const relay = await startTcpRelay(redisUrl!);
     try {
       const { filter, logger } = await instanceFilter({
         rate: { numberOfRequests: 2, duration: '1 hour' },

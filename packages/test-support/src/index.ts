@@ -19,4 +19,5 @@ export {
   startRedisSentinelGroup,
 } from './redis-sentinel.ts';
 export { serviceUrl } from './services.ts';
+export { startTcpRelay, type TcpRelay } from './tcp-relay.ts';
 export { waitFor } from './wait.ts';
