@@ -73,6 +73,12 @@ export interface PorticoErrorDetails {
    * discovered its plugins. Its message already says to restart the gateway to use it.
    */
   pluginInstalledSince?: string;
+  /**
+   * The failure was logged where it was found, with what it means: one line for an outage of a
+   * store, not one for every request it fails. Who catches it answers it without logging it again
+   * (at debug level only, with its transaction).
+   */
+  logged?: boolean;
   cause?: unknown;
 }
 

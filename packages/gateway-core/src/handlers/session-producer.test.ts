@@ -102,6 +102,25 @@ describe('commitSession', () => {
     ]);
   });
 
+  // A store's outage is logged once by the store; an error line for each request it failed was a
+  // flood of lines saying the same thing.
+  it('answers 500 but logs at debug level only a failure the producer has logged', async () => {
+    const failure = new PorticoError(ErrorCode.SESSION, 'the store is unavailable', { logged: true });
+    const { producer } = memoryProducer(failure);
+    const logger = createMemoryLogger();
+    const handle = await producer.open(new Request({ uri: 'http://app/' }));
+    const answer = await commitSession(handle, Response.text(200, 'ok'), logger, 't3');
+    expect(answer.status).toBe(500);
+    expect(await answer.entity.text()).toBe('Internal Server Error');
+    expect(logger.records).toEqual([
+      {
+        level: 'debug',
+        message: 'the session could not be saved',
+        data: { transactionId: 't3', code: 'PORTICO_E_SESSION', error: 'the store is unavailable' },
+      },
+    ]);
+  });
+
   it('recognises producers by their open method', () => {
     expect(isSessionProducer(memoryProducer().producer)).toBe(true);
     expect(isSessionProducer({})).toBe(false);

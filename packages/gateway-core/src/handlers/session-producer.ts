@@ -10,7 +10,8 @@ export interface SessionHandle {
   data(): Session;
   /**
    * Saves the session when it was used and changed, adding to the response what the user agent must
-   * keep (a cookie). Rejects when the session cannot be saved.
+   * keep (a cookie) only once it is saved. Rejects when the session cannot be saved: a PorticoError
+   * with `details.logged` when the producer has logged why (an outage of its store, said once).
    */
   commit(response: Response): Promise<void> | undefined;
 }
@@ -32,7 +33,9 @@ export function isSessionProducer(value: unknown): value is SessionProducer {
 /**
  * Saves an exchange's session and gives the response to send. A session that cannot be saved must
  * not disappear unnoticed: the failure is logged and the client gets 500 instead of the response
- * (whose body is discarded), since what the request put in the session is lost.
+ * (whose body is discarded, and with it any cookie naming the session), since what the request put
+ * in the session is lost. A failure the producer logged already (`details.logged`: a store's
+ * outage, said once) is logged again at debug level only.
  */
 export function commitSession(
   session: SessionHandle,
@@ -55,11 +58,13 @@ export function commitSession(
 }
 
 function failedSession(error: unknown, response: Response, logger: Logger, transactionId: string): Response {
-  logger.error('the session could not be saved', {
+  const data = {
     transactionId,
     ...(isPorticoError(error) ? { code: error.code } : {}),
     error: error instanceof Error ? error.message : String(error),
-  });
+  };
+  if (isPorticoError(error) && error.details.logged) logger.debug('the session could not be saved', data);
+  else logger.error('the session could not be saved', data);
   response.entity.discard();
   const failed = Response.text(500, 'Internal Server Error');
   if (error instanceof Error) failed.cause = error;
