@@ -13,6 +13,7 @@ import {
   type Logger,
   type Request,
   Response,
+  redisTimeout,
   redisUri,
   s,
 } from '@portico/gateway-core';
@@ -162,14 +163,7 @@ const redisSchema = s.object({
   uri: redisUri(),
   keyPrefix: s.string().optional(),
   whenUnavailable: s.enumOf(['allow', 'reject'] as const).default('allow'),
-  timeout: s
-    .duration()
-    .refine(
-      (timeout) =>
-        timeout.isZero || timeout.isUnlimited ? 'the timeout must be finite and above zero' : undefined,
-      'a duration above zero such as "500 ms"',
-    )
-    .default(Duration.parse('1 second')),
+  timeout: redisTimeout(),
 });
 
 interface Resources {

@@ -15,7 +15,12 @@ export {
 } from './builtins/log-sink.ts';
 // Configuration schemas.
 export { charsetSetting } from './config/charset-setting.ts';
-export { type RedisClientArguments, redisClientArguments, redisUri } from './config/redis-uri.ts';
+export {
+  type RedisClientArguments,
+  redisClientArguments,
+  redisTimeout,
+  redisUri,
+} from './config/redis-uri.ts';
 export {
   childPath,
   INVALID,

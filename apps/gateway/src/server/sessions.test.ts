@@ -1,9 +1,17 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { defineHeaplet, definePlugin, type Handler, Request, Response, s } from '@portico/gateway-core';
 import { checkConfig, createMemoryLogger } from '@portico/gateway-core/runtime';
-import { redisBinariesAvailable, serviceUrl, startRedisSentinelGroup, waitFor } from '@portico/test-support';
+import {
+  redisBinariesAvailable,
+  serviceUrl,
+  startRedisSentinelGroup,
+  startTcpRelay,
+  waitFor,
+} from '@portico/test-support';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequestListener } from './app.ts';
@@ -43,6 +51,15 @@ const visits = definePlugin({
       }),
     }),
     defineHeaplet({
+      type: 'SessionReader',
+      kind: 'handler',
+      config: s.object({}),
+      create: (): Handler => ({
+        handle: async (context) =>
+          new Response({ status: 200, entity: String(context.session.visits ?? 'none') }),
+      }),
+    }),
+    defineHeaplet({
       type: 'SessionFree',
       kind: 'handler',
       config: s.object({}),
@@ -57,12 +74,17 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function appWith(session: unknown) {
+/** The request listener of a gateway counting visits at /count, reading them at /read, with `session`. */
+async function listenerWith(session: unknown) {
   const base = mkdtempSync(path.join(os.tmpdir(), 'portico-session-'));
   mkdirSync(path.join(base, 'config', 'routes'), { recursive: true });
   writeFileSync(
     path.join(base, 'config', 'routes', 'count.json'),
     JSON.stringify({ condition: "${request.uri.path == '/count'}", handler: { type: 'VisitCounter' } }),
+  );
+  writeFileSync(
+    path.join(base, 'config', 'routes', 'count-read.json'),
+    JSON.stringify({ condition: "${request.uri.path == '/read'}", handler: { type: 'SessionReader' } }),
   );
   writeFileSync(
     path.join(base, 'config', 'routes', 'free.json'),
@@ -75,9 +97,34 @@ async function appWith(session: unknown) {
     await gateway.destroy();
     await sessions.close();
   });
-  const callback = createRequestListener(gateway, logger, sessions);
+  return createRequestListener(gateway, logger, sessions);
+}
+
+async function appWith(session: unknown) {
+  const callback = await listenerWith(session);
   return (url: string, cookie?: string) =>
     inject(callback, { url, ...(cookie ? { headers: { cookie } } : {}) });
+}
+
+/** The same gateway listening on a port, asked over real connections. */
+async function servedWith(session: unknown) {
+  const server = http.createServer(await listenerWith(session));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return async (url: string, cookie?: string) => {
+    const started = performance.now();
+    const response = await fetch(origin + url, cookie ? { headers: { cookie } } : {});
+    return {
+      status: response.status,
+      text: await response.text(),
+      cookie: response.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('IG_SESSIONID='))
+        ?.split(';')[0],
+      ms: performance.now() - started,
+    };
+  };
 }
 
 function sessionCookie(
@@ -196,6 +243,19 @@ describe('server-side sessions', () => {
     ).toBe(100_000);
   });
 
+  it('bound each Redis command to store.timeout, 1 second by default, finite and above zero', () => {
+    const store = (config: unknown) => checkConfig(sessionSchema, { store: config }, { logger });
+    expect(store({ type: 'redis', uri: 'redis://r' }).value!.store.timeout.toMillis()).toBe(1000);
+    expect(
+      store({ type: 'redis', uri: 'redis://r', timeout: '250 ms' }).value!.store.timeout.toMillis(),
+    ).toBe(250);
+    for (const timeout of ['0 ms', 'unlimited'])
+      expect(store({ type: 'redis', uri: 'redis://r', timeout }).errors[0]).toMatchObject({
+        code: 'PORTICO_E_CONFIG',
+        details: { jsonPath: '$.store.timeout', expected: 'a duration above zero such as "500 ms"' },
+      });
+  });
+
   it('ignores an unknown or forged session cookie and starts a new session', async () => {
     const call = await appWith({});
     const response = await call('/count', 'IG_SESSIONID=forged-id');
@@ -216,16 +276,19 @@ describe('server-side sessions', () => {
 
   // Each request that wrote its session during an outage logged a line of its own: a flood of error
   // lines, one per request, where the outage had been said once.
-  it('go on with Redis down, and say so once per outage, not once per request', async () => {
+  it('refuse session writes with Redis down, and say so once per outage, not once per request', async () => {
     const before = logger.records.length;
     const call = await appWith({
       store: { type: 'redis', uri: 'redis://127.0.0.1:1', prefix: 'portico:down:' },
     });
-    for (let i = 0; i < 20; i++) expect((await call('/count')).payload).toBe('1');
-    const about = (message: string) =>
-      logger.records.slice(before).filter((r) => r.message === message).length;
-    expect(about('session store unreachable')).toBe(1);
-    expect(about('session save failed')).toBe(0);
+    for (let i = 0; i < 20; i++) expect((await call('/count')).statusCode).toBe(500);
+    const errors = logger.records.slice(before).filter((r) => r.level === 'error');
+    expect(errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^the session store is unavailable/),
+        data: expect.objectContaining({ code: 'PORTICO_E_SESSION' }),
+      }),
+    ]);
   });
 
   it.skipIf(!redisBinariesAvailable())(
@@ -253,6 +316,82 @@ describe('server-side sessions', () => {
     },
     120_000,
   );
+});
+
+/**
+ * The Redis store when Redis fails, through a relay to the real Redis (the shared one stays up): a
+ * session change that cannot be stored must not be answered as done, with a cookie naming nothing.
+ */
+describe.skipIf(!redis)('server-side sessions in Redis, when Redis fails', () => {
+  const settings = (uri: string) => ({
+    store: {
+      type: 'redis',
+      uri,
+      prefix: `portico:test:outage:${process.pid}:${Date.now()}:`,
+      timeout: '300 ms',
+    },
+  });
+  const since = (before: number, level: string) =>
+    logger.records.slice(before).filter((r) => r.level === level);
+
+  // A write during an outage was answered 200 with a cookie for a session that was never stored.
+  it('answer 500 without a cookie to a change that cannot be stored; reads see no session; one coded line', async () => {
+    const relay = await startTcpRelay(redis!);
+    cleanups.push(() => relay.close());
+    const call = await servedWith(settings(relay.url));
+    const stored = await call('/count');
+    expect(stored).toMatchObject({ status: 200, text: '1' });
+    const before = logger.records.length;
+    await relay.cut();
+    for (let i = 0; i < 5; i++) {
+      const refused = await call('/count');
+      expect(refused).toMatchObject({ status: 500, text: 'Internal Server Error', cookie: undefined });
+    }
+    // The stored session cannot be read: the request goes on as one without a session.
+    expect(await call('/read', stored.cookie)).toMatchObject({
+      status: 200,
+      text: 'none',
+      cookie: undefined,
+    });
+    expect(await call('/count', stored.cookie)).toMatchObject({ status: 500, cookie: undefined });
+    expect(since(before, 'error')).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^the session store is unavailable/),
+        data: expect.objectContaining({ code: 'PORTICO_E_SESSION' }),
+      }),
+    ]);
+    await relay.restore();
+    // The client reconnects by itself; the session stored before the outage is there again.
+    await waitFor('Redis again', async () => (await call('/read', stored.cookie)).text === '1', {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
+    expect(await call('/count', stored.cookie)).toMatchObject({ status: 200, text: '2' });
+    expect(since(before, 'info').map((r) => r.message)).toContain('the session store answers again');
+  });
+
+  // With no command timeout, a Redis that stopped answering held every request with a session
+  // cookie (and every one writing its session) for as long as it stayed silent.
+  it('answer within the store timeout when Redis accepts connections and never answers', async () => {
+    const relay = await startTcpRelay(redis!);
+    cleanups.push(() => relay.close());
+    const call = await servedWith(settings(relay.url));
+    const stored = await call('/count');
+    expect(stored.status).toBe(200);
+    relay.freeze();
+    const write = await call('/count', stored.cookie);
+    expect(write).toMatchObject({ status: 500, cookie: undefined });
+    const read = await call('/read', stored.cookie);
+    expect(read).toMatchObject({ status: 200, text: 'none', cookie: undefined });
+    // 300 ms for the read, 300 for the write, and the time a busy machine adds.
+    expect(write.ms).toBeLessThan(2000);
+    expect(read.ms).toBeLessThan(2000);
+    relay.thaw();
+    await waitFor('Redis again', async () => (await call('/read', stored.cookie)).text === '1', {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
+  }, 30_000);
 });
 
 const SECRET = Buffer.alloc(32, 7).toString('base64');

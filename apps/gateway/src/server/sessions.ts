@@ -90,7 +90,12 @@ export class SessionSupport implements SessionProducer {
   static async create(settings: SessionSettings, logger: Logger): Promise<SessionSupport> {
     const store =
       settings.store.type === 'redis' && settings.store.uri
-        ? await redisStore(settings.store.uri, settings.store.prefix, logger)
+        ? await redisStore(
+            settings.store.uri,
+            settings.store.prefix,
+            settings.store.timeout.toMillis(),
+            logger,
+          )
         : memoryStore(settings.store.maxSessions);
     logger.info('server-side sessions', {
       store: settings.store.type,
@@ -130,7 +135,9 @@ export class SessionSupport implements SessionProducer {
   ): Promise<void> {
     const empty = Object.keys(data).length === 0;
     if (empty) {
-      // An emptied session is removed, cookie included; one never filled is never stored.
+      // An emptied session is removed, cookie included; one never filled is never stored. A removal
+      // the store refuses rejects (500): a sign-out must not be answered as done while the session
+      // lives on.
       if (stored !== undefined && id !== undefined) {
         await this.#store.destroy(id);
         response.headers.add(
@@ -141,9 +148,20 @@ export class SessionSupport implements SessionProducer {
       return;
     }
     const key = stored !== undefined && id !== undefined ? id : randomBytes(24).toString('base64url');
-    // Saved on every use, so the idle timeout starts again (the cookie's lifetime too).
-    if (JSON.stringify(data) !== before || stored !== undefined) {
-      await this.#store.set(key, data, this.#settings.timeout.toMillis());
+    const ttl = this.#settings.timeout.toMillis();
+    if (JSON.stringify(data) !== before) {
+      // A change the store refuses rejects: the request is answered 500, never with a cookie naming
+      // a session that was not stored.
+      await this.#store.set(key, data, ttl);
+    } else {
+      // Saved on every use, so the idle timeout starts again (the cookie's lifetime too). Nothing
+      // changed is lost when that fails (the store logged why): the session keeps its old expiry,
+      // and the client its cookie.
+      const renewed = await this.#store.set(key, data, ttl).then(
+        () => true,
+        () => false,
+      );
+      if (!renewed) return;
     }
     response.headers.add('Set-Cookie', `${this.#cookiePrefix}${key}; ${attributes}`);
   }
@@ -263,24 +281,49 @@ function memoryStore(maxSessions: number): Store {
 }
 
 /**
- * Sessions in Redis, for several gateway instances behind one load balancer. When Redis cannot be
- * read, the request goes on with a new empty session (logged once per outage) rather than failing.
+ * Sessions in Redis, for several gateway instances behind one load balancer. No command waits for
+ * Redis: it fails at once while Redis is unreachable (no offline queue, no retry) and after
+ * `timeoutMs` when Redis stops answering. While Redis fails, a session that cannot be read is none
+ * (the request goes on without it) and one that cannot be stored or removed rejects (its request is
+ * answered 500, without the cookie): said once when the outage begins, not for every request.
  */
-async function redisStore(uri: string, prefix: string, logger: Logger): Promise<Store> {
+async function redisStore(uri: string, prefix: string, timeoutMs: number, logger: Logger): Promise<Store> {
   const { Redis } = await import('ioredis');
   const target = redisClientArguments(uri);
-  const options = { ...target.options, maxRetriesPerRequest: 1, enableOfflineQueue: false };
+  const options = {
+    ...target.options,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+    connectionName: 'portico-sessions',
+  };
   // Through Sentinel (redis-sentinel://), the client asks for the group's primary and follows failovers.
   const client = target.uri === undefined ? new Redis(options) : new Redis(target.uri, options);
   let down = false;
-  client.on('error', (error: Error) => {
-    if (!down) logger.error('session store unreachable', { store: 'redis', error: error.message });
-    down = true;
-  });
-  client.on('ready', () => {
-    if (down) logger.info('session store reachable again', { store: 'redis' });
+  /** A failure of Redis, the outage it begins logged once; the error the request fails with. */
+  const failure = (error: unknown): PorticoError => {
+    const message = error instanceof Error ? error.message : String(error);
+    if (!down) {
+      down = true;
+      logger.error(
+        'the session store is unavailable: sessions read as none and changes are answered 500 until it answers again',
+        { code: ErrorCode.SESSION, store: 'redis', error: message },
+      );
+    }
+    return new PorticoError(ErrorCode.SESSION, `the session store is unavailable: ${message}`, {
+      logged: true,
+      cause: error,
+    });
+  };
+  // An outage ends with a new connection or a write that succeeds, not with a read: a Redis out of
+  // memory (maxmemory, noeviction) still answers reads and refuses every write.
+  const answering = () => {
+    if (!down) return;
     down = false;
-  });
+    logger.info('the session store answers again', { store: 'redis' });
+  };
+  client.on('error', failure);
+  client.on('ready', answering);
   // Commands are not queued while disconnected (requests must not hang in an outage), so wait for
   // the first connection, within reason, before serving.
   await new Promise<void>((resolve) => {
@@ -290,28 +333,30 @@ async function redisStore(uri: string, prefix: string, logger: Logger): Promise<
       resolve();
     });
   });
-  // A failure while the store is unreachable is the outage already logged: said once, not once per
-  // request that writes its session.
-  const logged = (what: string) => (error: unknown) => {
-    if (!down) logger.error(`session ${what} failed`, { store: 'redis', error: String(error) });
+  const write = async (command: Promise<unknown>) => {
+    try {
+      await command;
+    } catch (error) {
+      throw failure(error);
+    }
+    answering();
   };
   return {
     async get(id) {
+      const text = await client.get(prefix + id).catch((error: unknown) => {
+        failure(error);
+        return null;
+      });
       try {
-        const text = await client.get(prefix + id);
         return text === null ? undefined : (JSON.parse(text) as Session);
       } catch {
+        // What does not parse (another program's value under the prefix) is no session either.
         return undefined;
       }
     },
-    async set(id, value, ttlMs) {
-      await client
-        .set(prefix + id, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs)))
-        .catch(logged('save'));
-    },
-    async destroy(id) {
-      await client.del(prefix + id).catch(logged('removal'));
-    },
+    set: (id, value, ttlMs) =>
+      write(client.set(prefix + id, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs)))),
+    destroy: (id) => write(client.del(prefix + id)),
     async close() {
       await client.quit().catch(() => client.disconnect());
     },

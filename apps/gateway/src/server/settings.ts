@@ -1,4 +1,4 @@
-import { Duration, type Infer, redisUri, s } from '@portico/gateway-core';
+import { Duration, type Infer, redisTimeout, redisUri, s } from '@portico/gateway-core';
 
 export {
   type AdminSettings,
@@ -24,7 +24,7 @@ const DEFAULT_MAX_SESSIONS = 100_000;
  * sessions.ts), used when no heap object named `Session` exists and config.json names no `session`
  * producer. admin.json `session`, in the incumbents' shape:
  * `{"timeout": "30 minutes", "cookie": {"name", "path", "domain", "secure", "httpOnly", "sameSite"},
- *   "store": {"type": "memory"} | {"type": "redis", "uri": "redis://...", "prefix": "..."}}`.
+ *   "store": {"type": "memory", "maxSessions"} | {"type": "redis", "uri": "redis://...", "prefix", "timeout"}}`.
  *
  * It costs nothing to a request that neither carries the session cookie nor uses the session: the
  * session is an empty object made on first use, and only a session that was used and changed is
@@ -56,11 +56,15 @@ export const sessionSchema = s.object({
       prefix: s.string().default('portico:session:'),
       // Portico's own: the sessions the memory store keeps at most.
       maxSessions: s.integer({ min: 1 }).default(DEFAULT_MAX_SESSIONS),
+      // Portico's own: how long one Redis command may take before it fails its request (reading:
+      // as no session; writing: 500), so that a Redis that stops answering holds no request longer.
+      timeout: redisTimeout(),
     })
     .default(() => ({
       type: 'memory' as const,
       prefix: 'portico:session:',
       maxSessions: DEFAULT_MAX_SESSIONS,
+      timeout: Duration.parse('1 second'),
     })),
 });
 export type SessionSettings = Infer<typeof sessionSchema>;

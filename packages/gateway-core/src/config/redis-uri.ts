@@ -1,3 +1,4 @@
+import { Duration } from '../duration/index.ts';
 import { type Schema, s } from './schema.ts';
 
 /** The default port of a Redis Sentinel. */
@@ -84,4 +85,19 @@ export function redisUri(): Schema<string> {
       return (error as Error).message;
     }
   }, 'redis://, rediss:// or redis-sentinel://host[:port][,host[:port]...][/db]#group');
+}
+
+/**
+ * How long one Redis command may take before it fails (a Redis that stopped answering holds no
+ * request longer): a finite duration above zero, 1 second unless set.
+ */
+export function redisTimeout(): Schema<Duration> {
+  return s
+    .duration()
+    .refine(
+      (timeout) =>
+        timeout.isZero || timeout.isUnlimited ? 'the timeout must be finite and above zero' : undefined,
+      'a duration above zero such as "500 ms"',
+    )
+    .default(() => Duration.parse('1 second'));
 }
