@@ -256,6 +256,16 @@ describe('server-side sessions', () => {
       });
   });
 
+  it('refuse a Redis store without its uri', () => {
+    expect(checkConfig(sessionSchema, { store: { type: 'redis' } }, { logger }).errors[0]).toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: {
+        jsonPath: '$.store.uri',
+        expected: 'a uri with type redis: redis://, rediss:// or redis-sentinel://',
+      },
+    });
+  });
+
   it('ignores an unknown or forged session cookie and starts a new session', async () => {
     const call = await appWith({});
     const response = await call('/count', 'IG_SESSIONID=forged-id');

@@ -89,9 +89,9 @@ export class SessionSupport implements SessionProducer {
 
   static async create(settings: SessionSettings, logger: Logger): Promise<SessionSupport> {
     const store =
-      settings.store.type === 'redis' && settings.store.uri
+      settings.store.type === 'redis'
         ? await redisStore(
-            settings.store.uri,
+            settings.store.uri!,
             settings.store.prefix,
             settings.store.timeout.toMillis(),
             logger,

@@ -60,6 +60,13 @@ export const sessionSchema = s.object({
       // as no session; writing: 500), so that a Redis that stops answering holds no request longer.
       timeout: redisTimeout(),
     })
+    // A Redis store without its address silently kept each process's sessions in its own memory.
+    .refine(
+      (store) =>
+        store.type === 'redis' && store.uri === undefined ? 'a Redis store needs its uri' : undefined,
+      'a uri with type redis: redis://, rediss:// or redis-sentinel://',
+      () => 'uri',
+    )
     .default(() => ({
       type: 'memory' as const,
       prefix: 'portico:session:',
