@@ -13,7 +13,6 @@ import {
   type Logger,
   type Request,
   Response,
-  redisTimeout,
   redisUri,
   s,
 } from '@portico/gateway-core';
@@ -163,7 +162,16 @@ const redisSchema = s.object({
   uri: redisUri(),
   keyPrefix: s.string().optional(),
   whenUnavailable: s.enumOf(['allow', 'reject'] as const).default('allow'),
-  timeout: redisTimeout(),
+  // The same values as the core's redisTimeout(), written here so that this plugin keeps running on
+  // cores released before that export; it takes the core's once its peer floor is raised.
+  timeout: s
+    .duration()
+    .refine(
+      (timeout) =>
+        timeout.isZero || timeout.isUnlimited ? 'the timeout must be finite and above zero' : undefined,
+      'a duration above zero such as "500 ms"',
+    )
+    .default(Duration.parse('1 second')),
 });
 
 interface Resources {
