@@ -7,7 +7,8 @@ import { CONNECTION_HEADERS, connectionListed, isChunkedOnly } from '../http/con
 import { Entity } from '../http/entity.ts';
 import { equalIgnoringAsciiCase } from '../http/field-names.ts';
 import { Headers } from '../http/headers.ts';
-import { Request, Response } from '../http/message.ts';
+import { Request, type Response } from '../http/message.ts';
+import { ownResponse } from '../http/own-answer.ts';
 import { normalizeRawPath, Uri } from '../http/uri.ts';
 
 /**
@@ -59,9 +60,7 @@ export class ArrivalAnswer {
 
   /** The answer as a core Response, for the exchange adapter's writer. */
   toResponse(): Response {
-    return this.body === ''
-      ? new Response({ status: this.status, headers: { 'Content-Length': '0' } })
-      : Response.text(this.status, this.body);
+    return ownResponse(this.status, this.reason, this.body);
   }
 }
 

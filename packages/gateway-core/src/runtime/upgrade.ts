@@ -2,19 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { Context, type UpgradeContext } from '../context/context.ts';
 import { isPorticoError } from '../errors.ts';
-import { FieldNameSet } from '../http/field-names.ts';
-import { responseHead } from '../http/header-validation.ts';
-import { forEachFieldOf } from '../http/headers.ts';
 import type { Request, Response } from '../http/message.ts';
 import { nodeHttp } from '../http/node-http.ts';
+import { answerSocket, endSocketWith } from '../http/own-answer.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { ArrivalAnswer, arrive, clientOf, declaresBody, ownAnswer } from './arrival.ts';
+import { ArrivalAnswer, arrive, clientOf, declaresBody } from './arrival.ts';
 import { disposeOf } from './dispose.ts';
 import { type ExchangeOptions, failureAnswer, handleExchange } from './exchange.ts';
-
-/** Written by the answer itself: it closes the connection and states its body's length. */
-const REGENERATED_ON_UPGRADE = new FieldNameSet(['connection', 'content-length', 'transfer-encoding']);
 
 /** What `handleUpgrade` serves an upgrade request with. */
 export interface UpgradeOptions {
@@ -128,12 +123,7 @@ function servePlain(
  * and nothing reads another request from it.
  */
 function answerArrival(socket: Socket, answer: ArrivalAnswer): void {
-  const response = answer.toResponse();
-  const fields: string[] = [];
-  forEachFieldOf(response.headers, (name, value) => {
-    if (!REGENERATED_ON_UPGRADE.has(name)) fields.push(name, value);
-  });
-  endWith(socket, response.status, answer.reason, fields, Buffer.from(answer.body));
+  answerSocket(socket, answer.status, answer.reason, answer.body);
 }
 
 /** Writes the handler's response to the socket as a plain answer, and closes the connection. */
@@ -156,15 +146,14 @@ async function answerWith(
     return answerUpgrade(socket, 500, 'Internal Server Error');
   }
   response.entity.discard();
-  const raw: string[] = [];
-  forEachFieldOf(response.headers, (name, value) => {
-    if (!REGENERATED_ON_UPGRADE.has(name)) raw.push(name, value);
-  });
+  // Read outside the try: a response whose fields cannot be read at all is not an invalid field of
+  // it, but a failure nothing answered (handleUpgrade logs it and closes the connection).
+  const { headers } = response;
   // Without a reason phrase of its own, the status's standard one, as Node writes it for a plain
   // request.
   const reason = response.reason ?? nodeHttp.STATUS_CODES[response.status] ?? '';
   try {
-    endWith(socket, response.status, reason, raw, body);
+    endSocketWith(socket, response.status, reason, headers, body);
   } catch (error) {
     // Never the bytes of an invalid field: the same 500 a plain request gets, and the fault logged.
     logger.error('a response header cannot be written', {
@@ -176,20 +165,9 @@ async function answerWith(
 }
 
 /**
- * The one writer of every answer on the upgrade path: the head (`fields`, then the body's length and
- * `Connection: close`, which the answer states itself) and the body, straight to the socket, which is
- * then closed. Throws, before writing anything, for a field or reason phrase that cannot be written.
- */
-function endWith(socket: Socket, status: number, reason: string, fields: string[], body: Buffer): void {
-  fields.push('Content-Length', String(body.length), 'Connection', 'close');
-  const head = responseHead(status, reason, fields);
-  socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
-}
-
-/**
  * An answer of the upgrade path's own (400, 500, 502), written straight to the socket, which is then
  * closed: the answer a plain request gets for the same status (its reason phrase as its body).
  */
 export function answerUpgrade(socket: Socket, status: number, reason: string): void {
-  answerArrival(socket, ownAnswer(status, reason));
+  answerSocket(socket, status, reason);
 }

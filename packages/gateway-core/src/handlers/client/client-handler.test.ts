@@ -454,6 +454,14 @@ describe('ClientHandler: failures', () => {
     handlers.push(proxy);
     const response = await proxy.handle(context(), new Request({ uri: `http://127.0.0.1:${port}/` }));
     expect(response.status).toBe(502);
+    // The gateway's own form: the reason phrase, and as the body, with no line break after it.
+    expect(response.reason).toBe('Bad Gateway');
+    expect(response.headers.toRaw()).toEqual([
+      'Content-Type',
+      'text/plain; charset=UTF-8',
+      'Content-Length',
+      '11',
+    ]);
     expect(await text(response)).toBe('Bad Gateway');
     expect(response.cause).toBeInstanceOf(UpstreamError);
   });

@@ -4,6 +4,7 @@ import type { Context, UpgradeContext } from '../../context/context.ts';
 import { responseHead } from '../../http/header-validation.ts';
 import { type Request, Response } from '../../http/message.ts';
 import { nodeHttp } from '../../http/node-http.ts';
+import { answerSocket, ownResponse } from '../../http/own-answer.ts';
 import { ClientHandler, type ClientHandlerOptions } from './client-handler.ts';
 import { isUpstreamError, type UpstreamError } from './errors.ts';
 import { responseHeadersFrom, undiciHeaders, upstreamRequestHeaders } from './headers.ts';
@@ -143,7 +144,7 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
         transactionId: context.transactionId,
         error: failure.message,
       });
-      return answer(clientSocket, failure.upstreamStatus, REASONS[failure.upstreamStatus]!);
+      return answer(clientSocket, failure.upstreamStatus);
     } finally {
       clientSocket.off('close', onClientClose);
       context.signal.removeEventListener('abort', onContextAbort);
@@ -153,19 +154,9 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
 
 /** The answer a reverse proxy gives for an unreachable or silent upstream. */
 export function failureResponse(error: UpstreamError): Response {
-  const status = error.upstreamStatus;
-  // The reason phrase as the body, as every answer the gateway gives itself (no line break after it).
-  const text = REASONS[status]!;
-  return new Response({
-    status,
-    reason: REASONS[status]!,
-    headers: {
-      'Content-Type': 'text/plain; charset=UTF-8',
-      'Content-Length': String(Buffer.byteLength(text)),
-    },
-    entity: text,
-    cause: error,
-  });
+  const response = ownResponse(error.upstreamStatus, REASONS[error.upstreamStatus]!);
+  response.cause = error;
+  return response;
 }
 
 type UpgradeOutcome =
@@ -274,16 +265,9 @@ function writeHead(socket: Duplex, status: number, reason: string, raw: readonly
   socket.write(responseHead(status, reason, raw), 'latin1');
 }
 
-function answer(socket: Duplex, status: number, body: string): number {
-  writeHead(socket, status, REASONS[status] ?? 'Error', [
-    'Content-Type',
-    'text/plain; charset=UTF-8',
-    'Content-Length',
-    String(Buffer.byteLength(body)),
-    'Connection',
-    'close',
-  ]);
-  socket.end(body);
+/** The gateway's own answer, written to the client's socket, which is then closed. */
+function answer(socket: Duplex, status: number, body?: string): number {
+  answerSocket(socket, status, REASONS[status]!, body);
   return status;
 }
 

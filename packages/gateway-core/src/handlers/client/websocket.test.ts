@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { Context } from '../../context/context.ts';
@@ -289,5 +289,34 @@ describe('ReverseProxyHandler: WebSocket upgrades', () => {
     // The reason as the body, without a line break after it, as every answer the gateway gives itself.
     expect(answer.body).toBe('WebSocket proxying is disabled');
     expect(up.seen).toEqual([]);
+  });
+
+  it.each([
+    [
+      'proxying disabled (501)',
+      { websocket: false },
+      'HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain; charset=UTF-8\r\n' +
+        'Content-Length: 30\r\nConnection: close\r\n\r\nWebSocket proxying is disabled',
+    ],
+    [
+      'an unreachable upstream (502)',
+      {},
+      'HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=UTF-8\r\n' +
+        'Content-Length: 11\r\nConnection: close\r\n\r\nBad Gateway',
+    ],
+  ])('its own answer to %s is the gateway’s own form, byte for byte', async (_, options, expected) => {
+    const probe = http.createServer();
+    const closed = await listen(probe);
+    probe.close();
+    const gw = await gateway(`http://127.0.0.1:${closed}`, options);
+    const client = net.connect(Number(new URL(gw.url).port), '127.0.0.1');
+    cleanups.push(() => void client.destroy());
+    client.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    let text = '';
+    client.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+    });
+    await once(client, 'end');
+    expect(text).toBe(expected);
   });
 });
