@@ -8,6 +8,7 @@ import { scheduleIdleCompaction } from './idle-compaction.ts';
 import type { Instance } from './instance.ts';
 import { http as nodeHttp } from './node-http.ts';
 import { release, serveInTurn, upgraded } from './pipelining.ts';
+import { readAgain } from './read-again.ts';
 import { openSessions } from './sessions.ts';
 import type { AdminSettings, ConnectorSettings } from './settings.ts';
 import { upgradeListener } from './upgrade.ts';
@@ -112,7 +113,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       server.on('upgrade', (req, socket: Socket, head) => {
         received++;
         upgraded(socket);
-        readAgain(socket);
+        readAgain(socket, logger);
         upgradeInTurn(socket, head, (early) => void upgrade(req, socket, early));
       });
       server.on('connect', refuseConnect);
@@ -300,24 +301,6 @@ function refuseConnect(_req: http.IncomingMessage, socket: Socket): void {
       socket.end('HTTP/1.1 501 Not Implemented\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     else socket.destroy();
   });
-}
-
-/**
- * Makes sure a connection Node has handed over with an Upgrade is read again. Node's parser reads
- * the connection straight from its handle, not through the socket's stream, and while the socket is
- * paused (a pipelined request held back, or Node's own back-pressure on responses waiting to be
- * sent) a 'pause' listener of Node's keeps the handle stopped. The upgrade takes that listener off
- * with the parser, and the stream, which never saw the parser's reads, still counts one of its own
- * under way: resuming it reads nothing, so the tunnel never heard its client again past the bytes
- * that came with the request (measured: a frame sent after ten pipelined requests stayed unread in
- * the kernel). The handle is started again as Node's own 'resume' listener would; what it reads waits
- * in the stream (which stops the handle again once it holds its high-water mark) for whoever reads.
- */
-function readAgain(socket: Socket): void {
-  const handle = (socket as unknown as { _handle: { reading: boolean; readStart(): number } | null })._handle;
-  if (!handle || handle.reading) return;
-  handle.reading = true;
-  if (handle.readStart() !== 0) socket.destroy();
 }
 
 /**
