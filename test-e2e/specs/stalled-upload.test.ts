@@ -80,6 +80,9 @@ describe('stalled uploads against portico start', () => {
       expect(text).toMatch(/^HTTP\/1\.1 408 /);
       // The reason as the body, without a line break after it, as every answer the gateway gives itself.
       expect(text).toMatch(/\r\n\r\nRequest Timeout$/);
+      expect(text).toMatch(
+        /^Content-Type: text\/plain; charset=UTF-8\r\nContent-Length: 15\r\nConnection: close\r$/m,
+      );
       expect(afterMs).toBeLessThan(6000);
     }
   });
