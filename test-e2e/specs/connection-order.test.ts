@@ -170,6 +170,7 @@ describe('responses on one connection stay one per request, in order, through po
       { waitMs: 5000 },
     );
     expect(statuses(reply.text)).toEqual([200, 501]);
+    expect(reply.text.endsWith('\r\n\r\nNot Implemented')).toBe(true);
     expect(reply.closedByServer).toBe(true);
     expect(seen.length).toBe(before);
   });

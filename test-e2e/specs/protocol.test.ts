@@ -93,6 +93,9 @@ describe('the HTTP edge of portico start', () => {
       const before = upstream.received.length;
       const reply = await raw(gw.url, `GET /big HTTP/1.1\r\nHost: a\r\nX-Big: ${'a'.repeat(6000)}\r\n\r\n`);
       expect(reply.status).toBe(431);
+      // The gateway's own form: the reason phrase as the body, the connection closed.
+      expect(reply.text).toMatch(/\r\nContent-Length: 31\r\n[^]*\r\n\r\nRequest Header Fields Too Large$/);
+      expect(reply.text).toContain('\r\nConnection: close\r\n');
       expect(reply.closedByServer).toBe(true);
       expect(upstream.received.length).toBe(before);
       // Just under the limit is fine.
@@ -109,6 +112,7 @@ describe('the HTTP edge of portico start', () => {
       expect(reply.elapsedMs).toBeGreaterThanOrEqual(900);
       expect(reply.elapsedMs).toBeLessThan(4000);
       expect(reply.status).toBe(408);
+      expect(reply.text.endsWith('\r\n\r\nRequest Timeout')).toBe(true);
     });
 
     it('cuts off a client that opens a connection and sends nothing', async () => {

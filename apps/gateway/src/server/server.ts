@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duration, Logger, PluginManifest } from '@portico/gateway-core';
+import { answerSocket } from '@portico/gateway-core/runtime';
 import { addAnswering, afterAnswered, answering, answeringCount, removeAnswering } from './answering.ts';
 import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
@@ -270,16 +271,12 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     return;
   }
   const status =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? '431 Request Header Fields Too Large'
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? '408 Request Timeout'
-        : '400 Bad Request';
+    error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   afterAnswered(
     socket,
     () => {
       if (!socket.writable || cut?.headersSent) socket.destroy();
-      else socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      else answerSocket(socket, status, nodeHttp.STATUS_CODES[status]!);
     },
     cut,
   );
@@ -297,8 +294,7 @@ function closeUnsecured(_error: Error, socket: Socket): void {
  */
 function refuseConnect(_req: http.IncomingMessage, socket: Socket): void {
   afterAnswered(socket, () => {
-    if (socket.writable)
-      socket.end('HTTP/1.1 501 Not Implemented\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    if (socket.writable) answerSocket(socket, 501, 'Not Implemented');
     else socket.destroy();
   });
 }

@@ -74,6 +74,8 @@ export {
   isReasonPhrase,
   responseHead,
 } from '../http/header-validation.ts';
+// The gateway's own answers, written where Node hands a connection over (a protocol error, CONNECT).
+export { answerSocket } from '../http/own-answer.ts';
 export { StoredBody } from '../http/temporary-storage.ts';
 export { normalizeRawPath } from '../http/uri.ts';
 export { PLUGIN_BRAND } from '../kinds.ts';
