@@ -60,6 +60,19 @@ const visits = definePlugin({
       }),
     }),
     defineHeaplet({
+      type: 'HeldSessionReader',
+      kind: 'handler',
+      config: s.object({}),
+      create: (): Handler => ({
+        async handle(context) {
+          const visits = String(context.session.visits ?? 'none');
+          heldReader.reached();
+          await heldReader.released;
+          return new Response({ status: 200, entity: visits });
+        },
+      }),
+    }),
+    defineHeaplet({
       type: 'SessionFree',
       kind: 'handler',
       config: s.object({}),
@@ -67,6 +80,21 @@ const visits = definePlugin({
     }),
   ],
 });
+
+/** Where HeldSessionReader waits, once it has read the session, until the test releases it. */
+const heldReader = hold();
+
+function hold() {
+  const held = {
+    reached: () => {},
+    release: () => {},
+    arrived: Promise.resolve(),
+    released: Promise.resolve(),
+  };
+  held.arrived = new Promise<void>((resolve) => (held.reached = resolve));
+  held.released = new Promise<void>((resolve) => (held.release = resolve));
+  return held;
+}
 
 const logger = createMemoryLogger();
 const cleanups: (() => Promise<void>)[] = [];
@@ -85,6 +113,13 @@ async function listenerWith(session: unknown) {
   writeFileSync(
     path.join(base, 'config', 'routes', 'count-read.json'),
     JSON.stringify({ condition: "${request.uri.path == '/read'}", handler: { type: 'SessionReader' } }),
+  );
+  writeFileSync(
+    path.join(base, 'config', 'routes', 'count-held.json'),
+    JSON.stringify({
+      condition: "${request.uri.path == '/held-read'}",
+      handler: { type: 'HeldSessionReader' },
+    }),
   );
   writeFileSync(
     path.join(base, 'config', 'routes', 'free.json'),
@@ -283,6 +318,31 @@ describe('server-side sessions', () => {
     expect((await two('/count', cookie)).payload).toBe('2');
     expect((await one('/count', cookie)).payload).toBe('3');
   });
+
+  // An unchanged session was renewed by writing the request's copy back: a request that had read it
+  // before another request of the same client removed it (a sign-out in another tab) stored it again.
+  it.each([
+    ['in memory', {}],
+    ['in Redis', { store: { type: 'redis', uri: redis, prefix: `portico:held:${process.pid}:` } }],
+  ])(
+    'renewing an unchanged session never brings back one removed meanwhile (%s)',
+    async (store, settings) => {
+      if (store === 'in Redis' && !redis) return;
+      Object.assign(heldReader, hold());
+      const call = await appWith(settings);
+      const cookie = sessionCookie(await call('/count'));
+      expect((await call('/count', cookie)).payload).toBe('2');
+      const reading = call('/held-read', cookie);
+      await heldReader.arrived;
+      // The third visit empties the session: it is removed, and its cookie expired.
+      expect((await call('/count', cookie)).payload).toBe('3');
+      heldReader.release();
+      const late = await reading;
+      expect(late.payload).toBe('2');
+      expect(sessionCookie(late)).toBeUndefined();
+      expect((await call('/read', cookie)).payload).toBe('none');
+    },
+  );
 
   // Each request that wrote its session during an outage logged a line of its own: a flood of error
   // lines, one per request, where the outage had been said once.

@@ -20,6 +20,8 @@ const MAX_SESSION_CHARACTERS = 256 * 1024 * 1024;
 interface Store {
   get(id: string): Promise<Session | undefined>;
   set(id: string, value: Session, ttlMs: number): Promise<void>;
+  /** Starts a stored session's timeout again; false when it is no longer stored. */
+  touch(id: string, ttlMs: number): Promise<boolean>;
   destroy(id: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -154,11 +156,12 @@ export class SessionSupport implements SessionProducer {
       // a session that was not stored.
       await this.#store.set(key, data, ttl);
     } else {
-      // Saved on every use, so the idle timeout starts again (the cookie's lifetime too). Nothing
-      // changed is lost when that fails (the store logged why): the session keeps its old expiry,
-      // and the client its cookie.
-      const renewed = await this.#store.set(key, data, ttl).then(
-        () => true,
+      // Renewed on every use, so the idle timeout starts again (the cookie's lifetime too). Only the
+      // timeout: writing this request's copy back would bring a session removed meanwhile (a sign-out
+      // in another tab) back to life. Nothing changed is lost when renewing fails (the store logged
+      // why): the session keeps its old expiry, and the client its cookie.
+      const renewed = await this.#store.touch(key, ttl).then(
+        (found) => found,
         () => false,
       );
       if (!renewed) return;
@@ -268,6 +271,12 @@ function memoryStore(maxSessions: number): Store {
       characters += json.length - (entries.get(id)?.value.length ?? 0);
       entries.set(id, { value: json, expires: Date.now() + ttlMs });
     },
+    async touch(id, ttlMs) {
+      const entry = entries.get(id);
+      if (entry === undefined || entry.expires <= Date.now()) return false;
+      entry.expires = Date.now() + ttlMs;
+      return true;
+    },
     async destroy(id) {
       const entry = entries.get(id);
       if (entry === undefined) return;
@@ -356,6 +365,14 @@ async function redisStore(uri: string, prefix: string, timeoutMs: number, logger
     },
     set: (id, value, ttlMs) =>
       write(client.set(prefix + id, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs)))),
+    // Not a sign the outage ended: Redis out of memory still renews what it holds.
+    touch: (id, ttlMs) =>
+      client.pexpire(prefix + id, Math.max(1, Math.round(ttlMs))).then(
+        (found) => found === 1,
+        (error: unknown) => {
+          throw failure(error);
+        },
+      ),
     destroy: (id) => write(client.del(prefix + id)),
     async close() {
       await client.quit().catch(() => client.disconnect());
