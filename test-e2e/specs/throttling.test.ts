@@ -58,6 +58,17 @@ describe('ThrottlingFilter in the running gateway', () => {
         '// The pro plan gets more requests; everyone else gets the default rate.\n' +
         "if (request.headers.get('X-Plan') !== 'pro') return null;\n" +
         "return { numberOfRequests: proRate, duration: '1 hour' };\n",
+      // A script whose result is a Proxy: each of its traps but `then` loops.
+      'config/routes/25-proxy.json': throttledRoute('25-proxy', '/proxy', upstream.url, {
+        throttlingRatePolicy: {
+          type: 'ScriptableThrottlingPolicy',
+          config: {
+            type: 'application/javascript',
+            source:
+              "return new Proxy({}, { get(t, key) { if (key !== 'then') for (;;) {} }, getPrototypeOf() { for (;;) {} } });",
+          },
+        },
+      }),
       'config/routes/30-down-allow.json': throttledRoute('30-down-allow', '/down-allow', upstream.url, {
         rate: { numberOfRequests: 1, duration: '1 hour' },
         redis: { uri: 'redis://127.0.0.1:1' },
@@ -99,6 +110,17 @@ describe('ThrottlingFilter in the running gateway', () => {
     for (let i = 0; i < 2; i++)
       free.push((await send(`${gw.url}/script/x`, { headers: { 'X-Plan': 'free' } })).status);
     expect(free).toEqual([200, 429]);
+  });
+
+  it('refuses a script result it cannot read without running script code, instead of freezing', async () => {
+    const started = performance.now();
+    expect((await send(`${gw.url}/proxy/x`, { timeoutMs: 5000 })).status).toBe(200);
+    expect((await send(`${gw.url}/memory/c`, { headers: { 'X-Client': 'c' }, timeoutMs: 5000 })).status).toBe(
+      200,
+    );
+    expect(performance.now() - started).toBeLessThan(2000);
+    await sleep(200);
+    expect(occurrences(gw.output(), 'the script returned a Proxy')).toBe(1);
   });
 
   it('lets requests through while Redis is unreachable, logging the outage once', async () => {

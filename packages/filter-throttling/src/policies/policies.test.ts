@@ -277,6 +277,7 @@ describe('ScriptableThrottlingPolicy', () => {
     ['throws null', 'throw null;', /script failed/],
     ['throws what cannot be printed', 'throw Object.create(null);', /script failed/],
     ['throws an object whose toString throws', 'throw { toString() { throw 1; } };', /script failed/],
+    ['returns a Proxy', 'return new Proxy({}, {});', /script failed/],
     ['returns a bad duration', "return {numberOfRequests: 1, duration: 'soon'};", /no valid rate/],
     ['returns zero requests', "return {numberOfRequests: 0, duration: '1 s'};", /no valid rate/],
     ['returns something else', "return 'ten per second';", /no valid rate/],

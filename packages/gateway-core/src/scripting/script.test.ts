@@ -130,14 +130,15 @@ describe('scriptFields', () => {
 function runInWorker(source: string, values: string, timeoutMs: number): Promise<Record<string, unknown>> {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
-    import(workerData.module).then(async ({ compileScript }) => {
+    import(workerData.module).then(async ({ compileScript, describeScriptError }) => {
       const script = await compileScript(
         { type: 'application/javascript', source: workerData.source },
         { scriptsDirectory: '.', parameters: ['request', 'args'], timeoutMs: workerData.timeoutMs },
       );
+      // What a caller does with the outcome: read the result's properties, describe an error.
       script.run(eval(workerData.values)).then(
-        (value) => parentPort.postMessage({ value }),
-        (error) => parentPort.postMessage({ code: error?.code, name: error?.name }),
+        (value) => parentPort.postMessage({ value: typeof value === 'object' && value !== null ? { ...value } : value }),
+        (error) => parentPort.postMessage({ code: error?.code, name: error?.name, description: describeScriptError(error) }),
       );
     });`,
     {
@@ -165,7 +166,7 @@ function runInWorker(source: string, values: string, timeoutMs: number): Promise
 describe('the time bound of a run', () => {
   it('stops a loop that runs after an await, instead of holding the process', async () => {
     const outcome = await runInWorker('return (async () => { await null; for (;;) {} })();', '[]', 50);
-    expect(outcome).toEqual({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT', name: 'Error' });
+    expect(outcome).toMatchObject({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT', name: 'Error' });
   });
 
   it('stops a loop that runs after a promise of the gateway settled', async () => {
@@ -174,12 +175,12 @@ describe('the time bound of a run', () => {
       '[new Promise((resolve) => setTimeout(resolve, 10, "ready"))]',
       100,
     );
-    expect(outcome).toEqual({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT', name: 'Error' });
+    expect(outcome).toMatchObject({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT', name: 'Error' });
   });
 
   it('stops a thenable whose then loops', async () => {
     const outcome = await runInWorker('return { then() { for (;;) {} } };', '[]', 50);
-    expect(outcome).toEqual({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT', name: 'Error' });
+    expect(outcome).toMatchObject({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT', name: 'Error' });
   });
 
   it('still awaits promises of the gateway and of the script', async () => {
@@ -199,6 +200,114 @@ describe('the time bound of a run', () => {
   it('still rejects a promise of the gateway that does not settle in time', async () => {
     const script = await compile({ source: 'return (async () => await request)();' }, 50);
     await expect(script.run([new Promise(() => {})])).rejects.toMatchObject({ name: 'ScriptTimeoutError' });
+  });
+});
+
+describe('reading what a script gives back', () => {
+  const timedOut = { code: 'ERR_SCRIPT_EXECUTION_TIMEOUT', name: 'Error' };
+
+  // A time bound a refusal never comes near, even on a loaded machine.
+  it.each([
+    ['returns', 'return PROXY;', 'a Proxy;'],
+    ['fulfils its promise with', 'return Promise.resolve(PROXY);', 'a Proxy;'],
+    ['returns, deep inside its result', 'return { rate: [1, PROXY] };', 'a Proxy at ["rate"]["1"];'],
+  ])('refuses a Proxy it %s, without running its traps outside the bound', async (_, source, what) => {
+    const proxy =
+      "new Proxy({}, { get(t, key) { if (key !== 'then') for (;;) {} }, getPrototypeOf() { for (;;) {} }, ownKeys() { for (;;) {} } })";
+    expect(await runInWorker(source.replace('PROXY', proxy), '[]', 1000)).toMatchObject({
+      name: 'TypeError',
+      description: expect.stringContaining(`the script returned ${what}`),
+    });
+  });
+
+  it.each([
+    ['a Proxy whose every trap loops', 'return new Proxy({}, { get() { for (;;) {} } });'],
+    ['a getter that loops', "return { get numberOfRequests() { for (;;) {} }, duration: '1 s' };"],
+    [
+      'a then getter that loops from its second read',
+      'let n = 0; return { get then() { if (++n > 1) for (;;) {} } };',
+    ],
+    [
+      'a getter that loops, after an await',
+      'return (async () => { await null; return { get a() { for (;;) {} } }; })();',
+    ],
+    ['a thrown object whose message getter loops', 'throw { get message() { for (;;) {} } };'],
+    [
+      'a thrown Proxy, after an await',
+      'return (async () => { await null; throw new Proxy({}, { get() { for (;;) {} } }); })();',
+    ],
+  ])('stops %s with the bounded error', async (_, source) => {
+    expect(await runInWorker(source, '[]', 50)).toMatchObject(timedOut);
+  });
+
+  it('gives back plain data as data of the gateway, and objects of the gateway as they are', async () => {
+    const script = await compile({
+      source: `const shared = { n: 1 };
+        const result = Object.assign(Object.create(null), { list: [shared, shared, 'a', null], request });
+        Object.defineProperty(result, '__proto__', { value: 7, enumerable: true });
+        result.self = result;
+        return result;`,
+    });
+    const request = new Map([['path', '/a']]);
+    const result = (await script.run([request, null])) as Record<string, unknown> & { list: unknown[] };
+    expect(Object.getPrototypeOf(result)).toBeNull();
+    expect(Object.getPrototypeOf(result.list)).toBe(Array.prototype);
+    expect(Object.getPrototypeOf(result.list[0])).toBe(Object.prototype);
+    expect(result.list).toEqual([{ n: 1 }, { n: 1 }, 'a', null]);
+    expect(result.list[0]).toBe(result.list[1]);
+    expect(result.request).toBe(request);
+    expect(result.self).toBe(result);
+    expect(Object.getOwnPropertyDescriptor(result, '__proto__')?.value).toBe(7);
+  });
+
+  it.each([
+    ['return { rate: { f() {} } };', 'a function at ["rate"]["f"]'],
+    ['return new Map();', 'an object that is neither plain data nor one of the gateway'],
+    [
+      'class Rate {} return [new Rate()];',
+      'an object that is neither plain data nor one of the gateway at ["0"]',
+    ],
+  ])('refuses %s', async (source, what) => {
+    const script = await compile({ source });
+    await expect(script.run([])).rejects.toMatchObject({
+      name: 'TypeError',
+      message: expect.stringContaining(`the script returned ${what};`),
+    });
+  });
+});
+
+describe('one run and the next', () => {
+  it('does not run, in the next run, what a stopped run left queued', async () => {
+    for (const stop of [
+      // Stopped while the script itself ran: its promise job had not run yet.
+      "Promise.resolve().then(() => { globalThis.leftover = 'ran'; for (;;) {} }); for (;;) {}",
+      // Stopped while its promise jobs ran: the ones after the loop.
+      "Promise.resolve().then(() => { for (;;) {} }); Promise.resolve().then(() => { globalThis.leftover = 'ran'; });",
+    ]) {
+      const script = await compile(
+        {
+          source: `if (request === 'stop') { ${stop} }
+            return (async () => { await null; return globalThis.leftover ?? 'clean'; })();`,
+        },
+        50,
+      );
+      await expect(script.run(['stop'])).rejects.toMatchObject({ code: 'ERR_SCRIPT_EXECUTION_TIMEOUT' });
+      const started = performance.now();
+      expect(await script.run(['look'])).toBe('clean');
+      expect(performance.now() - started).toBeLessThan(25);
+    }
+  });
+
+  it('runs the promise jobs of a run that throws within that run', async () => {
+    const script = await compile({
+      source: `if (request === 'throw') {
+          Promise.resolve().then(() => { globalThis.jobs = (globalThis.jobs ?? 0) + 1; });
+          throw new Error('no');
+        }
+        return globalThis.jobs ?? 'none';`,
+    });
+    await expect(script.run(['throw'])).rejects.toMatchObject({ message: 'no' });
+    expect(await script.run(['look'])).toBe(1);
   });
 });
 

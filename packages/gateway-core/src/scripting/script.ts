@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { types } from 'node:util';
 import vm from 'node:vm';
 import { childPath, INVALID, type ParseContext, Schema, s } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
@@ -203,23 +204,81 @@ function describe(error: unknown): string {
 }
 
 /**
- * The invocation, compiled once: runInContext is what applies the time bound. A returned thenable
- * becomes a promise of the script's context there, so its `then` runs under the bound too.
+ * Made once in each script's context, before the script first runs: the functions a run calls there,
+ * holding the context's own Promise.resolve, Promise.prototype.then and Reflect.apply as they were
+ * before any script could change them.
+ *
+ * `invoke` runs the script and reads its result under the time bound: a non-thenable result becomes
+ * `plain` data there, and a promise resolves with it, by a reaction of this context (its job runs in
+ * the context's queue, under the bound). What it throws becomes `thrown` data and is returned, not
+ * thrown: Node runs the context's promise jobs after an evaluation that returns and not after one
+ * that throws, which would leave the jobs a failed run queued to the next run.
+ *
+ * Every run first queues `fence`. When a run is stopped before its promise jobs ran, the fence is
+ * the first of them: `discard` makes it loop until the watchdog stops it, and V8 then empties the
+ * queue, so that nothing the stopped run left behind runs in a later one.
  */
-const INVOKE = new vm.Script(
-  `(function (result) {
-    return result !== null && (typeof result === 'object' || typeof result === 'function') &&
-      typeof result.then === 'function' ? __porticoResolve(result) : result;
-  })(__porticoScript.apply(undefined, __porticoValues))`,
-  { filename: 'portico:invoke' },
-);
-/** Runs, under the time bound, the continuations queued in a script's context (see `settle`). */
-const DRAIN = new vm.Script('undefined', { filename: 'portico:drain' });
-/** Takes the context's own Promise.resolve and Promise.prototype.then, before any script runs. */
 const INTRINSICS = new vm.Script(
-  '__porticoResolve = Promise.resolve.bind(Promise); [Promise.prototype, Promise.prototype.then]',
+  `(function (plainData, thrown) {
+    'use strict';
+    const apply = Reflect.apply;
+    const defineProperty = Object.defineProperty;
+    const P = Promise;
+    const then = Promise.prototype.then;
+    const resolve = Promise.resolve.bind(Promise);
+    const plain = plainData({ object: Object.prototype, array: Array.prototype });
+    const ready = resolve();
+    let discarding = false;
+    const fence = () => {
+      if (discarding) for (;;) {}
+    };
+    const settle = (result) => {
+      const settled = new P((fulfil, reject) => {
+        const fulfilled = (value) => {
+          let data;
+          try {
+            data = plain(value);
+          } catch (error) {
+            reject(thrown(error).error);
+            return;
+          }
+          fulfil(data);
+        };
+        apply(then, resolve(result), [fulfilled, (error) => reject(thrown(error).error)]);
+      });
+      // The gateway's then reads its constructor: an own one keeps it from reading this context's.
+      defineProperty(settled, 'constructor', { value: undefined });
+      return settled;
+    };
+    return {
+      then,
+      invoke(script, values) {
+        apply(then, ready, [fence]);
+        try {
+          const result = apply(script, undefined, values);
+          return result !== null && (typeof result === 'object' || typeof result === 'function') &&
+            typeof result.then === 'function'
+            ? settle(result)
+            : plain(result);
+        } catch (error) {
+          return thrown(error);
+        }
+      },
+      discard(on) {
+        discarding = on;
+      },
+    };
+  })`,
   { filename: 'portico:intrinsics' },
 );
+/** The invocation, compiled once: runInContext is what applies the time bound. */
+const INVOKE = new vm.Script('__porticoRun.invoke(__porticoScript, __porticoValues)', {
+  filename: 'portico:invoke',
+});
+/** Runs, under the time bound, the continuations queued in a script's context (see `settle`). */
+const DRAIN = new vm.Script('undefined', { filename: 'portico:drain' });
+/** How long discarding a stopped run's promise jobs may take (the fence's loop, until the watchdog). */
+const DISCARD_MS = 1;
 /**
  * When continuations waiting on the gateway's promises are run: after 1 ms, then twice as long each
  * time up to 16 ms; none in the last 10 ms before the deadline, where the bound of a run could not be
@@ -229,14 +288,132 @@ const DRAIN_FIRST_MS = 1;
 const DRAIN_LAST_MS = 16;
 const DRAIN_MARGIN_MS = 10;
 
+/** What the functions made by INTRINSICS give the gateway. */
+interface ContextRuntime {
+  then: (this: PromiseLike<unknown>, ...handlers: ((value: unknown) => void)[]) => unknown;
+  invoke(script: unknown, values: readonly unknown[]): unknown;
+  discard(on: boolean): void;
+}
+
+/** What a script threw, carried back as the result of its evaluation. */
+class Thrown {
+  readonly error: unknown;
+  constructor(error: unknown) {
+    this.error = error;
+  }
+}
+
+/** A script's result the gateway will not read: a Proxy, a function, an object of another kind. */
+class NotData extends TypeError {
+  readonly path: string[] = [];
+}
+
+/** At most how many objects, arrays and values a script's result is copied with. */
+const RESULT_VALUES = 1_048_576;
+
+/**
+ * A script's result as data the gateway can read without running script code, made in the script's
+ * context under its time bound: a Proxy's traps, a getter (`then` included), a property of a
+ * `Proxy` further down would otherwise run when the gateway reads the result, outside the bound
+ * (a trap that loops held the whole process). Primitives stay as they are; objects and arrays of the
+ * script are copied (their own enumerable properties) into objects and arrays of the gateway; objects
+ * of the gateway (the request, a context, what a plugin made) are handed back as they are. A Proxy,
+ * a function or an object of the script of another kind (a Map, a Date, a class instance) is refused.
+ */
+function plainData(realm: { object: object; array: object }): (value: unknown) => unknown {
+  return (value) => {
+    let budget = RESULT_VALUES;
+    let seen: Map<object, unknown> | undefined;
+    const copy = (value: unknown): unknown => {
+      if (--budget < 0) throw new NotData(`more than ${RESULT_VALUES} values`);
+      if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return value;
+      if (typeof value === 'function') throw new NotData('a function');
+      if (types.isProxy(value)) throw new NotData('a Proxy');
+      const known = seen?.get(value);
+      if (known !== undefined) return known;
+      const prototype = Object.getPrototypeOf(value);
+      const isArray = prototype === realm.array && Array.isArray(value);
+      if (!isArray && prototype !== realm.object && prototype !== null) {
+        if (fromGateway(prototype)) return value;
+        throw new NotData('an object that is neither plain data nor one of the gateway');
+      }
+      const source = value as Record<string, unknown>;
+      const result: Record<string, unknown> = isArray
+        ? new Array((source as unknown as unknown[]).length)
+        : prototype === null
+          ? Object.create(null)
+          : {};
+      seen ??= new Map();
+      seen.set(value, result);
+      for (const key of Object.keys(source)) {
+        let item: unknown;
+        try {
+          item = copy(source[key]);
+        } catch (error) {
+          if (error instanceof NotData) error.path.unshift(key);
+          throw error;
+        }
+        if (key === '__proto__')
+          Object.defineProperty(result, key, {
+            value: item,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        else result[key] = item;
+      }
+      return result;
+    };
+    try {
+      return copy(value);
+    } catch (error) {
+      if (!(error instanceof NotData)) throw error;
+      const at =
+        error.path.length === 0 ? '' : ` at ${error.path.map((key) => `[${JSON.stringify(key)}]`).join('')}`;
+      throw new TypeError(
+        `the script returned ${error.message}${at}; a script returns plain data (objects, arrays, strings, numbers, booleans, null) or objects the gateway gave it`,
+      );
+    }
+  };
+}
+
+/** Whether the prototype chain from `start` (`start` included) holds no Proxy and ends at the gateway's Object.prototype. */
+function fromGateway(start: object): boolean {
+  for (let link: object | null = start; link !== null; link = Object.getPrototypeOf(link)) {
+    if (types.isProxy(link)) return false;
+    if (link === Object.prototype) return true;
+  }
+  return false;
+}
+
+/**
+ * What a script threw, as the gateway may read it: primitives and objects of the gateway as they
+ * are, anything else (an Error of the script's realm, whose `message` may be a getter, whose `stack`
+ * runs the context's Error.prepareStackTrace) as an Error of the gateway with its name, message,
+ * stack and code, read here under the bound.
+ */
+function thrownData(thrown: unknown): Thrown {
+  if (thrown === null || (typeof thrown !== 'object' && typeof thrown !== 'function'))
+    return new Thrown(thrown);
+  if (typeof thrown === 'object' && fromGateway(thrown)) return new Thrown(thrown);
+  try {
+    const { name, message, stack, code } = thrown as Record<string, unknown>;
+    const copy = new Error(typeof message === 'string' ? message : describeScriptError(thrown));
+    if (typeof name === 'string') copy.name = name;
+    copy.stack = typeof stack === 'string' ? stack : undefined;
+    if (typeof code === 'string') Object.assign(copy, { code });
+    return new Thrown(copy);
+  } catch {
+    return new Thrown(new Error(describeScriptError(thrown)));
+  }
+}
+
 class VmScript implements CompiledScript {
   readonly filename: string;
   readonly source: string;
   readonly #context: vm.Context;
   readonly #timeoutMs: number;
-  /** The context's Promise.prototype and its `then`, as they were before the script ran. */
-  readonly #promise: object;
-  readonly #then: (this: PromiseLike<unknown>, ...handlers: ((v: unknown) => void)[]) => unknown;
+  readonly #runtime: ContextRuntime;
 
   constructor(
     context: vm.Context,
@@ -250,7 +427,9 @@ class VmScript implements CompiledScript {
     this.#context = context;
     this.#timeoutMs = timeoutMs;
     context.__porticoScript = body;
-    [this.#promise, this.#then] = INTRINSICS.runInContext(context) as [object, never];
+    const make = INTRINSICS.runInContext(context) as (...helpers: unknown[]) => ContextRuntime;
+    this.#runtime = make(plainData, thrownData);
+    context.__porticoRun = this.#runtime;
   }
 
   run(values: readonly unknown[]): Promise<unknown> {
@@ -260,13 +439,27 @@ class VmScript implements CompiledScript {
     try {
       result = INVOKE.runInContext(this.#context, { timeout: this.#timeoutMs });
     } catch (error) {
+      this.#discard();
       return Promise.reject(error);
     } finally {
       this.#context.__porticoValues = undefined;
     }
-    if (result === null || typeof result !== 'object' || Object.getPrototypeOf(result) !== this.#promise)
-      return Promise.resolve(result);
-    return this.#settle(result as PromiseLike<unknown>, started + this.#timeoutMs);
+    if (result instanceof Thrown) return Promise.reject(result.error);
+    // Only the promise `invoke` made for a thenable result: plain data holds none at its top.
+    if (!types.isPromise(result)) return Promise.resolve(result);
+    return this.#settle(result, started + this.#timeoutMs);
+  }
+
+  /** Empties the context's queue after a run that was stopped (see INTRINSICS). */
+  #discard(): void {
+    this.#runtime.discard(true);
+    try {
+      DRAIN.runInContext(this.#context, { timeout: DISCARD_MS });
+    } catch {
+      // The fence stopped, as meant.
+    } finally {
+      this.#runtime.discard(false);
+    }
   }
 
   /**
@@ -291,7 +484,7 @@ class VmScript implements CompiledScript {
       };
       const fulfil = finish(resolve);
       const fail = finish(reject);
-      this.#then.call(promise, fulfil, fail);
+      Reflect.apply(this.#runtime.then, promise, [fulfil, fail]);
       let interval = DRAIN_FIRST_MS;
       const drain = () => {
         if (!pending) return;
