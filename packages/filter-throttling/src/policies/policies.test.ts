@@ -7,6 +7,7 @@ import type { BucketRate } from '../bucket/index.ts';
 import { statuses, throttlingHeap } from '../fixtures/support.ts';
 import type { ThrottlingFilter } from '../throttling-filter.ts';
 import type { ThrottlingRatePolicy } from './policy.ts';
+import { MAX_GLOBALS } from './scriptable.ts';
 
 const minute = (n: number) => ({ numberOfRequests: n, duration: '1 minute' });
 const asRate = (n: number, seconds = 60): BucketRate => ({ capacity: n, periodMicros: seconds * 1_000_000 });
@@ -241,6 +242,32 @@ describe('ScriptableThrottlingPolicy', () => {
     const context = testContext({ attributes: { base: 2 } });
     expect(await rateOf(policy, {}, context)).toEqual(asRate(21));
     expect(await rateOf(policy, {}, context)).toEqual(asRate(22));
+  });
+
+  it(`keeps at most ${MAX_GLOBALS} entries in globals (a departure: the incumbents' globals has no bound)`, async () => {
+    const { policy: pending, logger } = policyFrom(
+      'ScriptableThrottlingPolicy',
+      js(`const prefix = request.headers.get('X-Prefix');
+        if (request.headers.get('X-Delete')) delete globals[request.headers.get('X-Delete')];
+        for (let i = 0; i < Number(request.headers.get('X-Add')); i++) globals[prefix + i] = i;
+        return { numberOfRequests: Object.keys(globals).length, duration: '1 minute' };`),
+    );
+    const policy = await pending;
+    expect(await rateOf(policy, { 'X-Prefix': 'k', 'X-Add': String(MAX_GLOBALS) })).toEqual(
+      asRate(MAX_GLOBALS),
+    );
+    // One more is refused: the run fails, is logged, and does not throttle.
+    expect(await rateOf(policy, { 'X-Prefix': 'more', 'X-Add': '1' })).toBeNull();
+    expect(logger.records.at(-1)).toMatchObject({
+      level: 'error',
+      message: expect.stringMatching(/script failed/),
+      data: { error: expect.stringContaining(`globals holds ${MAX_GLOBALS} entries`) },
+    });
+    // Replacing a value is not adding one, and a deleted entry makes room.
+    expect(await rateOf(policy, { 'X-Prefix': 'k', 'X-Add': '1' })).toEqual(asRate(MAX_GLOBALS));
+    expect(await rateOf(policy, { 'X-Delete': 'k0', 'X-Prefix': 'more', 'X-Add': '1' })).toEqual(
+      asRate(MAX_GLOBALS),
+    );
   });
 
   it('reads the session only for scripts that name it', async () => {
