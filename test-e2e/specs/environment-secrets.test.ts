@@ -118,3 +118,34 @@ describe('values from the environment in messages', () => {
     );
   });
 });
+
+describe('values from the environment checked as objects are built', () => {
+  // A base URI kept in the environment may carry credentials; this one has a port out of range.
+  const UPSTREAM = `http://gw-user:${SECRET}@upstream.example:99999`;
+  const env = { UPSTREAM_BASE: UPSTREAM, DB_PASSWORD: SECRET };
+  const base = instanceDirectory({
+    'config/config.json': { handler: { type: 'Router', config: { scanInterval: '&{db.password}' } } },
+    'config/routes/30-base.json': {
+      name: '30-base',
+      baseURI: "${env['UPSTREAM_BASE']}",
+      heap: [{ name: 'upstream', type: 'ClientHandler', config: { trustedProxies: ['&{db.password}'] } }],
+      handler: 'upstream',
+    },
+  });
+
+  it('portico validate describes the baseURI, trustedProxies and scanInterval, with file, JSON path and expectation', async () => {
+    const result = await runPortico(['validate', '--base', base], { env });
+    const config = path.join(base, 'config');
+    const route = path.join(config, 'routes', '30-base.json');
+    const scan = 'a duration such as "10 seconds", or "disabled"';
+    const proxy = 'an IP address (10.0.0.7, ::1) or a CIDR block (10.0.0.0/8, fd00::/8)';
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `PORTICO_E_CONFIG ${path.join(config, 'config.json')} $.handler.config.scanInterval: ${shownToken} is not ${scan} (expected ${scan})`,
+      `PORTICO_E_CONFIG ${route} $.heap[0].config.trustedProxies[0]: ${shownToken} is not ${proxy} (expected ${proxy})`,
+      `PORTICO_E_CONFIG ${route} $.baseURI: port out of range in the value of \${env['UPSTREAM_BASE']} (${UPSTREAM.length} characters, not shown) (expected a port from 0 to 65535)`,
+      '3 problems found',
+    ]);
+    expect(result.stdout + result.stderr).not.toContain(SECRET);
+  });
+});

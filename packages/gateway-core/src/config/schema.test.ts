@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Duration } from '../duration/index.ts';
 import { setSystemProperty } from '../expression/implicit.ts';
+import { condition } from '../handlers/conditions.ts';
 import { createMemoryLogger } from '../logging.ts';
+import { scriptFields } from '../scripting/script.ts';
 import { checkConfig, parseConfig, s } from './schema.ts';
 import { resolveTokens } from './tokens.ts';
 
@@ -225,6 +227,34 @@ describe('configuration-time expressions', () => {
       expect(listed.errors.map((e) => `${e.details.jsonPath}: ${e.message}`)).toEqual([
         '$.ports[1]: the value of &{db.password} (14 characters, not shown) is not an integer',
         '$.limits.a: the value of &{db.password} (14 characters, not shown) is not an integer',
+      ]);
+    });
+
+    it('in an object or array given where an expression, a condition or script text was expected', () => {
+      const json = resolveTokens(
+        {
+          value: { a: '&{db.password}' },
+          target: ['&{db.password}'],
+          condition: { expression: '${true}', other: '&{db.password}' },
+          source: ['line', { a: '&{db.password}' }],
+        },
+        { env: { DB_PASSWORD: secret } },
+      );
+      const { errors } = checkConfig(
+        s.object({
+          value: s.expression('any'),
+          target: s.lvalue(),
+          condition: condition(),
+          source: scriptFields.source,
+        }),
+        json,
+        { logger },
+      );
+      expect(errors.map((e) => `${e.details.jsonPath}: ${e.message}`)).toEqual([
+        '$.value: a map holding the value of &{db.password} (not shown) is not an expression',
+        '$.target: a list holding the value of &{db.password} (not shown) is not an assignable expression such as "${attributes.name}"',
+        '$.condition: a map holding the value of &{db.password} (not shown) is not a condition',
+        '$.source: a list holding the value of &{db.password} (not shown) is not script text',
       ]);
     });
 

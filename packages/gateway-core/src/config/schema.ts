@@ -442,7 +442,7 @@ export class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<Expression<unknown>> {
     if (typeof value !== 'string') {
       if (value === null || typeof value === 'object')
-        return fail(ctx, path, `${JSON.stringify(value)} is not ${this.expected}`, this.expected);
+        return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not ${this.expected}`, this.expected);
       value = String(value);
     }
     try {
@@ -466,7 +466,7 @@ export class LValueSchema extends Schema<LValueExpression> {
   readonly expected = 'an assignable expression such as "${attributes.name}"';
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<LValueExpression> {
     if (typeof value !== 'string')
-      return fail(ctx, path, `${JSON.stringify(value)} is not ${this.expected}`, this.expected);
+      return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not ${this.expected}`, this.expected);
     try {
       return compileLValue(value, {
         logger: ctx.logger,

@@ -3,10 +3,12 @@ import {
   type INVALID,
   nameCheck,
   type ParseContext,
+  quoteSetting,
   record,
   Schema,
   whereWritten,
 } from '../config/schema.ts';
+import { isPorticoError } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import { compile, type Expression } from '../expression/expression.ts';
@@ -95,7 +97,7 @@ class ConditionSchema extends Schema<Condition> {
         return this.compile(expression, label, `${path}.expression`, ctx);
       }
     }
-    return fail(ctx, path, `${JSON.stringify(raw)} is not a condition`, this.expected);
+    return fail(ctx, path, `${quoteSetting(ctx, path, raw)} is not a condition`, this.expected);
   }
 
   private compile(text: string, label: string | undefined, path: string, ctx: ParseContext) {

@@ -2,9 +2,10 @@ import { s } from '../config/schema.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
-import { Uri } from '../http/uri.ts';
+import type { Uri } from '../http/uri.ts';
 import type { Handler } from '../types.ts';
 import { type Condition, condition, conditionReadsEntity, firstHolding } from './conditions.ts';
+import { uriSetting } from './uri-setting.ts';
 
 export interface DispatchBinding {
   condition?: Condition;
@@ -61,7 +62,7 @@ export const DispatchHandlerHeaplet = defineHeaplet({
         name: s.string().optional(),
         condition: condition().optional(),
         handler: s.ref<Handler>('handler'),
-        baseURI: s.string().optional(),
+        baseURI: uriSetting().optional(),
       }),
     ),
   }),
@@ -70,7 +71,7 @@ export const DispatchHandlerHeaplet = defineHeaplet({
       config.bindings.map((b) => ({
         handler: b.handler,
         ...(b.condition === undefined ? {} : { condition: b.condition }),
-        ...(b.baseURI === undefined ? {} : { baseURI: Uri.parse(b.baseURI) }),
+        ...(b.baseURI === undefined ? {} : { baseURI: b.baseURI }),
       })),
     ),
 });

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { resolveTokens } from '../config/tokens.ts';
 import { Context, type RouterInfo } from '../context/context.ts';
+import type { PorticoError } from '../errors.ts';
 import { Heap } from '../heap/heap.ts';
 import { Entity } from '../http/entity.ts';
 import { Request, Response } from '../http/message.ts';
@@ -149,7 +150,8 @@ describe('loadRoute while validating', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(problemsOf(error).map((p) => p.details.jsonPath)).toEqual(['$.condition']);
+    // The fields' problems (the baseURI is one of them), before its heap is built.
+    expect(problemsOf(error).map((p) => p.details.jsonPath)).toEqual(['$.condition', '$.baseURI']);
   });
 });
 
@@ -167,5 +169,56 @@ describe('a route field a token took from the environment', () => {
     expect(problemsOf(error).map((p) => p.toString())).toEqual([
       'PORTICO_E_CONFIG routes/r.json $.properties: the value of &{db.password} (14 characters, not shown) is not an object (expected an object)',
     ]);
+  });
+});
+
+describe('a baseURI from the environment', () => {
+  // Credentials in a base URI are the likeliest secret in it.
+  const base = 'http://gw-user:hunter2-s3cr3t@upstream.example:99999';
+  process.env.PORTICO_ROUTE_BASE = base;
+  const failure = (json: unknown) => {
+    const { heap } = pluginHeap({});
+    return loadRoute({ id: 'r', json, file: 'routes/r.json', parentHeap: heap, logger }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  };
+  const handler = { type: 'StaticResponseHandler', config: { status: 200 } };
+
+  it('that is malformed is described, with file, JSON path and expectation', async () => {
+    const error = await failure({ baseURI: "${env['PORTICO_ROUTE_BASE']}", handler });
+    expect(problemsOf(error).map((p) => p.toString())).toEqual([
+      `PORTICO_E_CONFIG routes/r.json $.baseURI: port out of range in the value of \${env['PORTICO_ROUTE_BASE']} (${base.length} characters, not shown) (expected a port from 0 to 65535)`,
+    ]);
+    expect(JSON.stringify((error as PorticoError).toJSON())).not.toContain('hunter2');
+  });
+
+  it('from a token too, in a route as in a Dispatch binding', async () => {
+    const env = { env: { ROUTE_BASE: base, ROUTE_BASE_USER: 'gw-user:hunter2-s3cr3t' } };
+    const route = resolveTokens({ baseURI: 'http://&{route.base.user}@upstream example', handler }, env);
+    const dispatch = resolveTokens(
+      { handler: { type: 'DispatchHandler', config: { bindings: [{ handler, baseURI: '&{route.base}' }] } } },
+      env,
+    );
+    const errors = [await failure(route), await failure(dispatch)];
+    expect(errors.flatMap(problemsOf).map((p) => p.toString())).toEqual([
+      'PORTICO_E_CONFIG routes/r.json $.baseURI: malformed URI the value of http://&{route.base.user}@upstream example (46 characters, not shown) (expected a URI)',
+      `PORTICO_E_CONFIG routes/r.json $.handler.config.bindings[0].baseURI: port out of range in the value of &{route.base} (${base.length} characters, not shown) (expected a port from 0 to 65535)`,
+    ]);
+    expect(JSON.stringify(errors.map((e) => (e as PorticoError).toJSON()))).not.toContain('hunter2');
+  });
+
+  it('that evaluates to null is absent, as an optional setting is', async () => {
+    const { heap } = pluginHeap({});
+    const json = { baseURI: '${frConfigs.amUrl}', handler };
+    const route = await loadRoute({ id: 'r', json, file: 'routes/r.json', parentHeap: heap, logger });
+    const response = await route.handle(new Context(), new Request({ method: 'GET', uri: 'http://gw/a' }));
+    expect(response.status).toBe(200);
+    await route.destroy();
+  });
+
+  it('while one written in the file is quoted', async () => {
+    const error = await failure({ baseURI: 'http://host:99999', handler });
+    expect(problemsOf(error).map((p) => p.message)).toEqual(['port out of range in "http://host:99999"']);
   });
 });

@@ -4,10 +4,9 @@ import type { Context, RouterInfo } from '../context/context.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import { collectRequestBodyReads } from '../expression/body-reads.ts';
 import type { Bindings } from '../expression/compiler.ts';
-import { locate } from '../heap/errors.ts';
 import type { Heap } from '../heap/heap.ts';
 import type { Request, Response } from '../http/message.ts';
-import { Uri } from '../http/uri.ts';
+import type { Uri } from '../http/uri.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { answerOf } from './answer.ts';
@@ -15,6 +14,7 @@ import { type Condition, condition, conditionReadsEntity, holdsSettled } from '.
 import { decoratedEntryHandler, entryDecorations } from './entry-decorations.ts';
 import { pathPrefixOf } from './route-index.ts';
 import { isSessionProducer, SessionScopeHandler } from './session-producer.ts';
+import { uriSetting } from './uri-setting.ts';
 
 /** A route's path is never a URI template here: one frozen empty map serves every request. */
 const NO_VARIABLES: Record<string, string> = Object.freeze({}) as Record<string, string>;
@@ -25,7 +25,7 @@ const routeSchema = s.object({
   condition: condition().optional(),
   heap: s.any().optional(),
   handler: s.any(),
-  baseURI: s.string().optional(),
+  baseURI: uriSetting().optional(),
   session: s.any().optional(),
   auditService: s.any().optional(),
   globalDecorators: s.map(s.any()).optional(),
@@ -239,13 +239,6 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     const declared = config.heap === undefined ? [] : heap.declare(config.heap, '$.heap');
     declared.push(...heap.globalDecorationProblems());
     found(declared);
-    let baseURI: Uri | undefined;
-    try {
-      baseURI = config.baseURI === undefined ? undefined : parseBaseUri(config.baseURI, file);
-    } catch (error) {
-      found(problemsOf(error));
-      if (!isPorticoError(error)) throw error;
-    }
     const decorators = entryDecorations(heap, isRecord(json) ? json : {}, ROUTE_FIELDS, file, problems);
     // No handler written: the schema said so; nothing more to check of it.
     if (config.handler === undefined) throw combine(problems, file);
@@ -264,7 +257,7 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
       readsRequestBody: reads,
       ...(file === undefined ? {} : { file }),
       ...(config.condition === undefined ? {} : { condition: config.condition }),
-      ...(baseURI === undefined ? {} : { baseURI }),
+      ...(config.baseURI === undefined ? {} : { baseURI: config.baseURI }),
     });
     if (validating) {
       const unused = await heap.createAll();
@@ -280,16 +273,13 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
 
 /**
  * For `portico validate`, a route whose fields did not pass the schema: the fields as written, those
- * of the wrong shape left out (the schema reported them), without the condition (it did not compile).
+ * of the wrong shape left out (the schema reported them), without the condition and the baseURI
+ * (what the schema makes of them is not at hand; the route is not built anyway).
  */
 function asWritten(fields: unknown): RouteConfig {
   const written = isRecord(fields) ? fields : {};
-  const { condition: _, name, baseURI, ...rest } = written;
-  return {
-    ...rest,
-    ...(typeof name === 'string' ? { name } : {}),
-    ...(typeof baseURI === 'string' ? { baseURI } : {}),
-  } as RouteConfig;
+  const { condition: _, baseURI: __, name, ...rest } = written;
+  return { ...rest, ...(typeof name === 'string' ? { name } : {}) } as RouteConfig;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -331,15 +321,6 @@ function withUnusedProblems(error: unknown, unused: PorticoError[], file: string
   const seen = new Set(found.map((p) => p.toString()));
   const added = unused.filter((p) => !seen.has(p.toString()));
   return added.length === 0 ? error : combine([...found, ...added], file);
-}
-
-/** The route's baseURI; a malformed one is reported at `$.baseURI` of the route file. */
-function parseBaseUri(text: string, file: string | undefined): Uri {
-  try {
-    return Uri.parse(text);
-  } catch (error) {
-    throw locate(error, { file, jsonPath: '$.baseURI' }, 'baseURI');
-  }
 }
 
 /** The route's handler, using the session producer `session` names (a heap name or inline declaration). */

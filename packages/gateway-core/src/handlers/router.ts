@@ -16,7 +16,7 @@ import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { loadRoute, problemsOf, type Route, type RouteInfo } from './route.ts';
 import { RouteIndex } from './route-index.ts';
-import { parseScanInterval } from './scan-interval.ts';
+import { scanIntervalSetting } from './scan-interval.ts';
 
 /** A route file that could not be loaded, kept for operators (`portico validate`, the admin API). */
 export interface RouteFailure {
@@ -442,7 +442,7 @@ export const RouterHeaplet = defineHeaplet({
   kind: 'handler',
   config: s.object({
     directory: s.string().optional(),
-    scanInterval: s.any().optional(),
+    scanInterval: scanIntervalSetting(),
     defaultHandler: s.ref<Handler>('handler').optional(),
   }),
   create: async ({ config, heap, logger, environment, file, jsonPath }) => {
@@ -452,11 +452,7 @@ export const RouterHeaplet = defineHeaplet({
         config.directory === undefined
           ? (environment.routesDirectory ?? path.resolve(environment.configDirectory, 'routes'))
           : path.resolve(environment.configDirectory, config.directory),
-      scanInterval: parseScanInterval(config.scanInterval, {
-        logger,
-        file,
-        jsonPath: `${jsonPath}.config.scanInterval`,
-      }),
+      scanInterval: config.scanInterval,
       heap,
       logger,
       declaredAt: { file, jsonPath },

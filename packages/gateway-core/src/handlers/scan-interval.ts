@@ -1,39 +1,44 @@
+import { type INVALID, INVALID_VALUE, type ParseContext, ScalarSchema } from '../config/schema.ts';
 import { Duration } from '../duration/duration.ts';
-import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
-import type { Logger } from '../logging.ts';
+
+const DEFAULT = Duration.ofSeconds(10);
 
 /**
  * The Router's scanInterval: a duration (default 10 seconds), `disabled`/`zero` to load once, or, as
  * the incumbents still accept with a warning, a number of seconds where 0 or less means disabled.
- * `unlimited` is refused.
+ * `unlimited` is refused. A schema like any setting's, so that an expression or a token giving it
+ * from the environment is described, not quoted, when it is wrong.
  */
-export function parseScanInterval(
-  value: unknown,
-  where: { logger: Logger; file: string | undefined; jsonPath: string },
-): Duration {
-  const fail = (message: string) =>
-    new PorticoError(ErrorCode.CONFIG, message, {
-      jsonPath: where.jsonPath,
-      expected: 'a duration such as "10 seconds", or "disabled"',
-      ...(where.file === undefined ? {} : { file: where.file }),
-    });
-  if (value === undefined || value === null) return Duration.ofSeconds(10);
-  if (typeof value === 'number') {
-    where.logger.warn(
-      'scanInterval as a number of seconds is deprecated; write a duration such as "10 seconds"',
-      {
-        jsonPath: where.jsonPath,
-      },
-    );
-    return value <= 0 ? Duration.ZERO : Duration.ofSeconds(value);
+class ScanIntervalSchema extends ScalarSchema<Duration> {
+  readonly expected = 'a duration such as "10 seconds", or "disabled"';
+
+  protected accept(value: unknown): Duration | typeof INVALID_VALUE {
+    if (typeof value === 'number') return value <= 0 ? Duration.ZERO : Duration.ofSeconds(value);
+    if (typeof value !== 'string') return INVALID_VALUE;
+    try {
+      const duration = Duration.parse(value);
+      return duration.isUnlimited ? INVALID_VALUE : duration;
+    } catch {
+      return INVALID_VALUE;
+    }
   }
-  if (typeof value !== 'string') throw fail(`${JSON.stringify(value)} is not a duration`);
-  let duration: Duration;
-  try {
-    duration = Duration.parse(value);
-  } catch (error) {
-    throw isPorticoError(error) ? fail(error.message) : error;
+
+  override parseValue(value: unknown, path: string, ctx: ParseContext): Duration | typeof INVALID {
+    if (value === null) return DEFAULT;
+    if (typeof value === 'number') {
+      ctx.logger.warn(
+        'scanInterval as a number of seconds is deprecated; write a duration such as "10 seconds"',
+        { jsonPath: path },
+      );
+    }
+    return super.parseValue(value, path, ctx);
   }
-  if (duration.isUnlimited) throw fail('scanInterval cannot be unlimited');
-  return duration;
+
+  jsonSchema() {
+    return this.withDescription({ type: ['string', 'number'], format: 'duration' });
+  }
+}
+
+export function scanIntervalSetting() {
+  return new ScanIntervalSchema().default(DEFAULT);
 }

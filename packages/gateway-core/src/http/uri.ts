@@ -115,29 +115,11 @@ export class Uri implements ElObject {
 
   /** Parses an absolute URI, a network-path or an origin-form request target. Throws a coded error when malformed. */
   static parse(text: string): Uri {
-    const parts = URI_PARTS.exec(text);
-    const authority = parts?.[2] !== undefined ? AUTHORITY.exec(parts[2]) : undefined;
-    if (!parts || authority === null || UNSAFE.test(text)) {
-      throw new PorticoError(ErrorCode.CONFIG, `malformed URI ${JSON.stringify(text)}`, {
-        text,
-        expected: 'a URI',
-      });
-    }
-    const port = authority?.[3] ? Number(authority[3]) : null;
-    if (port !== null && port > 65535) {
-      throw new PorticoError(ErrorCode.CONFIG, `port out of range in ${JSON.stringify(text)}`, {
-        text,
-        expected: 'a port from 0 to 65535',
-      });
-    }
-    return new Uri({
-      scheme: parts[1] ?? null,
-      userInfo: authority?.[1] ?? null,
-      host: authority?.[2] ? authority[2].toLowerCase() : null,
-      port,
-      rawPath: parts[3] ?? '',
-      rawQuery: parts[4] ?? null,
-      rawFragment: parts[5] ?? null,
+    const uri = uriOrProblem(text);
+    if (uri instanceof Uri) return uri;
+    throw new PorticoError(ErrorCode.CONFIG, uri.message(JSON.stringify(text)), {
+      text,
+      expected: uri.expected,
     });
   }
 
@@ -348,3 +330,36 @@ export class Uri implements ElObject {
 // Objects of these classes cross package boundaries (plugins make and read them): one identity for
 // every copy of the core (brand.ts).
 brandClass(Uri, 'Uri');
+
+/**
+ * What is wrong with a text that is no URI: the message, given how the text is to be named (quoted,
+ * or described when it came from the environment, see uriSetting), and what was expected.
+ */
+export interface UriProblem {
+  message(shown: string): string;
+  expected: string;
+}
+
+const MALFORMED: UriProblem = { message: (shown) => `malformed URI ${shown}`, expected: 'a URI' };
+const PORT_OUT_OF_RANGE: UriProblem = {
+  message: (shown) => `port out of range in ${shown}`,
+  expected: 'a port from 0 to 65535',
+};
+
+/** `text` read as Uri.parse reads it, or what is wrong with it (without quoting it). */
+export function uriOrProblem(text: string): Uri | UriProblem {
+  const parts = URI_PARTS.exec(text);
+  const authority = parts?.[2] !== undefined ? AUTHORITY.exec(parts[2]) : undefined;
+  if (!parts || authority === null || UNSAFE.test(text)) return MALFORMED;
+  const port = authority?.[3] ? Number(authority[3]) : null;
+  if (port !== null && port > 65535) return PORT_OUT_OF_RANGE;
+  return new Uri({
+    scheme: parts[1] ?? null,
+    userInfo: authority?.[1] ?? null,
+    host: authority?.[2] ? authority[2].toLowerCase() : null,
+    port,
+    rawPath: parts[3] ?? '',
+    rawQuery: parts[4] ?? null,
+    rawFragment: parts[5] ?? null,
+  });
+}

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { types } from 'node:util';
 import vm from 'node:vm';
-import { childPath, INVALID, type ParseContext, Schema, s } from '../config/schema.ts';
+import { childPath, INVALID, type ParseContext, quoteSetting, Schema, s } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 
 /**
@@ -37,7 +37,7 @@ class ScriptSourceSchema extends Schema<string> {
     if (typeof value === 'string') return value;
     if (Array.isArray(value) && value.every((line) => typeof line === 'string')) return value.join('\n');
     ctx.errors.push(
-      new PorticoError(ErrorCode.CONFIG, `${JSON.stringify(value)} is not script text`, {
+      new PorticoError(ErrorCode.CONFIG, `${quoteSetting(ctx, jsonPath, value)} is not script text`, {
         ...(ctx.file === undefined ? {} : { file: ctx.file }),
         jsonPath,
         expected: this.expected,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { corpusRoot, requireCorpusUnderCi } from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkConfig, parseConfig, Reference } from '../../config/schema.ts';
+import { resolveTokens } from '../../config/tokens.ts';
 import { ErrorCode, type PorticoError } from '../../errors.ts';
 import type { HeapletContext } from '../../heap/heaplet.ts';
 import { createMemoryLogger } from '../../logging.ts';
@@ -266,6 +267,24 @@ describe('ClientHandler configuration', () => {
     expect(toOpenSslCipher('TLS_AES_256_GCM_SHA384')).toBe('TLS_AES_256_GCM_SHA384');
     expect(toOpenSslCipher('ecdhe-rsa-aes256-gcm-sha384')).toBe('ECDHE-RSA-AES256-GCM-SHA384');
     expect(toOpenSslCipher('TLS_RSA_WITH_RC4_128_MD5')).toBeUndefined();
+  });
+
+  it('checks trustedProxies entries as it parses them: one from the environment is described', () => {
+    process.env.PORTICO_PROXY_SECRET = 'hunter2-s3cr3t';
+    const config = resolveTokens(
+      {
+        trustedProxies: ['10.0.0.0/8', 'proxy.example', "${env['PORTICO_PROXY_SECRET']}", '&{proxy.secret}'],
+      },
+      { env: { PROXY_SECRET: 'hunter2' } },
+    );
+    const found = problems(clientHandlerConfig, config);
+    const expected = 'an IP address (10.0.0.7, ::1) or a CIDR block (10.0.0.0/8, fd00::/8)';
+    expect(found).toEqual({
+      '$.config.trustedProxies[1]': '"proxy.example" is not an address or a block',
+      '$.config.trustedProxies[2]': `the value of \${env['PORTICO_PROXY_SECRET']} (14 characters, not shown) is not ${expected}`,
+      '$.config.trustedProxies[3]': `the value of &{proxy.secret} (7 characters, not shown) is not ${expected}`,
+    });
+    expect(JSON.stringify(found)).not.toContain('hunter2');
   });
 });
 

@@ -22,6 +22,7 @@ import {
   tlsSettingsOf,
   tlsShape,
 } from './tls.ts';
+import { trustedProxySetting } from './trusted-proxies.ts';
 import { DEFAULT_TRANSACTION_ID_HEADER, VendorClientHandler } from './vendor-client-handler.ts';
 
 /** The incumbents' settings that mean nothing here (Vert.x, worker threads, servlet modes). */
@@ -71,7 +72,7 @@ function clientShape(forwardedByDefault: boolean) {
     retries: retriesConfig.optional(),
     forwardedHeaders: s.boolean().default(forwardedByDefault),
     allowHostFromClient: s.boolean().default(false),
-    trustedProxies: s.array(s.string()).default([]),
+    trustedProxies: s.array(trustedProxySetting()).default([]),
     proxyOptions: proxyOptionsSetting().optional(),
     proxy: proxySetting().optional(),
     systemProxy: s.boolean().default(false),

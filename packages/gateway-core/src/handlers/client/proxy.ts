@@ -9,7 +9,7 @@ import {
   type Schema,
   s,
 } from '../../config/schema.ts';
-import { custom, inlineDeclaration, isRecord, typed } from './schema-helpers.ts';
+import { custom, fromText, inlineDeclaration, isRecord, typed } from './schema-helpers.ts';
 
 /** How upstream connections are made: directly, through an HTTP proxy, or as the environment says. */
 export type ProxySetting =
@@ -30,13 +30,10 @@ export class ProxyOptions {
 }
 
 /** `host:port` reads as `http://host:port`; anything but an http(s) URI is refused. */
-const proxyUri = (): Schema<string> => {
-  const text = s.string();
-  return custom(
+const proxyUri = (): Schema<string> =>
+  fromText(
     'a proxy URI such as "http://proxy.example.com:3128"',
-    (value, path, ctx) => {
-      const parsed = text.parse(value, path, ctx);
-      if (parsed === INVALID || parsed === undefined) return INVALID;
+    (parsed, path, ctx) => {
       const candidate = /^[a-z][a-z0-9+.-]*:\/\//i.test(parsed) ? parsed : `http://${parsed}`;
       try {
         const url = new URL(candidate);
@@ -53,7 +50,6 @@ const proxyUri = (): Schema<string> => {
     },
     () => ({ type: 'string', format: 'uri' }),
   );
-};
 
 const serverConfig = typed(
   s.object({
@@ -124,7 +120,7 @@ export const proxyOptionsSetting = (): Schema<ProxySetting | ProxyOptions> =>
         return new Reference('object', value, path, ctx.file, ['ProxyOptions']) as unknown as ProxyOptions;
       }
       if (!isRecord(value))
-        return fail(ctx, path, `${JSON.stringify(value)} is not proxy settings`, 'an object');
+        return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not proxy settings`, 'an object');
       if (typeof value.type === 'string' && value.type in DECLARATION_TYPES) {
         return inlineDeclaration(value, path, ctx, DECLARATION_TYPES);
       }

@@ -1,4 +1,4 @@
-import { childPath, fail, INVALID, type ParseContext, Schema } from '../../config/schema.ts';
+import { childPath, fail, INVALID, type ParseContext, Schema, s } from '../../config/schema.ts';
 
 type Parse<T> = (value: unknown, path: string, ctx: ParseContext) => T | typeof INVALID;
 
@@ -35,6 +35,50 @@ export function custom<T>(
   json: () => Record<string, unknown> = () => ({}),
 ): Schema<T> {
   return new FunctionSchema(expected, parser, json);
+}
+
+/** Text as settings give it; an expression giving null is left to the reading schema's default. */
+const TEXT = s.string().optional();
+
+/**
+ * A setting given as text (or an expression giving text) that `read` turns into a T, or reports
+ * what is wrong with it (with `fail`). An expression that evaluates to null makes the setting absent
+ * (its default, or an error when it is required), as for any text setting.
+ */
+class FromTextSchema<T> extends Schema<T> {
+  readonly expected: string;
+  private readonly read: (text: string, path: string, ctx: ParseContext) => T | typeof INVALID;
+  private readonly json: () => Record<string, unknown>;
+
+  constructor(
+    expected: string,
+    read: (text: string, path: string, ctx: ParseContext) => T | typeof INVALID,
+    json: () => Record<string, unknown>,
+  ) {
+    super();
+    this.expected = expected;
+    this.read = read;
+    this.json = json;
+  }
+
+  parseValue(value: unknown, path: string, ctx: ParseContext): T | typeof INVALID {
+    const text = TEXT.parse(value, path, ctx);
+    if (text === INVALID) return INVALID;
+    if (text === undefined) return this.absent(path, ctx, `evaluated to null (${value})`);
+    return this.read(text, path, ctx);
+  }
+
+  jsonSchema(): Record<string, unknown> {
+    return this.withDescription(this.json());
+  }
+}
+
+export function fromText<T>(
+  expected: string,
+  read: (text: string, path: string, ctx: ParseContext) => T | typeof INVALID,
+  json: () => Record<string, unknown> = () => ({ type: 'string' }),
+): Schema<T> {
+  return new FromTextSchema(expected, read, json);
 }
 
 /**

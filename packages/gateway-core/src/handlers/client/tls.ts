@@ -3,10 +3,19 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { ConnectionOptions, SecureVersion } from 'node:tls';
 import { brandClass } from '../../brand.ts';
-import { childPath, fail, INVALID, type Infer, Reference, type Schema, s } from '../../config/schema.ts';
+import {
+  childPath,
+  fail,
+  INVALID,
+  type Infer,
+  quoteSetting,
+  Reference,
+  type Schema,
+  s,
+} from '../../config/schema.ts';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import type { Logger } from '../../logging.ts';
-import { custom, inlineDeclaration, isRecord, stringList, typed } from './schema-helpers.ts';
+import { custom, fromText, inlineDeclaration, isRecord, stringList, typed } from './schema-helpers.ts';
 
 /**
  * Client TLS settings: the incumbents' names (`hostnameVerifier`, `sslEnabledProtocols`,
@@ -78,7 +87,7 @@ function trustManagerItem(): Schema<TrustManager> {
         );
       }
       if (!isRecord(value))
-        return fail(ctx, path, `${JSON.stringify(value)} is not a trust manager`, 'an object');
+        return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not a trust manager`, 'an object');
       return inlineDeclaration(value, path, ctx, trustManagerTypes);
     },
     () => ({ oneOf: [{ type: 'string' }, { type: 'object', required: ['type'] }] }),
@@ -143,26 +152,18 @@ export function toOpenSslCipher(name: string): string | undefined {
   return isSupportedCipher(openssl.toLowerCase()) ? openssl : undefined;
 }
 
-const cipherSuite = (): Schema<string> => {
-  const text = s.string();
-  return custom(
+const cipherSuite = (): Schema<string> =>
+  fromText(
     'a cipher suite name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
-    (value, path, ctx) => {
-      const name = text.parse(value, path, ctx);
-      if (name === INVALID || name === undefined) return INVALID;
-      return (
-        toOpenSslCipher(name) ??
-        fail(
-          ctx,
-          path,
-          `the cipher suite ${name} is unknown or not offered by this runtime`,
-          'a supported cipher suite',
-        )
-      );
-    },
-    () => ({ type: 'string' }),
+    (name, path, ctx) =>
+      toOpenSslCipher(name) ??
+      fail(
+        ctx,
+        path,
+        `the cipher suite ${name} is unknown or not offered by this runtime`,
+        'a supported cipher suite',
+      ),
   );
-};
 
 /** The TLS settings, as they may appear both in `tls` and (deprecated) at the top of the config. */
 export const tlsShape = {
@@ -216,7 +217,7 @@ export const tlsSetting = (): Schema<TlsSettings | ClientTlsOptions> =>
         ]) as unknown as ClientTlsOptions;
       }
       if (!isRecord(value))
-        return fail(ctx, path, `${JSON.stringify(value)} is not TLS settings`, 'an object');
+        return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not TLS settings`, 'an object');
       const parsed =
         typeof value.type === 'string'
           ? inlineDeclaration(value, path, ctx, { ClientTlsOptions: clientTlsOptionsConfig })
