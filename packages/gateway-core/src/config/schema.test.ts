@@ -258,6 +258,39 @@ describe('configuration-time expressions', () => {
       ]);
     });
 
+    it('in the error of an expression reading a property a token took from the environment', () => {
+      const properties = resolveTokens(
+        { pw: '&{db.password}', db: { pw: '&{db.password}' }, written: 'hunter2' },
+        { env: { DB_PASSWORD: secret } },
+      ) as Record<string, unknown>;
+      const { errors } = checkConfig(
+        s.object({ a: s.integer(), b: s.integer(), c: s.integer(), d: s.integer() }),
+        { a: '${pw}', b: "${properties['pw']}", c: '${db.pw}', d: '${written}' },
+        { logger, properties },
+      );
+      expect(errors.map((e) => `${e.details.jsonPath}: ${e.message}`)).toEqual([
+        '$.a: the value of ${pw} (14 characters, not shown) is not an integer',
+        "$.b: the value of ${properties['pw']} (14 characters, not shown) is not an integer",
+        '$.c: the value of ${db.pw} (14 characters, not shown) is not an integer',
+        // Written in the file: quoted.
+        '$.d: "hunter2" is not an integer',
+      ]);
+      // A run-time expression reading it describes its values in its evaluation warnings.
+      const warned = createMemoryLogger();
+      const parsed = parseConfig(
+        s.object({ e: s.expression('any') }),
+        { e: '${pw * 2}' },
+        {
+          logger: warned,
+          properties,
+        },
+      );
+      expect(parsed.e.evaluate({})).toBeNull();
+      expect(warned.records.map((r) => r.data?.problem)).toEqual([
+        'cannot convert a value (14 characters, not shown) to a number',
+      ]);
+    });
+
     it('in the warnings of its evaluation', () => {
       const warned = createMemoryLogger();
       const { errors } = checkConfig(

@@ -2,7 +2,7 @@ import { brand, brandClass, hasBrand } from '../brand.ts';
 import { Duration } from '../duration/index.ts';
 import { ErrorCode, isPorticoError, PorticoError, problemsOf } from '../errors.ts';
 import { hiddenValue, typeName } from '../expression/coercion.ts';
-import type { Bindings, NameCheck } from '../expression/compiler.ts';
+import { type Bindings, type NameCheck, withEnvironmentNames } from '../expression/compiler.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import {
   compile,
@@ -15,7 +15,12 @@ import {
 } from '../expression/expression.ts';
 import { containsExpression } from '../expression/template.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
-import { writtenFromEnvironment, writtenInside } from './from-environment.ts';
+import {
+  environmentNames,
+  markFromEnvironment,
+  writtenFromEnvironment,
+  writtenInside,
+} from './from-environment.ts';
 import { likelyMeant } from './near-names.ts';
 
 /**
@@ -402,23 +407,27 @@ export function nameCheck(
   text: string,
   bound: ReadonlySet<string>,
 ): NameCheck {
-  return {
-    bound,
-    unknown(name, pos) {
-      const known = [...bound, 'system', 'env', 'now', ...Object.keys(ctx.bindings)];
-      const meant = likelyMeant(name, known);
-      ctx.logger.warn(
-        `'${name}' (column ${pos + 1}) is no name an expression knows here: it evaluates to null${meant ? `; did you mean '${meant}'?` : ''}`,
-        {
-          // The route and heap object too, as the expression's evaluation warnings name them.
-          ...(ctx.origin ?? (ctx.file === undefined ? {} : { file: ctx.file })),
-          jsonPath: path,
-          column: pos + 1,
-          text,
-        },
-      );
+  // A property a token gave its value from the environment makes what reads it one too.
+  return withEnvironmentNames(
+    {
+      bound,
+      unknown(name, pos) {
+        const known = [...bound, 'system', 'env', 'now', ...Object.keys(ctx.bindings)];
+        const meant = likelyMeant(name, known);
+        ctx.logger.warn(
+          `'${name}' (column ${pos + 1}) is no name an expression knows here: it evaluates to null${meant ? `; did you mean '${meant}'?` : ''}`,
+          {
+            // The route and heap object too, as the expression's evaluation warnings name them.
+            ...(ctx.origin ?? (ctx.file === undefined ? {} : { file: ctx.file })),
+            jsonPath: path,
+            column: pos + 1,
+            text,
+          },
+        );
+      },
     },
-  };
+    environmentNames(ctx.bindings.properties),
+  );
 }
 
 /** What an expression at `path` names in its evaluation warnings: where it is written. */
@@ -523,6 +532,9 @@ export class MapSchema<T> extends Schema<Record<string, T>> {
       const parsed = this.value.parse(child(ctx, value, k, at), at, ctx);
       if (parsed === INVALID) ok = false;
       else out[k] = parsed;
+      // A map is often read whole later (admin.json's properties): its values keep their marks.
+      const written = writtenFromEnvironment(value, k);
+      if (written !== undefined && parsed === value[k]) markFromEnvironment(out, k, written);
     }
     return ok ? out : INVALID;
   }

@@ -23,8 +23,9 @@ export interface CompileContext {
   /** The names the bindings will hold, and where to report a top-level name that is none of them. */
   names?: NameCheck | undefined;
   /**
-   * Set while compiling once the expression names `env` or `system`: what it evaluates to may be a
-   * secret an operator keeps there, which messages describe instead of quoting.
+   * Set while compiling once the expression names `env`, `system` or a property whose value came
+   * from the environment: what it evaluates to may be a secret an operator keeps there, which
+   * messages describe instead of quoting.
    */
   readsEnvironment?: boolean;
   /**
@@ -32,6 +33,24 @@ export interface CompileContext {
    * one load reports each of them; the expression fails with all of them once compiled.
    */
   problems: PorticoError[];
+}
+
+/**
+ * Top-level names (besides `env` and `system`) whose values came from the environment, by the name
+ * check of the configuration compiling the expression: its properties a token gave a value (see
+ * config/from-environment.ts). Kept beside the check so that compile's options stay as they are.
+ */
+const environmentNames = new WeakMap<NameCheck, ReadonlySet<string>>();
+
+/** `names`, noting that the values of `fromEnvironment` came from the environment. */
+export function withEnvironmentNames(names: NameCheck, fromEnvironment: ReadonlySet<string>): NameCheck {
+  if (fromEnvironment.size > 0) environmentNames.set(names, fromEnvironment);
+  return names;
+}
+
+function readsEnvironment(name: string, ctx: CompileContext): boolean {
+  if (name === 'env' || name === 'system') return true;
+  return ctx.names !== undefined && environmentNames.get(ctx.names)?.has(name) === true;
 }
 
 /**
@@ -104,7 +123,7 @@ function compileDynamic(node: Node, ctx: CompileContext): Compiled {
       return constant(node.value);
     case 'identifier':
       checkName(node.name, node.pos, ctx);
-      if (node.name === 'env' || node.name === 'system') ctx.readsEnvironment = true;
+      if (readsEnvironment(node.name, ctx)) ctx.readsEnvironment = true;
       return { ev: identifier(node.name, ctx.constants), constant: false };
     case 'member':
       return { ev: member(node, ctx), constant: false };

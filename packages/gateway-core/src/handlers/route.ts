@@ -1,4 +1,4 @@
-import { keepMarks } from '../config/from-environment.ts';
+import { keepMarks, mergeMarked } from '../config/from-environment.ts';
 import { checkConfig, type Infer, s } from '../config/schema.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
@@ -212,7 +212,7 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     jsonPath: '$',
     logger,
     route: routeName,
-    properties: { ...parentHeap.properties, ...properties },
+    properties: mergeMarked(parentHeap.properties, properties),
     ...(file === undefined ? {} : { file }),
   });
   // Serving, a route whose fields are wrong fails at once. Validating, its heap, decorations and

@@ -1,3 +1,4 @@
+import { mergeMarked } from '../config/from-environment.ts';
 import { likelyMeant } from '../config/near-names.ts';
 import { checkConfig, childPath, type ParseOptions, parseConfig, Reference } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
@@ -130,10 +131,10 @@ export class Heap {
     this.properties =
       options.parent !== undefined && isEmpty(options.properties)
         ? options.parent.properties
-        : {
-            ...(options.parent?.properties ?? { openig: openigObject(options.environment) }),
-            ...options.properties,
-          };
+        : mergeMarked(
+            options.parent?.properties ?? { openig: openigObject(options.environment) },
+            options.properties,
+          );
     this.logSinkName = options.logSink ?? options.parent?.logSinkName ?? 'LogSink';
     this.temporaryStorageName =
       options.temporaryStorage ?? options.parent?.temporaryStorageName ?? 'TemporaryStorage';

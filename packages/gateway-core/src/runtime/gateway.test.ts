@@ -155,3 +155,35 @@ describe('createGateway({ config })', () => {
     expect((await fetch(`${url2}/e`)).status).toBe(404);
   });
 });
+
+describe('properties a token took from the environment', () => {
+  it('are described in the problems of the expressions reading them, in route files and config.json', async () => {
+    process.env.PORTICO_RUNTIME_PW = 'hunter2-s3cr3t';
+    const memory = createMemoryLogger();
+    const clientWith = (connections: string) => ({
+      handler: { type: 'ClientHandler', config: { connections } },
+    });
+    const base = instance({
+      // admin.json's and config.json's properties are merged; a route's come on top.
+      'config/admin.json': { properties: { pw: '&{portico.runtime.pw}', shadowed: '&{portico.runtime.pw}' } },
+      'config/config.json': {
+        properties: { greeting: 'hello', shadowed: 'written' },
+        handler: { type: 'Router', config: { scanInterval: 'disabled' } },
+      },
+      'config/routes/a.json': clientWith('${pw}'),
+      'config/routes/b.json': { properties: { own: '&{portico.runtime.pw}' }, ...clientWith('${own}') },
+      'config/routes/c.json': clientWith('${shadowed}'),
+    });
+    await created({ base, logger: memory });
+    const problems = memory.records
+      .filter((r) => r.message === 'route not loaded')
+      .flatMap((r) => r.data?.problems as string[])
+      .map((p) => p.slice(p.indexOf('$')));
+    expect(problems.sort()).toEqual([
+      '$.handler.config.connections: "written" is not an integer of at least 1 (expected an integer of at least 1)',
+      '$.handler.config.connections: the value of ${own} (14 characters, not shown) is not an integer of at least 1 (expected an integer of at least 1)',
+      '$.handler.config.connections: the value of ${pw} (14 characters, not shown) is not an integer of at least 1 (expected an integer of at least 1)',
+    ]);
+    expect(JSON.stringify(memory.records)).not.toContain('hunter2');
+  });
+});

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { coreManifest } from '../builtins/index.ts';
+import { mergeMarked } from '../config/from-environment.ts';
 import { checkConfig } from '../config/schema.ts';
 import { resolveTokens } from '../config/tokens.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
@@ -153,10 +154,11 @@ export async function createGateway(options: CreateGatewayOptions): Promise<Gate
     unknown
   >;
   const configFile = instance.configFile;
-  const properties = {
-    ...settings.properties,
-    ...(config.properties as Record<string, unknown> | undefined),
-  };
+  // Marks kept: a property a token took from the environment is described in messages, not quoted.
+  const properties = mergeMarked(
+    settings.properties,
+    config.properties as Record<string, unknown> | undefined,
+  );
   const adminHeap = new Heap({
     registry,
     logger,
