@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { type Context, compile, ErrorCode, isPorticoError, Request, Response } from '@portico/gateway-core';
+import { resolveTokens } from '@portico/gateway-core/runtime';
 import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type EntityExtractFilter } from './index.ts';
@@ -118,6 +119,51 @@ describe('EntityExtractFilter', () => {
         code: 'PORTICO_E_CONFIG',
         details: { jsonPath: '$.heap[0].config.bindings[1].key' },
       });
+    });
+  });
+
+  describe('settings from the environment', () => {
+    it('are described, not quoted, in its problems: a pattern that does not compile, a key defined twice', async () => {
+      const config = resolveTokens(
+        onRequest([
+          { key: '&{extract.key}', pattern: '&{extract.pattern}' },
+          { key: '&{extract.key}', pattern: 'b' },
+        ]),
+        { env: { EXTRACT_PATTERN: '(hunter2-s3cr3t', EXTRACT_KEY: 'hunter2-key' } },
+      );
+      const error = await filterFrom(config).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isPorticoError(error) && error.toString()).toBe(
+        'PORTICO_E_CONFIG routes/extract.json $.heap[0].config.bindings[0].pattern: the value of &{extract.pattern} (15 characters, not shown) is not a regular expression (expected a regular expression)',
+      );
+      expect(JSON.stringify(error)).not.toContain('hunter2');
+      const keys = resolveTokens(
+        onRequest([
+          { key: '&{extract.key}', pattern: 'a' },
+          { key: '&{extract.key}', pattern: 'b' },
+        ]),
+        {
+          env: { EXTRACT_KEY: 'hunter2-key' },
+        },
+      );
+      const twice = await filterFrom(keys).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isPorticoError(twice) && twice.message).toBe(
+        'the key the value of &{extract.key} (11 characters, not shown) is already defined',
+      );
+    });
+
+    it("while a pattern written in the file keeps the compiler's own account", async () => {
+      const error = await filterFrom(onRequest([{ key: 'k', pattern: '(unclosed' }])).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isPorticoError(error) && error.code).toBe('PORTICO_E_EXPRESSION');
+      expect(isPorticoError(error) && error.details.text).toBe('(unclosed');
     });
   });
 

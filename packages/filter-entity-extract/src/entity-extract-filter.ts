@@ -15,6 +15,7 @@ import {
   type LValueExpression,
   type ParseContext,
   PorticoError,
+  quoteSetting,
   type Request,
   type Response,
   Schema,
@@ -171,15 +172,20 @@ class JavaPatternSchema extends Schema<RegExp> {
 
   parseValue(value: unknown, path: string, ctx: ParseContext): RegExp | typeof INVALID {
     const where = { ...(ctx.file === undefined ? {} : { file: ctx.file }), jsonPath: path };
-    if (typeof value !== 'string') {
-      const message = `${JSON.stringify(value)} is not a regular expression`;
+    const shown = quoteSetting(ctx, path, value);
+    const refused = (): typeof INVALID => {
+      const message = `${shown} is not a regular expression`;
       ctx.errors.push(new PorticoError(ErrorCode.CONFIG, message, { ...where, expected: this.expected }));
       return INVALID;
-    }
+    };
+    if (typeof value !== 'string') return refused();
     try {
       return compileJavaRegex(value);
     } catch (error) {
       if (!isPorticoError(error)) throw error;
+      // The compiler's error quotes the pattern (in its message and its `text`): kept for a pattern
+      // written in the file, where it says what is wrong; one from the environment is only described.
+      if (shown !== JSON.stringify(value)) return refused();
       ctx.errors.push(error.at(where));
       return INVALID;
     }
@@ -206,10 +212,11 @@ class UniqueKeys<T extends { key: string }> extends Schema<T[]> {
     const seen = new Set<string>();
     for (const [index, { key }] of bindings.entries()) {
       if (seen.has(key)) {
+        const at = `${path}[${index}].key`;
         ctx.errors.push(
-          new PorticoError(ErrorCode.CONFIG, `the key '${key}' is already defined`, {
+          new PorticoError(ErrorCode.CONFIG, `the key ${quoteSetting(ctx, at, key)} is already defined`, {
             ...(ctx.file === undefined ? {} : { file: ctx.file }),
-            jsonPath: `${path}[${index}].key`,
+            jsonPath: at,
             expected: 'a key no other binding has',
           }),
         );

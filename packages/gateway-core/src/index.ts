@@ -27,6 +27,7 @@ export {
   type Infer,
   type ParseContext,
   type ParseOptions,
+  quoteSetting,
   Reference,
   type ReferenceKind,
   Schema,

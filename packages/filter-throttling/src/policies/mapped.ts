@@ -46,6 +46,8 @@ export class MappedThrottlingPolicy implements ThrottlingRatePolicy {
  */
 const keySchema = s.string().optional();
 
+const ratesSchema = s.map(rateSchema);
+
 /**
  * `throttlingRatesMapping`: mapper result → rate object. A key may itself be a `${...}` expression,
  * evaluated once at load like any configuration-time expression (as the incumbents do).
@@ -54,27 +56,26 @@ class RatesMappingSchema extends Schema<Map<string, RateConfig>> {
   readonly expected = 'an object whose keys are mapper results and whose values are rate objects';
 
   parseValue(value: unknown, jsonPath: string, ctx: ParseContext): Map<string, RateConfig> | typeof INVALID {
-    const problem = (message: string, at: string): typeof INVALID => {
-      ctx.errors.push(
-        new PorticoError(ErrorCode.CONFIG, message, {
-          ...(ctx.file === undefined ? {} : { file: ctx.file }),
-          jsonPath: at,
-          expected: this.expected,
-        }),
-      );
-      return INVALID;
-    };
-    if (value === null || typeof value !== 'object' || Array.isArray(value))
-      return problem(`${JSON.stringify(value)} is not an object`, jsonPath);
+    // The core's map reads the rates: its messages describe a value a token took from the environment.
+    const rates = ratesSchema.parse(value, jsonPath, ctx);
+    // Not an object: the map said so. Its keys are checked even when a rate is wrong.
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return INVALID;
     const out = new Map<string, RateConfig>();
-    let ok = true;
-    for (const [written, rate] of Object.entries(value)) {
+    let ok = rates !== INVALID;
+    for (const written of Object.keys(value)) {
       const at = childPath(jsonPath, written);
       const key = containsExpression(written) ? keySchema.parse(written, at, ctx) : written;
-      const parsed = rateSchema.parse(rate, at, ctx);
-      if (key === undefined) problem(`the key ${written} evaluated to null`, at);
-      if (key === INVALID || key === undefined || parsed === INVALID) ok = false;
-      else out.set(key, parsed);
+      if (key === undefined) {
+        ctx.errors.push(
+          new PorticoError(ErrorCode.CONFIG, `the key ${written} evaluated to null`, {
+            ...(ctx.file === undefined ? {} : { file: ctx.file }),
+            jsonPath: at,
+            expected: this.expected,
+          }),
+        );
+      }
+      if (key === INVALID || key === undefined) ok = false;
+      else if (rates !== INVALID) out.set(key, rates[written]!);
     }
     return ok ? out : INVALID;
   }

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Request } from '@portico/gateway-core';
+import { type PorticoError, Request } from '@portico/gateway-core';
+import { resolveTokens } from '@portico/gateway-core/runtime';
 import { testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import type { BucketRate } from '../bucket/index.ts';
@@ -147,6 +148,29 @@ describe('MappedThrottlingPolicy', () => {
       code: 'PORTICO_E_CONFIG',
       details: { file: 'routes/throttle.json', jsonPath: expect.stringContaining(jsonPath) },
     });
+  });
+});
+
+describe('MappedThrottlingPolicy settings from the environment', () => {
+  it('are described, not quoted, in its problems', async () => {
+    const config = resolveTokens(
+      {
+        throttlingRateMapper: "${request.headers['X-Tier'][0]}",
+        throttlingRatesMapping: { gold: '&{tier.secret}', silver: { numberOfRequests: '&{tier.secret}' } },
+        defaultRate: minute(1),
+      },
+      { env: { TIER_SECRET: 'hunter2-s3cr3t' } },
+    );
+    const error = (await loadError('MappedThrottlingPolicy', config)) as PorticoError;
+    const problems = (error.details.cause as PorticoError[]).map(
+      (p) => `${p.details.jsonPath}: ${p.message}`,
+    );
+    expect(problems).toEqual([
+      '$.heap[0].config.throttlingRatesMapping.gold: the value of &{tier.secret} (14 characters, not shown) is not an object',
+      '$.heap[0].config.throttlingRatesMapping.silver.numberOfRequests: the value of &{tier.secret} (14 characters, not shown) is not an integer of at least 1',
+      '$.heap[0].config.throttlingRatesMapping.silver.duration: the setting is required',
+    ]);
+    expect(JSON.stringify(error)).not.toContain('hunter2');
   });
 });
 

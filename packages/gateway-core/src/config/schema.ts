@@ -197,7 +197,9 @@ function child(ctx: ParseContext, container: object, key: string, path: string):
 /**
  * A setting's value as a message shows it: quoted as written, unless it came from the environment
  * (an expression reading `env` or `system`, or a token), where operators keep passwords and secrets;
- * then described, so that a typo in a field does not print a secret into logs and API answers.
+ * then described, so that a typo in a field does not print a secret into logs and API answers. For
+ * a schema that writes its own messages: `${quoteSetting(ctx, path, value)} is not a header name`,
+ * with the value at `path` as the schema was given it (or as its expression gave it).
  */
 export function quoteSetting(ctx: ParseContext, path: string, value: unknown): string {
   const from = fromEnvironment.get(ctx)?.get(path);

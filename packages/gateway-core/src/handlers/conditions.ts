@@ -8,7 +8,6 @@ import {
   Schema,
   whereWritten,
 } from '../config/schema.ts';
-import { isPorticoError } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import { compile, type Expression } from '../expression/expression.ts';
