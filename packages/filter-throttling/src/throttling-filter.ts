@@ -13,6 +13,7 @@ import {
   type Logger,
   type Request,
   Response,
+  redisTimeout,
   redisUri,
   s,
 } from '@portico/gateway-core';
@@ -162,16 +163,7 @@ const redisSchema = s.object({
   uri: redisUri(),
   keyPrefix: s.string().optional(),
   whenUnavailable: s.enumOf(['allow', 'reject'] as const).default('allow'),
-  // The same values as the core's redisTimeout(), written here so that this plugin keeps running on
-  // cores released before that export; it takes the core's once its peer floor is raised.
-  timeout: s
-    .duration()
-    .refine(
-      (timeout) =>
-        timeout.isZero || timeout.isUnlimited ? 'the timeout must be finite and above zero' : undefined,
-      'a duration above zero such as "500 ms"',
-    )
-    .default(Duration.parse('1 second')),
+  timeout: redisTimeout(),
 });
 
 interface Resources {
