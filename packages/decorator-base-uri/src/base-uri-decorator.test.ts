@@ -68,6 +68,42 @@ describe('BaseUriDecorator', () => {
     });
   });
 
+  // A base from the environment may carry credentials (`https://user:password@host`): the errors
+  // quoted the text, and so put it in the log.
+  it('never repeats a bad base in its error, at load or per request', async () => {
+    const secret = 'user:s3cret@host:99999';
+    const { heap } = setup([
+      { name: 'a', type: 'StaticResponseHandler', config: { status: 204 }, baseURI: `http://${secret}` },
+      { name: 'b', type: 'StaticResponseHandler', config: { status: 204 }, baseURI: secret },
+      { name: 'c', type: 'ChainOfFilters', baseURI: '${attributes.backend}' },
+    ]);
+    for (const name of ['a', 'b']) {
+      const error = await heap.get(name).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(error).toMatchObject({ code: 'PORTICO_E_CONFIG' });
+      expect(error!.message).toMatch(
+        /^baseURI: the value \(\d+ characters, not shown\) (is not a URI|has no scheme or no host)$/,
+      );
+      expect(JSON.stringify(error)).not.toContain('s3cret');
+    }
+    const filter = await heap.get<Filter>('c', 'filter');
+    const failure = await filter
+      .filter(
+        new Context({ attributes: { backend: secret } }),
+        request('http://gateway/x'),
+        recordingHandler().handler,
+      )
+      .then(
+        () => undefined,
+        (e: Error) => e,
+      );
+    expect(failure!.message).toBe(
+      `baseURI: \${attributes.backend} gave a value (${secret.length} characters, not shown) that has no scheme or no host`,
+    );
+  });
+
   it('evaluates a ${...} value per request, and fails the request when it gives no URI', async () => {
     const { heap, recorder } = setup([
       { name: 'tenant', type: 'ChainOfFilters', baseURI: '${attributes.backend}' },

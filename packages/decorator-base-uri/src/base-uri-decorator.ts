@@ -19,16 +19,23 @@ import {
 
 const EXPECTED = 'an absolute URI with a scheme and a host, such as "https://app.example.com:8443"';
 
-/** The base a text names, or what is wrong with it. */
+/**
+ * The base a text names, or what is wrong with it. The text is not repeated: it may come from the
+ * environment (a token, `${env[...]}`) and carry credentials (`https://user:password@host`).
+ */
 export function parseBase(text: string): Uri | string {
+  const base = baseOrFault(text);
+  return typeof base === 'string' ? `the value (${text.length} characters, not shown) ${base}` : base;
+}
+
+function baseOrFault(text: string): Uri | string {
   let uri: Uri;
   try {
     uri = Uri.parse(text);
   } catch {
-    return `'${text}' is not a URI`;
+    return 'is not a URI';
   }
-  if (!uri.scheme || !uri.host) return `'${text}' has no scheme or no host`;
-  return uri;
+  return uri.scheme && uri.host ? uri : 'has no scheme or no host';
 }
 
 /**
@@ -45,7 +52,7 @@ export class BaseUriDecorator implements Decorator {
     if (expression.isConstant) {
       const base = parseBase(expression.evaluate() ?? '');
       if (typeof base === 'string') {
-        throw new PorticoError(ErrorCode.CONFIG, base, {
+        throw new PorticoError(ErrorCode.CONFIG, `baseURI: ${base}`, {
           ...(info.file === undefined ? {} : { file: info.file }),
           ...(info.jsonPath === undefined ? {} : { jsonPath: info.jsonPath }),
           expected: EXPECTED,
@@ -92,9 +99,13 @@ function rebaseOnto(request: Request, base: Uri): void {
 /** The base a run-time expression gives for this request; a bad one fails the request (500, logged). */
 async function evaluated(expression: Expression<string>, context: Context, request: Request): Promise<Uri> {
   const text = await evaluateSettled(expression, bindingsFor(context, request));
-  const base = text === null ? `${expression.text} evaluated to null` : parseBase(text);
+  // The expression's text is the configuration's own; what it gave is not shown (see parseBase).
+  const base = text === null ? 'evaluated to null' : baseOrFault(text);
   if (typeof base === 'string') {
-    throw new PorticoError(ErrorCode.CONFIG, `baseURI: ${base}`, { expected: EXPECTED });
+    const gave = text === null ? '' : ` gave a value (${text.length} characters, not shown) that`;
+    throw new PorticoError(ErrorCode.CONFIG, `baseURI: ${expression.text}${gave} ${base}`, {
+      expected: EXPECTED,
+    });
   }
   return base;
 }
