@@ -123,18 +123,33 @@ export function isPorticoError(value: unknown, code?: ErrorCodeValue): value is 
   return value instanceof PorticoError && (code === undefined || value.code === code);
 }
 
-/** One error for several problems: the first, with all of them as its cause (see problemsOf). */
-export function combineProblems(problems: readonly PorticoError[]): PorticoError {
-  const first = problems[0]!;
-  if (problems.length === 1) return first;
-  return new PorticoError(first.code, `${first.message} (and ${problems.length - 1} more)`, {
+/**
+ * One error for several problems: the first, with all of them as its cause (see problemsOf); one
+ * that already combines several counts as each of them. `whenNone` gives the error for no problem.
+ */
+export function combineProblems(
+  problems: readonly PorticoError[],
+  whenNone?: () => PorticoError,
+): PorticoError {
+  const all = problems.flatMap((problem) => problemsOf(problem));
+  const first = all[0];
+  if (first === undefined) {
+    if (whenNone === undefined) throw new TypeError('combineProblems: no problem to combine');
+    return whenNone();
+  }
+  if (all.length === 1) return first;
+  return new PorticoError(first.code, `${first.message} (and ${all.length - 1} more)`, {
     ...first.details,
-    cause: problems,
+    cause: all,
   });
 }
 
-/** The problems one error stands for: itself, or the ones a combined error carries as its cause. */
-export function problemsOf(error: PorticoError): PorticoError[] {
+/**
+ * The problems one error stands for: itself, or the ones a combined error carries as its cause; none
+ * for an error that is no PorticoError.
+ */
+export function problemsOf(error: unknown): PorticoError[] {
+  if (!isPorticoError(error)) return [];
   const { cause } = error.details;
   if (Array.isArray(cause) && cause.length > 0 && cause.every((item) => isPorticoError(item))) return cause;
   return [error];

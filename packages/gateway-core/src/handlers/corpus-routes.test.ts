@@ -3,10 +3,10 @@ import { awaitsLaterWork, corpusFiles, loadCorpusRoute, requireCorpusUnderCi } f
 import { describe, expect, it } from 'vitest';
 import { coreManifest } from '../builtins/index.ts';
 import type { PorticoError } from '../errors.ts';
+import { problemsOf } from '../errors.ts';
 import { Heap } from '../heap/heap.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { TypeRegistry } from '../registry/registry.ts';
-import { problemsOf } from './route.ts';
 
 /**
  * Every route file of the compatibility corpus that uses only types Portico provides loads

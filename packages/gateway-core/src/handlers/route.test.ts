@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveTokens } from '../config/tokens.ts';
 import { Context, type RouterInfo } from '../context/context.ts';
 import type { PorticoError } from '../errors.ts';
+import { problemsOf } from '../errors.ts';
 import { Heap } from '../heap/heap.ts';
 import { Entity } from '../http/entity.ts';
 import { Request, Response } from '../http/message.ts';
@@ -11,7 +12,7 @@ import { createMemoryLogger } from '../logging.ts';
 import { TypeRegistry } from '../registry/registry.ts';
 import { pluginHeap } from '../testing/heap.ts';
 import type { Handler } from '../types.ts';
-import { loadRoute, problemsOf, Route } from './route.ts';
+import { loadRoute, Route } from './route.ts';
 
 const logger = createMemoryLogger();
 const environment = {

@@ -1,7 +1,7 @@
 import { keepMarks, mergeMarked } from '../config/from-environment.ts';
 import { checkConfig, type Infer, s } from '../config/schema.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
-import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
+import { combineProblems, ErrorCode, isPorticoError, PorticoError, problemsOf } from '../errors.ts';
 import { collectRequestBodyReads } from '../expression/body-reads.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import type { Heap } from '../heap/heap.ts';
@@ -350,26 +350,13 @@ function pickRouteFields(json: unknown): unknown {
   return fields;
 }
 
+/** The route's problems as one error (a generic one naming the file when there is none). */
 function combine(errors: PorticoError[], file: string | undefined): PorticoError {
-  const [first] = errors;
-  if (!first)
-    return new PorticoError(
-      ErrorCode.ROUTE,
-      'the route could not be loaded',
-      file === undefined ? {} : { file },
-    );
-  if (errors.length === 1) return first;
-  return new PorticoError(first.code, `${first.message} (and ${errors.length - 1} more)`, {
-    ...first.details,
-    cause: errors,
-  });
-}
-
-/** Every coded problem an error stands for (one, or the ones a combined error carries). */
-export function problemsOf(error: unknown): PorticoError[] {
-  if (!isPorticoError(error)) return [];
-  const cause = error.details.cause;
-  return Array.isArray(cause) && cause.every((c) => isPorticoError(c)) ? cause : [error];
+  return combineProblems(
+    errors,
+    () =>
+      new PorticoError(ErrorCode.ROUTE, 'the route could not be loaded', file === undefined ? {} : { file }),
+  );
 }
 
 /** A route's `properties` when they are an object (the schema reports anything else). */

@@ -7,14 +7,14 @@ import { s } from '../config/schema.ts';
 import { resolveTokens } from '../config/tokens.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
 import type { Duration } from '../duration/duration.ts';
-import { ErrorCode, PorticoError } from '../errors.ts';
+import { ErrorCode, PorticoError, problemsOf } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import type { Heap } from '../heap/heap.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { loadRoute, problemsOf, type Route, type RouteInfo } from './route.ts';
+import { loadRoute, type Route, type RouteInfo } from './route.ts';
 import { RouteIndex } from './route-index.ts';
 import { scanIntervalSetting } from './scan-interval.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Context } from '../context/context.ts';
-import { ErrorCode, type PorticoError } from '../errors.ts';
-import { loadRoute, problemsOf } from '../handlers/route.ts';
+import { ErrorCode, type PorticoError, problemsOf } from '../errors.ts';
+import { loadRoute } from '../handlers/route.ts';
 import { Request } from '../http/message.ts';
 import type { Handler } from '../types.ts';
 import { DEFAULT_DECORATOR_NAMES, decoratorNameProblem } from './declaration.ts';

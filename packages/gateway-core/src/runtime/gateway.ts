@@ -7,10 +7,16 @@ import { coreManifest } from '../builtins/index.ts';
 import { mergeMarked } from '../config/from-environment.ts';
 import { checkConfig } from '../config/schema.ts';
 import { resolveTokens } from '../config/tokens.ts';
-import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
+import {
+  combineProblems as combineAll,
+  ErrorCode,
+  isPorticoError,
+  PorticoError,
+  problemsOf,
+} from '../errors.ts';
 import { decoratedEntryHandler, entryDecorations } from '../handlers/entry-decorations.ts';
 import { bufferingRequestBodyFor } from '../handlers/request-body-buffer.ts';
-import { problemsOf, secretsUnsupported } from '../handlers/route.ts';
+import { secretsUnsupported } from '../handlers/route.ts';
 import { isUnrouted, Router } from '../handlers/router.ts';
 import { isSessionProducer, type SessionProducer } from '../handlers/session-producer.ts';
 import { Heap } from '../heap/heap.ts';
@@ -429,15 +435,10 @@ export function pluginDirectoriesOf(instance: Instance, configured: readonly str
 
 /** One error for a list of problems: the first, carrying them all (or a generic CONFIG error). */
 export function combineProblems(errors: PorticoError[]): PorticoError {
-  const all = errors.flatMap((e) => problemsOf(e));
-  const [first] = all;
-  if (!first) return new PorticoError(ErrorCode.CONFIG, 'the configuration could not be loaded');
-  return all.length === 1
-    ? first
-    : new PorticoError(first.code, `${first.message} (and ${all.length - 1} more)`, {
-        ...first.details,
-        cause: all,
-      });
+  return combineAll(
+    errors,
+    () => new PorticoError(ErrorCode.CONFIG, 'the configuration could not be loaded'),
+  );
 }
 
 /** The instance of an in-memory configuration: no files; paths relative to `directory`. */

@@ -21,6 +21,7 @@ export { resolveTokens, tokenEnvironmentName } from '../config/tokens.ts';
 // Requests, sessions and the exchange.
 export { plainAddress } from '../context/client-address.ts';
 export { packageFolderAbove } from '../core-identity.ts';
+export { problemsOf } from '../errors.ts';
 // Expressions: the evaluator's internals, tools and system properties.
 export { getProperty, keysOf, NO_SUCH_METHOD, setProperty } from '../expression/access.ts';
 export type { Node as ExpressionNode } from '../expression/ast.ts';
@@ -43,7 +44,7 @@ export { Chain, ChainHeaplet, ChainOfFiltersHeaplet } from '../handlers/chain.ts
 export * from '../handlers/client/index.ts';
 export { type DispatchBinding, DispatchHandler, DispatchHandlerHeaplet } from '../handlers/dispatch.ts';
 export { bufferingRequestBodyFor } from '../handlers/request-body-buffer.ts';
-export { loadRoute, problemsOf, Route, type RouteInfo, secretsUnsupported } from '../handlers/route.ts';
+export { loadRoute, Route, type RouteInfo, secretsUnsupported } from '../handlers/route.ts';
 export {
   DEFAULT_MAX_ROUTE_FILE_SIZE,
   isUnrouted,
