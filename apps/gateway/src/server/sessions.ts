@@ -98,7 +98,7 @@ export class SessionSupport implements SessionProducer {
             settings.store.timeout.toMillis(),
             logger,
           )
-        : memoryStore(settings.store.maxSessions);
+        : memoryStore(settings.store.maxSessions, logger);
     logger.info('server-side sessions', {
       store: settings.store.type,
       cookie: settings.cookie.name,
@@ -228,12 +228,15 @@ class ServerSession implements SessionHandle {
  * kept for the whole timeout: the store is bounded (`maxSessions`, and 256 Mi characters of data).
  * When it is full, the sessions in use are kept and a new one cannot be saved (the request is
  * answered 500, as for any session that cannot be saved), as a servlet container's
- * `maxActiveSessions` refuses new sessions rather than end others.
+ * `maxActiveSessions` refuses new sessions rather than end others. That it is full is logged once,
+ * until it has room again, not for every request it refuses (a flood of new sessions would flood the
+ * log too).
  */
-function memoryStore(maxSessions: number): Store {
+function memoryStore(maxSessions: number, logger: Logger): Store {
   const entries = new Map<string, { value: string; expires: number }>();
   let characters = 0;
   let swept = 0;
+  let full = false;
   const sweepExpired = () => {
     const now = Date.now();
     swept = now;
@@ -262,12 +265,24 @@ function memoryStore(maxSessions: number): Store {
       // Expired sessions are looked for at most once a second: under a flood of new sessions the
       // scan would otherwise be paid by every request.
       if (!fits(id, json) && Date.now() - swept >= 1000) sweepExpired();
-      if (!fits(id, json))
-        throw new PorticoError(
-          ErrorCode.SESSION,
-          `the in-memory session store is full: ${entries.size} sessions, ${characters} characters`,
-          { expected: `at most ${maxSessions} sessions (admin.json session.store.maxSessions)` },
-        );
+      if (!fits(id, json)) {
+        const message = `the in-memory session store is full: ${entries.size} sessions, ${characters} characters`;
+        const expected = `at most ${maxSessions} sessions (admin.json session.store.maxSessions)`;
+        // Said once until it has room again; the requests it refuses are logged at debug level only.
+        if (!full) {
+          full = true;
+          logger.error('the session store is full: new sessions are answered 500 until it has room', {
+            code: ErrorCode.SESSION,
+            error: message,
+            expected,
+          });
+        }
+        throw new PorticoError(ErrorCode.SESSION, message, { expected, logged: true });
+      }
+      if (full) {
+        full = false;
+        logger.info('the session store has room again', { store: 'memory' });
+      }
       characters += json.length - (entries.get(id)?.value.length ?? 0);
       entries.set(id, { value: json, expires: Date.now() + ttlMs });
     },
