@@ -78,6 +78,20 @@ describe('portico eval: names no expression knows', () => {
     expect(result.stderr).toContain("'requst' (column 20)");
   });
 
+  // Only the first of an expression's problems was printed (its JSON form leaves out the cause).
+  it('prints every problem of an expression that has several, as a list', async () => {
+    const result = await run(["${'a'.split('(')}${'b'.replaceAll('[', 'c')}"]);
+    expect(result.code).toBe(2);
+    const problems = JSON.parse(result.stderr);
+    expect(problems).toEqual([
+      expect.objectContaining({ code: 'PORTICO_E_EXPRESSION' }),
+      expect.objectContaining({ code: 'PORTICO_E_EXPRESSION' }),
+    ]);
+    expect(problems[0].message).not.toBe(problems[1].message);
+    const one = JSON.parse((await run(["${'a'.split('(')}"])).stderr);
+    expect(one).toMatchObject({ code: 'PORTICO_E_EXPRESSION' });
+  });
+
   it('knows the run-time names, exchange, the implicit objects and the file’s own bindings', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-eval-'));
     const file = path.join(dir, 'bindings.json');

@@ -7,7 +7,7 @@ import {
   isPorticoError,
   type Logger,
 } from '@portico/gateway-core';
-import { type NameCheck, parseConfigJson, RUN_TIME_NAMES } from '@portico/gateway-core/runtime';
+import { type NameCheck, parseConfigJson, problemsOf, RUN_TIME_NAMES } from '@portico/gateway-core/runtime';
 import { modelBindings } from './eval-bindings.ts';
 import { type Output, UsageError } from './output.ts';
 import { setSystemProperties } from './system-properties.ts';
@@ -23,7 +23,8 @@ const TYPES: Record<string, ExpectedType> = {
 
 /**
  * `portico eval '<text>'`: compiles and evaluates an expression the way a route would, and prints the
- * result as JSON. Warnings go to standard error. A parse error prints the coded error and exits 2.
+ * result as JSON. Warnings go to standard error. A parse error prints the coded error (a list of them when
+ * the expression has several problems) and exits 2.
  */
 export async function evalCommand(argv: string[], out: Output): Promise<number> {
   const { values, positionals } = parseArguments(argv);
@@ -40,7 +41,9 @@ export async function evalCommand(argv: string[], out: Output): Promise<number> 
     return 0;
   } catch (error) {
     if (!isPorticoError(error)) throw error;
-    out.stderr(JSON.stringify(error.toJSON(), null, 2));
+    // Every problem (an expression with several bad patterns has one each): a list when more than one.
+    const problems = problemsOf(error).map((problem) => problem.toJSON());
+    out.stderr(JSON.stringify(problems.length === 1 ? problems[0] : problems, null, 2));
     return 2;
   }
 }
