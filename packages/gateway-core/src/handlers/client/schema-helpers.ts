@@ -41,35 +41,16 @@ export function custom<T>(
 const TEXT = s.string().optional();
 
 /**
- * A setting given as text (or an expression giving text) that `read` turns into a T, or reports
+ * A setting given as text (or an expression giving text) that its parser turns into a T, or reports
  * what is wrong with it (with `fail`). An expression that evaluates to null makes the setting absent
  * (its default, or an error when it is required), as for any text setting.
  */
-class FromTextSchema<T> extends Schema<T> {
-  readonly expected: string;
-  private readonly read: (text: string, path: string, ctx: ParseContext) => T | typeof INVALID;
-  private readonly json: () => Record<string, unknown>;
-
-  constructor(
-    expected: string,
-    read: (text: string, path: string, ctx: ParseContext) => T | typeof INVALID,
-    json: () => Record<string, unknown>,
-  ) {
-    super();
-    this.expected = expected;
-    this.read = read;
-    this.json = json;
-  }
-
-  parseValue(value: unknown, path: string, ctx: ParseContext): T | typeof INVALID {
+class FromTextSchema<T> extends FunctionSchema<T> {
+  override parseValue(value: unknown, path: string, ctx: ParseContext): T | typeof INVALID {
     const text = TEXT.parse(value, path, ctx);
     if (text === INVALID) return INVALID;
     if (text === undefined) return this.absent(path, ctx, `evaluated to null (${value})`);
-    return this.read(text, path, ctx);
-  }
-
-  jsonSchema(): Record<string, unknown> {
-    return this.withDescription(this.json());
+    return super.parseValue(text, path, ctx);
   }
 }
 
@@ -78,7 +59,7 @@ export function fromText<T>(
   read: (text: string, path: string, ctx: ParseContext) => T | typeof INVALID,
   json: () => Record<string, unknown> = () => ({ type: 'string' }),
 ): Schema<T> {
-  return new FromTextSchema(expected, read, json);
+  return new FromTextSchema(expected, (text, path, ctx) => read(text as string, path, ctx), json);
 }
 
 /**
