@@ -28,11 +28,6 @@ export function isUpgradeHandler(value: unknown): value is UpgradeHandler {
   return typeof (value as UpgradeHandler | null)?.upgrade === 'function';
 }
 
-const REASONS: Record<number, string> = {
-  502: 'Bad Gateway',
-  504: 'Gateway Timeout',
-  501: 'Not Implemented',
-};
 /** How much of a refused upgrade's body is relayed to the client; the rest is cut. */
 const MAX_REFUSAL_BODY = 64 * 1024;
 
@@ -154,7 +149,7 @@ export class ReverseProxyHandler extends ClientHandler implements UpgradeHandler
 
 /** The answer a reverse proxy gives for an unreachable or silent upstream. */
 export function failureResponse(error: UpstreamError): Response {
-  const response = ownResponse(error.upstreamStatus, REASONS[error.upstreamStatus]!);
+  const response = ownResponse(error.upstreamStatus, nodeHttp.STATUS_CODES[error.upstreamStatus]!);
   response.cause = error;
   return response;
 }
@@ -267,7 +262,7 @@ function writeHead(socket: Duplex, status: number, reason: string, raw: readonly
 
 /** The gateway's own answer, written to the client's socket, which is then closed. */
 function answer(socket: Duplex, status: number, body?: string): number {
-  answerSocket(socket, status, REASONS[status]!, body);
+  answerSocket(socket, status, nodeHttp.STATUS_CODES[status]!, body);
   return status;
 }
 
