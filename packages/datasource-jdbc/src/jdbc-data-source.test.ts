@@ -1,5 +1,4 @@
-import { createMemoryLogger } from '@portico/gateway-core/runtime';
-import { pluginHeap } from '@portico/gateway-core/testing';
+import { createMemoryLogger, pluginHeap } from '@portico/gateway-core/testing';
 import { serviceUrl } from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import plugin, { JdbcDataSource } from './index.ts';

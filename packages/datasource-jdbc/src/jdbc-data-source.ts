@@ -161,8 +161,12 @@ export const JdbcDataSourceHeaplet = defineHeaplet({
   type: 'JdbcDataSource',
   kind: 'object',
   config: jdbcDataSourceConfig,
-  create: ({ name, config, logger, environment }) =>
+  create: async ({ name, config, logger, environment, onDestroy }) => {
     // `portico validate` creates every object: it should not open database connections.
-    JdbcDataSource.open(name, config, logger, { prefill: environment.validating !== true }),
-  destroy: (source) => source.close(),
+    const source = await JdbcDataSource.open(name, config, logger, {
+      prefill: environment.validating !== true,
+    });
+    onDestroy(() => source.close());
+    return source;
+  },
 });

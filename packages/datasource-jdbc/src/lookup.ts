@@ -1,4 +1,4 @@
-import { ErrorCode, type Heap, PorticoError } from '@portico/gateway-core';
+import { ErrorCode, type HeapView, PorticoError } from '@portico/gateway-core';
 import { isSqlDataSource, type SqlDataSource } from './jdbc-data-source.ts';
 
 /** The environment naming context of Java containers, which the incumbents' data source names start with. */
@@ -24,7 +24,7 @@ export function candidateNames(name: string): string[] {
  * needed. A missing or unsuitable object is a REFERENCE error at `where`.
  */
 export async function lookupDataSource(
-  heap: Heap,
+  heap: HeapView,
   name: string,
   where: { file?: string | undefined; jsonPath: string },
 ): Promise<SqlDataSource> {

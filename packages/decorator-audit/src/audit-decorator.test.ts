@@ -9,8 +9,7 @@ import {
   Response,
   s,
 } from '@portico/gateway-core';
-import { loadRoute } from '@portico/gateway-core/runtime';
-import { pluginHeap, recordingHandler } from '@portico/gateway-core/testing';
+import { loadRoute, pluginHeap, recordingHandler } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type AuditEvent, auditSystemOf, type MonitorEndpointHandler } from './index.ts';
 

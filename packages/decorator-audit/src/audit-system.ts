@@ -1,4 +1,4 @@
-import type { Heap, Logger, Request, Response } from '@portico/gateway-core';
+import type { HeapView, Logger, Request, Response } from '@portico/gateway-core';
 
 /** What an audit decorator tells listeners (spec, "Events": audit decorator events). */
 export interface AuditEvent {
@@ -61,20 +61,11 @@ export class AuditSystem {
   }
 }
 
-const systems = new WeakMap<Heap, AuditSystem>();
-
 /**
- * The audit system of a heap's gateway: one per top-level heap, shared by every route below it, so
- * that decorators and monitor endpoints anywhere in one configuration meet, and two gateways in one
+ * The audit system of a heap's gateway: one per gateway, shared by every route below it, so that
+ * decorators and monitor endpoints anywhere in one configuration meet, and two gateways in one
  * process (tests, a reload) never see each other's events.
  */
-export function auditSystemOf(heap: Heap): AuditSystem {
-  let top = heap;
-  while (top.parent !== undefined) top = top.parent;
-  let system = systems.get(top);
-  if (system === undefined) {
-    system = new AuditSystem(top.logger);
-    systems.set(top, system);
-  }
-  return system;
+export function auditSystemOf(heap: HeapView): AuditSystem {
+  return heap.shared('@portico/decorator-audit:system', (logger) => new AuditSystem(logger));
 }

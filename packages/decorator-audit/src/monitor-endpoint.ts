@@ -94,9 +94,10 @@ export const MonitorEndpointHandlerHeaplet = defineHeaplet({
   type: 'MonitorEndpointHandler',
   kind: 'handler',
   config: s.object({}),
-  create: ({ heap }) => {
+  create: ({ heap, onDestroy }) => {
     const system = auditSystemOf(heap);
-    return new MonitorEndpointHandler((listener) => system.addListener(listener));
+    const handler = new MonitorEndpointHandler((listener) => system.addListener(listener));
+    onDestroy(() => handler.close());
+    return handler;
   },
-  destroy: (handler) => handler.close(),
 });

@@ -10,12 +10,12 @@ import {
   type Filter,
   type Handler,
   PorticoError,
-  parseDecoration,
   type Request,
   type Response,
   s,
   Uri,
 } from '@portico/gateway-core';
+import { fail, INVALID, type ParseContext, Schema } from '@portico/gateway-core/schema';
 
 const EXPECTED = 'an absolute URI with a scheme and a host, such as "https://app.example.com:8443"';
 
@@ -44,30 +44,44 @@ function baseOrFault(text: string): Uri | string {
  * default), while path, query, fragment and user information stay. A decoration value that is not a
  * string is ignored, as the spec says. A value with `${...}` is evaluated per request.
  */
+/**
+ * A `"baseURI"` decoration: a literal base, read and checked at load; a `${...}` one, compiled and
+ * evaluated per request; any value that is not a string, ignored (undefined), as the spec says.
+ */
+export class BaseUriDecorationSchema extends Schema<Uri | Expression<string> | undefined> {
+  readonly expected = EXPECTED;
+  readonly #expression = s.expression('string');
+
+  parseValue(
+    value: unknown,
+    path: string,
+    ctx: ParseContext,
+  ): Uri | Expression<string> | undefined | typeof INVALID {
+    if (typeof value !== 'string') return undefined;
+    const expression = this.#expression.parseValue(value, path, ctx);
+    if (expression === INVALID || !expression.isConstant) return expression;
+    const base = parseBase(expression.evaluate() ?? '');
+    return typeof base === 'string' ? fail(ctx, path, `baseURI: ${base}`, EXPECTED) : base;
+  }
+
+  jsonSchema() {
+    return { type: 'string', format: 'uri' };
+  }
+}
+
 export class BaseUriDecorator implements Decorator {
-  decorate(target: unknown, decoration: unknown, info: DecorationInfo): unknown {
-    if (typeof decoration !== 'string') return target;
-    const expression = parseDecoration(s.expression('string'), decoration, info) as Expression<string>;
-    let fixed: Uri | undefined;
-    if (expression.isConstant) {
-      const base = parseBase(expression.evaluate() ?? '');
-      if (typeof base === 'string') {
-        throw new PorticoError(ErrorCode.CONFIG, `baseURI: ${base}`, {
-          ...(info.file === undefined ? {} : { file: info.file }),
-          ...(info.jsonPath === undefined ? {} : { jsonPath: info.jsonPath }),
-          expected: EXPECTED,
-        });
-      }
-      fixed = base;
-    }
+  /** `decoration` is the base, read by the heaplet's `decoration` schema (undefined: ignored). */
+  decorate(target: unknown, decoration: Uri | Expression<string> | undefined, info: DecorationInfo): unknown {
+    if (decoration === undefined) return target;
     // Synchronous for a literal base; a `${...}` one is evaluated settled (it may read a lazy map).
-    const rebase = (context: Context, request: Request): Promise<void> | undefined => {
-      if (fixed) {
-        rebaseOnto(request, fixed);
-        return undefined;
-      }
-      return evaluated(expression, context, request).then((base) => rebaseOnto(request, base));
-    };
+    const rebase: (context: Context, request: Request) => Promise<void> | undefined =
+      decoration instanceof Uri
+        ? (_context, request) => {
+            rebaseOnto(request, decoration);
+            return undefined;
+          }
+        : (context, request) =>
+            evaluated(decoration, context, request).then((base) => rebaseOnto(request, base));
     if (info.kind === 'filter') {
       const filter = target as Filter;
       return {
@@ -114,5 +128,6 @@ export const BaseUriDecoratorHeaplet = defineHeaplet({
   type: 'BaseUriDecorator',
   kind: 'decorator',
   config: s.object({}),
+  decoration: new BaseUriDecorationSchema(),
   create: () => new BaseUriDecorator(),
 });

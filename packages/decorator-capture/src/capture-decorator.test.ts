@@ -3,14 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { setImmediate as tick } from 'node:timers/promises';
-import {
-  Context,
-  type Filter,
-  type Handler,
-  Request,
-  Response,
-  TemporaryStorage,
-} from '@portico/gateway-core';
+import { Context, type Filter, type Handler, Request, Response } from '@portico/gateway-core';
+import { TemporaryStorage } from '@portico/gateway-core/http-helpers';
 import { pluginHeap, recordingHandler } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin from './index.ts';

@@ -4,19 +4,16 @@ import {
   type DecorationInfo,
   type Decorator,
   defineHeaplet,
-  ErrorCode,
   type Filter,
   type Handler,
   isLogSink,
   type LogSink,
-  objectPath,
-  PorticoError,
-  parseDecoration,
   type Request,
   type Response,
   resolveLogSink,
   s,
 } from '@portico/gateway-core';
+import { INVALID, type ParseContext, Schema } from '@portico/gateway-core/schema';
 import { drainUnread, sampleBody } from './entity-capture.ts';
 import {
   bodyText,
@@ -34,7 +31,8 @@ export const CAPTURE_POINTS = [
   'response',
   'filtered_response',
 ] as const;
-export type CapturePoint = Exclude<(typeof CAPTURE_POINTS)[number], 'all'>;
+type CaptureName = (typeof CAPTURE_POINTS)[number];
+export type CapturePoint = Exclude<CaptureName, 'all'>;
 
 export interface CaptureSettings {
   /** The sink of every object this decorator decorates; else each object's own. */
@@ -67,19 +65,30 @@ function namePattern(pattern: string): RegExp {
 const FILTER_ONLY: readonly CapturePoint[] = ['filtered_request', 'filtered_response'];
 
 /**
- * The capture points a decoration names: one point or a list, case-insensitive; `all` is every
- * point that applies. `true` means all and `false` none (a convenience: the spec names only
- * strings and lists).
+ * A `"capture"` decoration: one point or a list, case-insensitive; `true` means all and `false`
+ * none (a convenience: the spec names only strings and lists).
  */
-export function capturePoints(decoration: unknown, info: DecorationInfo): Set<CapturePoint> {
+class CaptureDecorationSchema extends Schema<CaptureName[]> {
+  readonly expected = `one of ${CAPTURE_POINTS.join(', ')}, a list of them, true or false`;
+  readonly #one = s.enumOf(CAPTURE_POINTS);
+  readonly #list = s.array(this.#one);
+
+  parseValue(value: unknown, path: string, ctx: ParseContext): CaptureName[] | typeof INVALID {
+    if (value === true) return ['all'];
+    if (value === false) return [];
+    if (Array.isArray(value)) return this.#list.parseValue(value, path, ctx);
+    const one = this.#one.parseValue(value, path, ctx);
+    return one === INVALID ? INVALID : [one];
+  }
+
+  jsonSchema() {
+    return { oneOf: [{ type: 'boolean' }, this.#one.jsonSchema(), this.#list.jsonSchema()] };
+  }
+}
+
+/** The capture points a decoration names (as its schema read it); `all` is every point that applies. */
+export function capturePoints(names: readonly CaptureName[], info: DecorationInfo): Set<CapturePoint> {
   const points = new Set<CapturePoint>();
-  if (decoration === false) return points;
-  const names: (typeof CAPTURE_POINTS)[number][] =
-    decoration === true
-      ? ['all']
-      : Array.isArray(decoration)
-        ? parseDecoration(s.array(s.enumOf(CAPTURE_POINTS)), decoration, info)
-        : [parseDecoration(s.enumOf(CAPTURE_POINTS), decoration, info)];
   for (const name of names) {
     if (name !== 'all') points.add(name);
     else for (const point of CAPTURE_POINTS) if (point !== 'all') points.add(point);
@@ -113,12 +122,13 @@ export class CaptureDecorator implements Decorator {
     this.#settings = settings;
   }
 
-  async decorate(target: unknown, decoration: unknown, info: DecorationInfo): Promise<unknown> {
+  /** `decoration` is the capture points, read by the heaplet's `decoration` schema. */
+  async decorate(target: unknown, decoration: CaptureName[], info: DecorationInfo): Promise<unknown> {
     if (info.kind !== 'filter' && info.kind !== 'handler') return target;
     const points = capturePoints(decoration, info);
     if (points.size === 0) return target;
     const sink = this.#settings.logSink ?? (await resolveLogSink(info.heap, info.logSink));
-    const capture = new Capture(sink, `@Capture[${objectPath(info)}]`, this.#settings);
+    const capture = new Capture(sink, `@Capture[${info.objectPath}]`, this.#settings);
     return info.kind === 'filter'
       ? capturedFilter(target as Filter, points, capture)
       : capturedHandler(target as Handler, points, capture);
@@ -235,7 +245,7 @@ export const CaptureDecoratorHeaplet = defineHeaplet({
   type: 'CaptureDecorator',
   kind: 'decorator',
   config: s.object({
-    logSink: s.ref('object').optional(),
+    logSink: s.ref('object').is(isLogSink, 'a log sink (ConsoleLogSink, FileLogSink)').optional(),
     captureEntity: s.boolean().default(false),
     captureContext: s.boolean().default(false),
     // OpenIG 4's name for captureContext.
@@ -251,16 +261,10 @@ export const CaptureDecoratorHeaplet = defineHeaplet({
       })
       .optional(),
   }),
-  create: ({ config, jsonPath, file }) => {
-    if (config.logSink !== undefined && !isLogSink(config.logSink)) {
-      throw new PorticoError(ErrorCode.REFERENCE, 'the logSink of a CaptureDecorator is not a log sink', {
-        ...(file === undefined ? {} : { file }),
-        jsonPath: `${jsonPath}.config.logSink`,
-        expected: 'the name of a ConsoleLogSink or FileLogSink',
-      });
-    }
+  decoration: new CaptureDecorationSchema(),
+  create: ({ config }) => {
     return new CaptureDecorator({
-      logSink: config.logSink as LogSink | undefined,
+      logSink: config.logSink,
       captureEntity: config.captureEntity,
       captureContext: config.captureContext || config.captureExchange === true,
       maxEntityLength: config.maxEntityLength,

@@ -1,6 +1,7 @@
 import { Transform } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { EL_GET, type Entity } from '@portico/gateway-core';
+import { EL_GET } from '@portico/gateway-core/expressions';
+import type { Entity } from '@portico/gateway-core/http-helpers';
 
 /** What capture saw of a body: its first bytes, how long it was, and whether it was read to its end. */
 export interface BodySample {

@@ -1,4 +1,5 @@
-import { type Headers, type Request, type Response, Status } from '@portico/gateway-core';
+import type { Headers, Request, Response } from '@portico/gateway-core';
+import { Status } from '@portico/gateway-core/http-helpers';
 import type { BodySample } from './entity-capture.ts';
 
 /** The marker written instead of a body that is not text. */

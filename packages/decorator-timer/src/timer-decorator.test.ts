@@ -11,8 +11,7 @@ import {
   Response,
   s,
 } from '@portico/gateway-core';
-import { loadRoute } from '@portico/gateway-core/runtime';
-import { pluginHeap } from '@portico/gateway-core/testing';
+import { loadRoute, pluginHeap } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin from './index.ts';
 

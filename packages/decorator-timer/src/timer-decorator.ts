@@ -7,8 +7,6 @@ import {
   type Filter,
   type Handler,
   type LogSink,
-  objectPath,
-  parseDecoration,
   type Request,
   type Response,
   resolveLogSink,
@@ -57,8 +55,9 @@ export class TimerDecorator implements Decorator {
     this.#unit = unit;
   }
 
-  async decorate(target: unknown, decoration: unknown, info: DecorationInfo): Promise<unknown> {
-    if (!parseDecoration(s.boolean(), decoration, info)) return target;
+  /** `decoration` is the `"timer"` value, read by the heaplet's `decoration` schema. */
+  async decorate(target: unknown, decoration: boolean, info: DecorationInfo): Promise<unknown> {
+    if (!decoration) return target;
     if (info.entryPoint) {
       // The spec leaves the entry point out; the routes and objects behind it can be timed.
       info.heap.logger.warn(
@@ -71,7 +70,7 @@ export class TimerDecorator implements Decorator {
       return target;
     }
     const sink = await resolveLogSink(info.heap, info.logSink);
-    const timer = new Timer(sink, `@Timer[${objectPath(info)}]`, this.#unit);
+    const timer = new Timer(sink, `@Timer[${info.objectPath}]`, this.#unit);
     if (info.kind === 'filter') return timer.filter(target as Filter);
     if (info.kind === 'handler') return timer.handler(target as Handler);
     return target;
@@ -157,5 +156,6 @@ export const TimerDecoratorHeaplet = defineHeaplet({
         'a time unit such as ms, milliseconds, us, ns or s',
       ),
   }),
+  decoration: s.boolean(),
   create: ({ config }) => new TimerDecorator(timeUnitOf(config.timeUnit)),
 });

@@ -1,23 +1,24 @@
 import {
   type Bindings,
   bindingsFor,
-  type Condition,
   type Context,
-  condition,
-  conditionReadsEntity,
   defineHeaplet,
   type Expression,
   evaluateSettled,
   type Filter,
   type Handler,
-  holdsSettled,
   type LValueExpression,
-  MessageRules,
   type Request,
   type Response,
-  type RuleMessage,
   s,
 } from '@portico/gateway-core';
+import {
+  type Condition,
+  conditionReadsEntity,
+  holdsSettled,
+  MessageRules,
+  type RuleMessage,
+} from '@portico/gateway-core/conditions';
 
 /** One assignment: when `condition` holds (or there is none), `target` is set to `value`. */
 export interface Assignment {
@@ -103,7 +104,7 @@ function reads({ condition, value }: Assignment, message: RuleMessage): boolean 
 }
 
 const assignment = s.object({
-  condition: condition().optional(),
+  condition: s.condition().optional(),
   target: s.lvalue(),
   value: s.expression('any').optional(),
 });

@@ -1,18 +1,15 @@
 import {
   bindingsFor,
-  type Condition,
   type Context,
-  condition,
-  conditionReadsEntity,
   defineHeaplet,
   type Filter,
   type Handler,
-  holdsSettled,
   type Logger,
   type Request,
   Response,
   s,
 } from '@portico/gateway-core';
+import { type Condition, conditionReadsEntity, holdsSettled } from '@portico/gateway-core/conditions';
 
 /** What answers when no `failureHandler` is given: 403 Forbidden, and nothing goes further. */
 const FORBIDDEN: Handler = { handle: async () => Response.empty(403) };
@@ -52,7 +49,7 @@ export const ConditionEnforcementFilterHeaplet = defineHeaplet({
   type: 'ConditionEnforcementFilter',
   kind: 'filter',
   config: s.object({
-    condition: condition(),
+    condition: s.condition(),
     failureHandler: s.ref<Handler>('handler').optional(),
   }),
   create: ({ config, logger }) =>

@@ -4,13 +4,11 @@ import {
   type Filter,
   type Handler,
   type Headers,
-  parseSetCookie,
   type Request,
   type Response,
-  type ResponseCookie,
   s,
-  splitSetCookie2,
 } from '@portico/gateway-core';
+import { parseSetCookie, type ResponseCookie, splitSetCookie2 } from '@portico/gateway-core/http-helpers';
 import { CookieJar, type CookieTarget } from './cookie-jar.ts';
 
 export const ACTIONS = ['MANAGE', 'SUPPRESS', 'RELAY'] as const;

@@ -1,4 +1,4 @@
-import type { ResponseCookie } from '@portico/gateway-core';
+import type { ResponseCookie } from '@portico/gateway-core/http-helpers';
 
 /**
  * A cookie kept for the user agent, as saved in the session. Plain JSON on purpose: sessions may be

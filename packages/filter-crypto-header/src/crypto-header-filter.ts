@@ -1,8 +1,5 @@
 import {
   type Context,
-  charsetDecoder,
-  charsetEncoder,
-  charsetSetting,
   defineHeaplet,
   type Filter,
   type Handler,
@@ -12,6 +9,7 @@ import {
   type Response,
   s,
 } from '@portico/gateway-core';
+import { charsetDecoder, charsetEncoder, charsetSetting } from '@portico/gateway-core/http-helpers';
 import {
   keyAlgorithmOf,
   SUPPORTED_TRANSFORMATIONS,
@@ -176,14 +174,13 @@ export const CryptoHeaderFilterHeaplet = defineHeaplet({
   type: 'CryptoHeaderFilter',
   kind: 'filter',
   config: configSchema,
-  create: ({ config, name, logger, file, jsonPath }) => {
+  create: ({ config, name, logger, configAt }) => {
     const transformation = transformationOf(config.algorithm)!;
     const key = decodeBase64(config.key);
     if (!transformation.keyLengths.includes(key.length)) {
       // Not a load error: the incumbent fails per request too, and its own samples carry such keys.
       logger.warn('the key does not fit the algorithm: every value will fail and be removed', {
-        file,
-        jsonPath: `${jsonPath}.config.key`,
+        ...configAt('key'),
         algorithm: transformation.name,
         keyBytes: key.length,
         expected: `${transformation.keyLengths.join(', ')} bytes`,

@@ -1,8 +1,7 @@
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { type Context, compile, ErrorCode, isPorticoError, Request, Response } from '@portico/gateway-core';
-import { resolveTokens } from '@portico/gateway-core/runtime';
-import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { pluginHeap, recordingHandler, resolveTokens, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type EntityExtractFilter } from './index.ts';
 

@@ -3,25 +3,21 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import {
   bindingsFor,
   type Context,
-  charsetStreamDecoder,
   compileJavaRegex,
   defineHeaplet,
   ErrorCode,
   type Filter,
   type Handler,
-  INVALID,
   isPorticoError,
   type Logger,
   type LValueExpression,
-  type ParseContext,
   PorticoError,
-  quoteSetting,
   type Request,
   type Response,
-  Schema,
   s,
-  TemporaryStorage,
 } from '@portico/gateway-core';
+import { charsetStreamDecoder, TemporaryStorage } from '@portico/gateway-core/http-helpers';
+import { INVALID, type ParseContext, quoteSetting, Schema } from '@portico/gateway-core/schema';
 import { type Extraction, extractByLine } from './line-extractor.ts';
 import { PatternTemplate } from './pattern-template.ts';
 

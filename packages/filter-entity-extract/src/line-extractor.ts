@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { TextStreamDecoder } from '@portico/gateway-core';
+import type { TextStreamDecoder } from '@portico/gateway-core/http-helpers';
 import type { PatternTemplate } from './pattern-template.ts';
 
 export interface Extraction {

@@ -4,21 +4,22 @@ import {
   type Bindings,
   bindingsFor,
   type Context,
-  charsetDecoder,
-  charsetSetting,
   defineHeaplet,
   type Expression,
   evaluateSettled,
   type Filter,
   type Handler,
+  isPorticoError,
   LazyMap,
   type Logger,
   type LValueExpression,
+  PorticoError,
   type Request,
   type Response,
   s,
-  toText,
 } from '@portico/gateway-core';
+import { toText } from '@portico/gateway-core/expressions';
+import { charsetDecoder, charsetSetting } from '@portico/gateway-core/http-helpers';
 import { parseRecords, SEPARATORS, type SeparatorName } from './separated-values.ts';
 
 export interface FileAttributesFilterOptions {
@@ -108,6 +109,7 @@ export class FileAttributesFilter implements Filter {
       logger.warn('the file could not be read; the target is empty', {
         filter: name,
         file: fileName,
+        ...(isPorticoError(error) ? { code: error.code } : {}),
         error: error instanceof Error ? error.message : String(error),
       });
       return {};
@@ -137,8 +139,8 @@ export class FileAttributesFilter implements Filter {
     const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const stat = fstatSync(fd);
-      if (!stat.isFile()) throw new Error('not a regular file');
-      if (stat.size > MAX_FILE_BYTES) throw new Error(`the file is larger than ${MAX_FILE_BYTES} bytes`);
+      if (!stat.isFile()) throw new PorticoError(FileAttributesErrorCode.FILE, 'not a regular file');
+      if (stat.size > MAX_FILE_BYTES) throw tooLarge(MAX_FILE_BYTES);
       const cached = this.#cached;
       if (cached && cached.path === file && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
         return cached.records;
@@ -153,6 +155,16 @@ export class FileAttributesFilter implements Filter {
   }
 }
 
+/** The filter's own error code, beside the core's (listed in the README). */
+export const FileAttributesErrorCode = {
+  /** The file named is not a regular file, or is larger than the filter reads (32 MiB). */
+  FILE: 'PORTICO_E_FILE_ATTRIBUTES_FILE',
+} as const;
+
+function tooLarge(max: number): PorticoError {
+  return new PorticoError(FileAttributesErrorCode.FILE, `the file is larger than ${max} bytes`);
+}
+
 /** The whole file, which must hold at most `max` bytes (it may have grown since it was measured). */
 function readAtMost(fd: number, max: number): Buffer {
   const chunks: Buffer[] = [];
@@ -163,7 +175,7 @@ function readAtMost(fd: number, max: number): Buffer {
     if (read === 0) return Buffer.concat(chunks, total);
     chunks.push(chunk.subarray(0, read));
     total += read;
-    if (total > max) throw new Error(`the file is larger than ${max} bytes`);
+    if (total > max) throw tooLarge(max);
   }
 }
 
@@ -183,7 +195,7 @@ export const FileAttributesFilterHeaplet = defineHeaplet({
   }),
   create: ({ config, name, logger }) =>
     new FileAttributesFilter({
-      file: config.file as Expression<string>,
+      file: config.file,
       charset: config.charset,
       separator: config.separator,
       header: config.header,

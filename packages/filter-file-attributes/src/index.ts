@@ -3,6 +3,7 @@ import pkg from '../package.json' with { type: 'json' };
 import { FileAttributesFilterHeaplet } from './file-attributes-filter.ts';
 
 export {
+  FileAttributesErrorCode,
   FileAttributesFilter,
   FileAttributesFilterHeaplet,
   type FileAttributesFilterOptions,

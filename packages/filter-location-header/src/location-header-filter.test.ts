@@ -1,4 +1,5 @@
-import { type Context, Request, Response, type RouterInfo, Uri } from '@portico/gateway-core';
+import { type Context, Request, Response, Uri } from '@portico/gateway-core';
+import type { RouterInfo } from '@portico/gateway-core/http-helpers';
 import { loadingMap, pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin, { type LocationHeaderFilter } from './index.ts';

@@ -9,10 +9,10 @@ import {
   type Logger,
   type Request,
   Response,
-  type RouterInfo,
   s,
   Uri,
 } from '@portico/gateway-core';
+import type { RouterInfo } from '@portico/gateway-core/http-helpers';
 
 /**
  * Rewrites the `Location` of a response that would send the user agent straight to the proxied
@@ -148,6 +148,5 @@ export const LocationHeaderFilterHeaplet = defineHeaplet({
       .optional()
       .refine(badBaseUri, 'an absolute URI such as "https://gateway.example.com:8443"'),
   }),
-  create: ({ config, logger }) =>
-    new LocationHeaderFilter(config.baseURI as Expression<string> | undefined, logger),
+  create: ({ config, logger }) => new LocationHeaderFilter(config.baseURI, logger),
 });

@@ -12,8 +12,7 @@ import {
   Request,
   Response,
 } from '@portico/gateway-core';
-import { parseConfigJson } from '@portico/gateway-core/runtime';
-import { pluginHeap, testContext } from '@portico/gateway-core/testing';
+import { parseConfigJson, pluginHeap, testContext } from '@portico/gateway-core/testing';
 import { corpusRoot, requireCorpusUnderCi, serviceUrl } from '@portico/test-support';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import plugin from './index.ts';

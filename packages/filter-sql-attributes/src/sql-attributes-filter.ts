@@ -89,19 +89,14 @@ export const SqlAttributesFilterHeaplet = defineHeaplet({
     parameters: s.array(s.expression('any')).default([]),
     target: s.lvalue(),
   }),
-  create: async ({ name, config, heap, logger, file, jsonPath }) => {
-    const at = (field: string) => ({ file, jsonPath: `${jsonPath}.config.${field}` });
-    const dataSource = await lookupDataSource(heap, config.dataSource, at('dataSource'));
+  create: async ({ name, config, heap, logger, configAt }) => {
+    const dataSource = await lookupDataSource(heap, config.dataSource, configAt('dataSource'));
     const placeholders = dataSource.placeholders(config.preparedStatement);
     if (placeholders !== config.parameters.length) {
       throw new PorticoError(
         ErrorCode.CONFIG,
         `the statement has ${placeholders} placeholder${placeholders === 1 ? '' : 's'} but ${config.parameters.length} parameter${config.parameters.length === 1 ? ' is' : 's are'} given`,
-        {
-          ...(file === undefined ? {} : { file }),
-          jsonPath: at('parameters').jsonPath,
-          expected: 'one parameter for each ? of preparedStatement',
-        },
+        { ...configAt('parameters'), expected: 'one parameter for each ? of preparedStatement' },
       );
     }
     return new SqlAttributesFilter({
@@ -109,7 +104,7 @@ export const SqlAttributesFilterHeaplet = defineHeaplet({
       dataSource,
       dataSourceName: config.dataSource,
       preparedStatement: config.preparedStatement,
-      parameters: config.parameters as Expression<unknown>[],
+      parameters: config.parameters,
       target: config.target,
       logger,
     });

@@ -4,8 +4,6 @@ import {
   type Context,
   defineHeaplet,
   type Expression,
-  encodeForm,
-  encodeQuery,
   evaluateSettled,
   type Filter,
   type Handler,
@@ -15,9 +13,9 @@ import {
   s,
   Uri,
 } from '@portico/gateway-core';
+import { encodeForm, encodeQuery } from '@portico/gateway-core/http-helpers';
 
 /** RFC 9110 tokens: method and field names. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const VERSION = /^HTTP\/\d+(\.\d+)?$/;
 
 type Templates = Readonly<Record<string, readonly Expression<string>[]>>;
@@ -126,20 +124,7 @@ function setBody(request: Request, body: string): void {
   request.headers.set('Content-Length', Buffer.byteLength(body));
 }
 
-const templates = s.map(s.array(s.expression('string')));
-
-const headerTemplates = templates.refine(
-  (headers) => {
-    const name = badHeaderName(headers);
-    return name === undefined ? undefined : `'${name}' is not a header name`;
-  },
-  'header names mapped to arrays of values',
-  badHeaderName,
-);
-
-function badHeaderName(headers: Record<string, unknown>): string | undefined {
-  return Object.keys(headers).find((name) => !TOKEN.test(name));
-}
+const headerTemplates = s.map(s.array(s.expression('string')), { key: s.headerName() });
 
 /** A URI written as plain text is checked when the configuration loads. */
 function badUri(uri: Expression<unknown>): string | undefined {
@@ -158,9 +143,7 @@ export const StaticRequestFilterHeaplet = defineHeaplet({
   kind: 'filter',
   config: s
     .object({
-      method: s
-        .string()
-        .refine((m) => (TOKEN.test(m) ? undefined : `'${m}' is not an HTTP method`), 'an HTTP method'),
+      method: s.token('an HTTP method'),
       uri: s
         .expression('string')
         .refine(badUri, 'a fully qualified URI such as "http://app.example.com/login"'),
@@ -172,7 +155,7 @@ export const StaticRequestFilterHeaplet = defineHeaplet({
           'an HTTP version such as HTTP/1.1',
         ),
       headers: headerTemplates.default({}),
-      form: templates.optional(),
+      form: s.map(s.array(s.expression('string'))).optional(),
       entity: s.expression('string').optional(),
     })
     .refine(
@@ -187,11 +170,11 @@ export const StaticRequestFilterHeaplet = defineHeaplet({
     new StaticRequestFilter(
       {
         method: config.method.toUpperCase(),
-        uri: config.uri as Expression<string>,
+        uri: config.uri,
         version: config.version,
         headers: config.headers as Templates,
         ...(config.form === undefined ? {} : { form: config.form as Templates }),
-        ...(config.entity === undefined ? {} : { entity: config.entity as Expression<string> }),
+        ...(config.entity === undefined ? {} : { entity: config.entity }),
       },
       logger,
     ),

@@ -1,19 +1,20 @@
 import {
   type Bindings,
   bindingsFor,
-  type Condition,
   type Context,
-  condition,
-  conditionReadsEntity,
   defineHeaplet,
   type Filter,
-  firstHolding,
   type Handler,
-  MessageRules,
   type Request,
   type Response,
   s,
 } from '@portico/gateway-core';
+import {
+  type Condition,
+  conditionReadsEntity,
+  firstHolding,
+  MessageRules,
+} from '@portico/gateway-core/conditions';
 
 /** When `condition` holds (or there is none), `handler` takes over. */
 export interface SwitchCase {
@@ -70,7 +71,7 @@ const switchCase = s.object(
   {
     // Real configurations name their cases for people reading them.
     name: s.string().optional(),
-    condition: condition().optional(),
+    condition: s.condition().optional(),
     handler: s.ref<Handler>('handler'),
   },
   // Some incumbent configurations put a decoration (`"capture": "all"`) on a case, where the

@@ -57,6 +57,5 @@ export const TemplateFilterHeaplet = defineHeaplet({
     // heap creates (or finds) it before `create` runs.
     onMissing: s.ref<Handler>('handler').optional(),
   }),
-  create: ({ config }) =>
-    new TemplateFilter(config.header, config.value as Expression<string>, config.onMissing),
+  create: ({ config }) => new TemplateFilter(config.header, config.value, config.onMissing),
 });

@@ -1,4 +1,4 @@
-import { redisClientArguments } from '@portico/gateway-core';
+import { redisClientArguments } from '@portico/gateway-core/redis';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /** One Redis connection, shared by every filter of this process that names the same server. */

@@ -1,6 +1,5 @@
 import { compile, Duration } from '@portico/gateway-core';
-import { createMemoryLogger, parseConfig } from '@portico/gateway-core/runtime';
-import { loadingMap, testContext } from '@portico/gateway-core/testing';
+import { createMemoryLogger, loadingMap, parseConfig, testContext } from '@portico/gateway-core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   type BucketStore,
@@ -238,7 +237,7 @@ describe('ThrottlingFilter configuration', () => {
     expect(
       await loadError({ throttlingRatePolicy: 'Store' }, [{ name: 'Store', type: 'TemporaryStorage' }]),
     ).toMatchObject({
-      code: 'PORTICO_E_CONFIG',
+      code: 'PORTICO_E_REFERENCE',
       message: expect.stringContaining('not a throttling rate policy'),
       details: { jsonPath: '$.heap[0].config.throttlingRatePolicy' },
     });

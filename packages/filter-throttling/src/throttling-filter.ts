@@ -2,7 +2,6 @@ import path from 'node:path';
 import {
   bindingsFor,
   type Context,
-  childPath,
   compile,
   Duration,
   defineHeaplet,
@@ -13,10 +12,9 @@ import {
   type Logger,
   type Request,
   Response,
-  redisTimeout,
-  redisUri,
   s,
 } from '@portico/gateway-core';
+import { redisTimeout, redisUri } from '@portico/gateway-core/redis';
 import {
   type BucketStore,
   type Consumption,
@@ -25,9 +23,9 @@ import {
   RedisBucketStore,
   retryAfterSeconds,
 } from './bucket/index.ts';
-import { FixedRatePolicy, requirePolicy, type ThrottlingRatePolicy } from './policies/policy.ts';
+import { FixedRatePolicy, policyReference, type ThrottlingRatePolicy } from './policies/policy.ts';
 import { rateSchema, toBucketRate } from './rate.ts';
-import { acquireRedis, type SharedRedis } from './redis-connections.ts';
+import { acquireRedis } from './redis-connections.ts';
 
 /** What a filter does with a request while its store (Redis) cannot be reached. */
 export type WhenUnavailable = 'allow' | 'reject';
@@ -166,15 +164,6 @@ const redisSchema = s.object({
   timeout: redisTimeout(),
 });
 
-interface Resources {
-  store: BucketStore;
-  cleaning?: NodeJS.Timeout;
-  redis?: SharedRedis;
-}
-
-/** What each filter holds beside itself, for `destroy`. */
-const resources = new WeakMap<ThrottlingFilter, Resources>();
-
 export const ThrottlingFilterHeaplet = defineHeaplet({
   type: 'ThrottlingFilter',
   kind: 'filter',
@@ -182,7 +171,7 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
     .object({
       requestGroupingPolicy: s.expression('string').default(EMPTY_GROUPING),
       rate: rateSchema.optional(),
-      throttlingRatePolicy: s.ref<unknown>('object').optional(),
+      throttlingRatePolicy: policyReference().optional(),
       cleaningInterval: s
         .duration()
         .refine(
@@ -208,21 +197,20 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
       'exactly one of rate and throttlingRatePolicy',
       (config) => (config.rate !== undefined ? 'throttlingRatePolicy' : undefined),
     ),
-  create: async ({ name, config, logger, file, jsonPath, environment }) => {
+  create: async ({ name, config, logger, file, jsonPath, environment, onDestroy }) => {
+    // The schema's refinement makes exactly one of rate and throttlingRatePolicy present.
     const policy =
       config.rate !== undefined
         ? new FixedRatePolicy(toBucketRate(config.rate))
-        : requirePolicy(config.throttlingRatePolicy, {
-            jsonPath: childPath(childPath(jsonPath, 'config'), 'throttlingRatePolicy'),
-          });
-    let owned: Resources;
+        : config.throttlingRatePolicy!;
+    let store: BucketStore;
     if (config.redis) {
       const redis = await acquireRedis(config.redis.uri, config.redis.timeout.toMillis());
-      const store = new RedisBucketStore({
+      onDestroy(() => redis.release());
+      store = new RedisBucketStore({
         client: redis.client,
         keyPrefix: config.redis.keyPrefix ?? defaultKeyPrefix(file, jsonPath, environment.configDirectory),
       });
-      owned = { store, redis };
     } else {
       let warned = Number.NEGATIVE_INFINITY;
       const onEvicted = (count: number) => {
@@ -241,24 +229,18 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
       const memory = new MemoryBucketStore({ maxBuckets: config.maxPartitions, onEvicted });
       const cleaning = setInterval(() => memory.clean(), config.cleaningInterval.toMillis());
       cleaning.unref();
-      owned = { store: memory, cleaning };
+      onDestroy(() => clearInterval(cleaning));
+      store = memory;
     }
     const filter = new ThrottlingFilter({
       name,
-      grouping: config.requestGroupingPolicy as Expression<string>,
+      grouping: config.requestGroupingPolicy,
       policy,
-      store: owned.store,
+      store,
       whenUnavailable: config.redis?.whenUnavailable ?? 'allow',
       logger,
     });
-    resources.set(filter, owned);
     return filter;
-  },
-  destroy: async (filter) => {
-    const owned = resources.get(filter);
-    if (!owned) return;
-    clearInterval(owned.cleaning);
-    await owned.redis?.release();
   },
 });
 

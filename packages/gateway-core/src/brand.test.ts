@@ -15,7 +15,11 @@ const BRANDED: [string, string, string][] = [
   ['./http/uri.ts', 'Uri', "m.Uri.parse('http://example.com/x')"],
   ['./http/message.ts', 'Request', "new m.Request({ method: 'GET', uri: 'http://example.com/' })"],
   ['./http/message.ts', 'Response', 'new m.Response({ status: 200 })'],
-  ['./config/schema.ts', 'Schema', 'new m.StringSchema()'],
+  [
+    './config/schema.ts',
+    'Schema',
+    "new (class extends m.Schema { expected = 'x'; parseValue() {} jsonSchema() { return {}; } })()",
+  ],
   ['./expression/expression-error.ts', 'EvaluationError', "new m.EvaluationError('x')"],
   ['./handlers/client/proxy.ts', 'ProxyOptions', 'Object.create(m.ProxyOptions.prototype)'],
   ['./handlers/client/tls.ts', 'ClientTlsOptions', 'Object.create(m.ClientTlsOptions.prototype)'],
@@ -29,7 +33,7 @@ const BRANDED: [string, string, string][] = [
  */
 const SCRIPT = `
 const errorsUrl = ${JSON.stringify(new URL('./errors.ts', import.meta.url).href)};
-const schemaUrl = ${JSON.stringify(new URL('./config/schema.ts', import.meta.url).href)};
+const schemaUrl = ${JSON.stringify(new URL('./config/reference.ts', import.meta.url).href)};
 const ours = { errors: await import(errorsUrl), schema: await import(schemaUrl) };
 const theirs = { errors: await import(errorsUrl + '?copy'), schema: await import(schemaUrl + '?copy') };
 const foreignError = new theirs.errors.PorticoError('PORTICO_E_CONFIG', 'from a plugin');

@@ -50,7 +50,14 @@ export const ErrorCode = {
   SECOND_CORE: 'PORTICO_E_SECOND_CORE',
 } as const;
 
-export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+/**
+ * A code: one of the core's (`ErrorCode`), or a plugin's own, namespaced by the plugin
+ * (`PORTICO_E_KEYSTORE_PASSWORD` for `@portico/keystore`) and listed in its README. Upper-case
+ * letters, digits and underscores after `PORTICO_E_`.
+ */
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | `PORTICO_E_${string}`;
+
+const CODE = /^PORTICO_E_[A-Z][A-Z0-9_]*$/;
 
 export interface PorticoErrorDetails {
   /** The configuration file the fault is in, when known. */
@@ -96,6 +103,9 @@ export class PorticoError extends Error {
   }
 
   constructor(code: ErrorCodeValue, message: string, details: PorticoErrorDetails = {}) {
+    // A malformed code is the plugin's bug, not the operator's: it fails where it is made.
+    if (!CODE.test(code))
+      throw new TypeError(`'${code}' is not an error code (PORTICO_E_<NAMESPACE>_<WHAT>)`);
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'PorticoError';
     this.code = code;

@@ -6,6 +6,7 @@ export { KeystoreFormatError } from './der.ts';
 export {
   KEYSTORE_TYPES,
   KeyStore,
+  KeyStoreErrorCode,
   KeyStoreHeaplet,
   type KeystoreEntryInfo,
   type KeystoreType,

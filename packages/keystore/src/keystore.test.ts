@@ -190,7 +190,10 @@ describe('KeyStore declared in the heap', () => {
     });
     await expect(
       declare({ url: path.join(fixtures, 'store.p12'), password: 'wrong' }).store(),
-    ).rejects.toMatchObject({ code: 'PORTICO_E_CONFIG', details: { jsonPath: '$.heap[0].config.password' } });
+    ).rejects.toMatchObject({
+      code: 'PORTICO_E_KEYSTORE_PASSWORD',
+      details: { jsonPath: '$.heap[0].config.password' },
+    });
     await expect(
       declare({ url: path.join(fixtures, 'store.p12'), password: 'changeit', type: 'BKS' }).store(),
     ).rejects.toMatchObject({ code: 'PORTICO_E_CONFIG', details: { jsonPath: '$.heap[0].config.type' } });

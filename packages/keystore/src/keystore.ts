@@ -13,6 +13,16 @@ export type KeystoreType = 'PKCS12' | 'JKS' | 'JCEKS';
 
 export const KEYSTORE_TYPES = ['PKCS12', 'JKS', 'JCEKS'] as const;
 
+/**
+ * The keystore's own error codes, beside the core's: what is wrong with an entry a user of the
+ * keystore asked for (JwtSession's `alias`). Listed in the README.
+ */
+export const KeyStoreErrorCode = {
+  /** No entry has the alias, or the entry holds a certificate only. */
+  ENTRY: 'PORTICO_E_KEYSTORE_ENTRY',
+  /** The entry is encrypted and no password was given, or the password does not decrypt it. */
+  PASSWORD: 'PORTICO_E_KEYSTORE_PASSWORD',
+} as const;
 /** What a keystore file holds, by alias: private keys (with their certificate), secret keys, certificates. */
 export interface KeystoreEntryInfo {
   alias: string;
@@ -75,11 +85,17 @@ export class KeyStore {
   key(alias: string, password?: string): KeyObject {
     const entry = this.#entry(alias);
     if (entry.kind === 'certificate') {
-      throw new Error(`the keystore entry '${alias}' is a certificate; it holds no private or secret key`);
+      throw new PorticoError(
+        KeyStoreErrorCode.ENTRY,
+        `the keystore entry '${alias}' is a certificate; it holds no private or secret key`,
+      );
     }
     const secret = password ?? this.#storePassword;
     if (entry.encrypted && secret === undefined) {
-      throw new Error(`the keystore entry '${alias}' is encrypted: give its password (or the store's)`);
+      throw new PorticoError(
+        KeyStoreErrorCode.PASSWORD,
+        `the keystore entry '${alias}' is encrypted: give its password (or the store's)`,
+      );
     }
     const cacheKey = `${alias.toLowerCase()}\u0000${secret ?? ''}`;
     const known = this.#decryptedKeys.get(cacheKey);
@@ -91,7 +107,10 @@ export class KeyStore {
       return key;
     } catch (error) {
       if (error instanceof WrongPasswordError) {
-        throw new Error(`the password does not decrypt the keystore entry '${alias}'`);
+        throw new PorticoError(
+          KeyStoreErrorCode.PASSWORD,
+          `the password does not decrypt the keystore entry '${alias}'`,
+        );
       }
       throw error;
     }
@@ -131,7 +150,8 @@ export class KeyStore {
     const entry = this.#entries.get(alias.toLowerCase());
     if (!entry) {
       const known = this.aliases();
-      throw new Error(
+      throw new PorticoError(
+        KeyStoreErrorCode.ENTRY,
         `the keystore has no entry '${alias}'; its aliases: ${known.length > 0 ? known.join(', ') : 'none'}`,
       );
     }
@@ -142,7 +162,8 @@ export class KeyStore {
 /** The keystore file a `url` setting names: a `file:` URL, an absolute path, or a path from the instance directory. */
 export function keystorePath(url: string, baseDirectory: string): string {
   if (/^file:/i.test(url)) return fileURLToPath(url);
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) throw new Error(`only file: URLs are supported, not '${url}'`);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url))
+    throw new PorticoError(ErrorCode.CONFIG, `only file: URLs are supported, not '${url}'`);
   return path.resolve(baseDirectory, url);
 }
 
@@ -163,12 +184,8 @@ export const KeyStoreHeaplet = defineHeaplet({
       )
       .optional(),
   }),
-  create: ({ config, environment, file, jsonPath, logger, name }) => {
-    const at = (field: string, expected: string) => ({
-      ...(file === undefined ? {} : { file }),
-      jsonPath: `${jsonPath}.config.${field}`,
-      expected,
-    });
+  create: ({ config, environment, configAt, logger, name }) => {
+    const at = (field: string, expected: string) => ({ ...configAt(field), expected });
     let bytes: Buffer;
     let location: string;
     try {
@@ -189,7 +206,11 @@ export const KeyStoreHeaplet = defineHeaplet({
       store = KeyStore.read(bytes, config.password);
     } catch (error) {
       if (error instanceof WrongPasswordError) {
-        throw new PorticoError(ErrorCode.CONFIG, error.message, at('password', 'the keystore password'));
+        throw new PorticoError(
+          KeyStoreErrorCode.PASSWORD,
+          error.message,
+          at('password', 'the keystore password'),
+        );
       }
       if (error instanceof KeystoreFormatError) {
         throw new PorticoError(

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Heap, Request, Response, type SessionProducer } from '@portico/gateway-core';
+import { Request, Response } from '@portico/gateway-core';
+import type { Heap } from '@portico/gateway-core/runtime';
+import type { SessionProducer } from '@portico/gateway-core/sessions';
 import { pluginHeap } from '@portico/gateway-core/testing';
 import keystorePlugin, { KeyStore } from '@portico/keystore';
 import { EncryptJWT } from 'jose';
@@ -444,13 +446,17 @@ describe('JwtSession settings', () => {
       details: { jsonPath: '$.heap[1].config.keystore' },
     });
     await expect(sessionFrom({ keystore: 'Keys', alias: 'partner' }, [KEYS])).rejects.toMatchObject({
-      code: 'PORTICO_E_CONFIG',
+      code: 'PORTICO_E_KEYSTORE_ENTRY',
       message: /is a certificate/,
       details: { jsonPath: '$.heap[1].config.alias' },
     });
     await expect(
       sessionFrom({ keystore: 'Keys', alias: 'jwe-key', password: 'wrong' }, [KEYS]),
-    ).rejects.toThrow(/the password does not decrypt the keystore entry 'jwe-key'/);
+    ).rejects.toMatchObject({
+      code: 'PORTICO_E_KEYSTORE_PASSWORD',
+      message: /the password does not decrypt the keystore entry 'jwe-key'/,
+      details: { jsonPath: '$.heap[1].config.alias' },
+    });
     await expect(sessionFrom({ keystore: 'Missing', alias: 'a' })).rejects.toMatchObject({
       code: 'PORTICO_E_REFERENCE',
     });

@@ -1,5 +1,6 @@
-import { childPath, type PluginManifest, type PorticoError } from '@portico/gateway-core';
+import type { PluginManifest, PorticoError } from '@portico/gateway-core';
 import { parseConfigJson, problemsOf, resolveTokens } from '@portico/gateway-core/runtime';
+import { childPath } from '@portico/gateway-core/schema';
 import { pluginHeap } from '@portico/gateway-core/testing';
 import { awaitsLaterWork, corpusFiles } from './corpus.ts';
 

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import type { Heap, Logger } from '@portico/gateway-core';
+import type { Logger } from '@portico/gateway-core';
+import type { Heap } from '@portico/gateway-core/runtime';
 import { loadRoute, parseConfigJson, type Route, resolveTokens } from '@portico/gateway-core/runtime';
 
 /**

@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import {
-  type Bindings,
-  compile,
-  type ExpectedType,
-  isPorticoError,
-  type Logger,
-} from '@portico/gateway-core';
+import { type Bindings, compile, isPorticoError, type Logger } from '@portico/gateway-core';
+import type { ExpectedType } from '@portico/gateway-core/expressions';
 import { type NameCheck, parseConfigJson, problemsOf, RUN_TIME_NAMES } from '@portico/gateway-core/runtime';
 import { modelBindings } from './eval-bindings.ts';
 import { type Output, UsageError } from './output.ts';

@@ -1,7 +1,8 @@
 import type http from 'node:http';
 import { createRequire } from 'node:module';
-import type { Logger, Request, SessionProducer } from '@portico/gateway-core';
+import type { Logger, Request } from '@portico/gateway-core';
 import type { ExchangeOptions } from '@portico/gateway-core/runtime';
+import type { SessionProducer } from '@portico/gateway-core/sessions';
 import type KoaApplication from 'koa';
 import { adminHandler } from './admin-api.ts';
 import type { Gateway } from './gateway.ts';

@@ -6,13 +6,12 @@ import {
   ErrorCode,
   type Filter,
   type Handler,
-  type Heap,
   isPorticoError,
   type Logger,
   type PluginManifest,
   PorticoError,
-  type SessionProducer,
 } from '@portico/gateway-core';
+import type { Heap } from '@portico/gateway-core/runtime';
 import {
   Chain,
   checkConfig,
@@ -24,6 +23,7 @@ import {
   type Gateway as LoadedGateway,
   type Router,
 } from '@portico/gateway-core/runtime';
+import type { SessionProducer } from '@portico/gateway-core/sessions';
 import { APP_FOLDER } from '../app-folder.ts';
 import { directoryKind, type Instance, missingInstance } from './instance.ts';
 import { type AdminSettings, serverTlsSchema } from './settings.ts';

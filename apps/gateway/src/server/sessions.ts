@@ -5,13 +5,11 @@ import {
   PorticoError,
   type Request,
   type Response,
-  redisClientArguments,
-  type Session,
-  type SessionHandle,
-  type SessionProducer,
   type Uri,
 } from '@portico/gateway-core';
+import { redisClientArguments } from '@portico/gateway-core/redis';
 import { checkConfig } from '@portico/gateway-core/runtime';
+import type { Session, SessionHandle, SessionProducer } from '@portico/gateway-core/sessions';
 import { type SessionSettings, sessionSchema } from './settings.ts';
 
 /** Characters of session data (as JSON) the memory store keeps at most. */
@@ -26,7 +24,7 @@ interface Store {
   close(): Promise<void>;
 }
 
-export type { SessionHandle } from '@portico/gateway-core';
+export type { SessionHandle } from '@portico/gateway-core/sessions';
 
 /**
  * Where the requests' sessions come from: the configuration's session producer (a heap object named

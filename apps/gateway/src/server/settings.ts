@@ -1,4 +1,5 @@
-import { Duration, type Infer, redisTimeout, redisUri, s } from '@portico/gateway-core';
+import { Duration, type Infer, s } from '@portico/gateway-core';
+import { redisTimeout, redisUri } from '@portico/gateway-core/redis';
 
 export {
   type AdminSettings,

@@ -1,7 +1,7 @@
-import { type Context, childPath, defineHeaplet, type Request, s } from '@portico/gateway-core';
+import { type Context, defineHeaplet, type Request, s } from '@portico/gateway-core';
 import type { BucketRate } from '../bucket/index.ts';
 import { rateSchema, toBucketRate } from '../rate.ts';
-import { requirePolicy, type ThrottlingRatePolicy } from './policy.ts';
+import { policyReference, type ThrottlingRatePolicy } from './policy.ts';
 
 /** Asks a delegate policy for the rate; when it answers null, uses the default rate. */
 export class DefaultRateThrottlingPolicy implements ThrottlingRatePolicy {
@@ -22,14 +22,9 @@ export const DefaultRateThrottlingPolicyHeaplet = defineHeaplet({
   type: 'DefaultRateThrottlingPolicy',
   kind: 'object',
   config: s.object({
-    delegateThrottlingRatePolicy: s.ref<unknown>('object'),
+    delegateThrottlingRatePolicy: policyReference(),
     defaultRate: rateSchema,
   }),
-  create: ({ config, jsonPath }) =>
-    new DefaultRateThrottlingPolicy(
-      requirePolicy(config.delegateThrottlingRatePolicy, {
-        jsonPath: childPath(childPath(jsonPath, 'config'), 'delegateThrottlingRatePolicy'),
-      }),
-      toBucketRate(config.defaultRate),
-    ),
+  create: ({ config }) =>
+    new DefaultRateThrottlingPolicy(config.delegateThrottlingRatePolicy, toBucketRate(config.defaultRate)),
 });

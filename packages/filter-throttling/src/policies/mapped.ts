@@ -1,19 +1,16 @@
 import {
   bindingsFor,
   type Context,
-  childPath,
-  containsExpression,
   defineHeaplet,
   ErrorCode,
   type Expression,
   evaluateSettled,
-  INVALID,
-  type ParseContext,
   PorticoError,
   type Request,
-  Schema,
   s,
 } from '@portico/gateway-core';
+import { containsExpression } from '@portico/gateway-core/expressions';
+import { childPath, INVALID, type ParseContext, Schema } from '@portico/gateway-core/schema';
 import type { BucketRate } from '../bucket/index.ts';
 import { type RateConfig, rateSchema, toBucketRate } from '../rate.ts';
 import type { ThrottlingRatePolicy } from './policy.ts';
@@ -95,7 +92,7 @@ export const MappedThrottlingPolicyHeaplet = defineHeaplet({
   }),
   create: ({ config }) =>
     new MappedThrottlingPolicy(
-      config.throttlingRateMapper as Expression<string>,
+      config.throttlingRateMapper,
       new Map([...config.throttlingRatesMapping].map(([key, rate]) => [key, toBucketRate(rate)])),
       toBucketRate(config.defaultRate),
     ),

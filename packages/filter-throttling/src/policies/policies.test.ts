@@ -1,8 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type PorticoError, Request } from '@portico/gateway-core';
-import { resolveTokens } from '@portico/gateway-core/runtime';
-import { testContext } from '@portico/gateway-core/testing';
+import { resolveTokens, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import type { BucketRate } from '../bucket/index.ts';
 import { statuses, throttlingHeap } from '../fixtures/support.ts';
@@ -213,7 +212,7 @@ describe('DefaultRateThrottlingPolicy', () => {
         defaultRate: minute(2),
       }),
     ).toMatchObject({
-      code: 'PORTICO_E_CONFIG',
+      code: 'PORTICO_E_REFERENCE',
       details: { jsonPath: '$.heap[0].config.delegateThrottlingRatePolicy' },
     });
   });

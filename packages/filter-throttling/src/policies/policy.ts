@@ -1,5 +1,5 @@
 import type { Context, Request } from '@portico/gateway-core';
-import { ErrorCode, PorticoError } from '@portico/gateway-core';
+import { s } from '@portico/gateway-core';
 import type { BucketRate } from '../bucket/index.ts';
 
 /** What a `throttlingRatePolicy` is: the rate for a request, or null for no throttling. */
@@ -22,11 +22,12 @@ export class FixedRatePolicy implements ThrottlingRatePolicy {
   }
 }
 
-/** Checks that a referenced heap object is a rate policy; else a load error at its JSON path. */
-export function requirePolicy(value: unknown, where: { jsonPath: string }): ThrottlingRatePolicy {
-  if (isThrottlingRatePolicy(value)) return value;
-  throw new PorticoError(ErrorCode.CONFIG, 'the referenced object is not a throttling rate policy', {
-    jsonPath: where.jsonPath,
-    expected: 'a MappedThrottlingPolicy, ScriptableThrottlingPolicy or DefaultRateThrottlingPolicy',
-  });
+/** The setting that names a rate policy: a heap reference checked to be one when it is resolved. */
+export function policyReference() {
+  return s
+    .ref('object')
+    .is(
+      isThrottlingRatePolicy,
+      'a throttling rate policy (MappedThrottlingPolicy, ScriptableThrottlingPolicy or DefaultRateThrottlingPolicy)',
+    );
 }

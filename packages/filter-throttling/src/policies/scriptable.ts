@@ -1,18 +1,12 @@
+import { type Context, Duration, defineHeaplet, type Logger, type Request, s } from '@portico/gateway-core';
 import {
   type CompiledScript,
-  type Context,
-  childPath,
   compileScript,
-  Duration,
-  defineHeaplet,
   describeScriptError,
   EXACTLY_ONE_SCRIPT,
   exactlyOneScript,
-  type Logger,
-  type Request,
-  s,
   scriptFields,
-} from '@portico/gateway-core';
+} from '@portico/gateway-core/scripting';
 import { type BucketRate, bucketRate, rateProblem } from '../bucket/index.ts';
 import type { ThrottlingRatePolicy } from './policy.ts';
 
@@ -160,7 +154,7 @@ export const ScriptableThrottlingPolicyHeaplet = defineHeaplet({
     .refine(exactlyOneScript, EXACTLY_ONE_SCRIPT, (config) =>
       config.file !== undefined && config.source !== undefined ? 'source' : undefined,
     ),
-  create: async ({ config, environment, file, jsonPath, logger }) => {
+  create: async ({ config, environment, file, configAt, logger }) => {
     const args = config.args ?? {};
     const script = await compileScript(
       {
@@ -172,7 +166,7 @@ export const ScriptableThrottlingPolicyHeaplet = defineHeaplet({
         scriptsDirectory: environment.scriptsDirectory,
         parameters: [...BINDINGS, ...Object.keys(args)],
         ...(file === undefined ? {} : { configFile: file }),
-        jsonPath: childPath(jsonPath, 'config'),
+        jsonPath: configAt().jsonPath,
       },
     );
     const usesSession = /\bsession\b/.test(script.source);

@@ -1,4 +1,4 @@
-import { s } from '../config/schema.ts';
+import { s } from '../config/schema-builders.ts';
 import { plainAddress } from '../context/client-address.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { Response } from '../http/message.ts';

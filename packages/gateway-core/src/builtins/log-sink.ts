@@ -1,8 +1,8 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
-import { s } from '../config/schema.ts';
+import { s } from '../config/schema-builders.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
-import type { Heap } from '../heap/heap.ts';
+import type { HeapView } from '../heap/heap-view.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { TemporaryStorage } from '../http/temporary-storage.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
@@ -201,7 +201,7 @@ export class FileLogSink implements LogSink {
  * The log sink a decorated object writes to: the one its declaration names, else the one config.json's
  * `logSink` names, else the heap object `LogSink` in scope, else (a heap without the gateway's defaults) a console sink on the heap's log.
  */
-export async function resolveLogSink(heap: Heap, name?: string): Promise<LogSink> {
+export async function resolveLogSink(heap: HeapView, name?: string): Promise<LogSink> {
   if (name === undefined && !heap.has(heap.logSinkName)) return new ConsoleLogSink(heap.logger);
   const wanted = name ?? heap.logSinkName;
   const sink = await heap.get(wanted, 'object');
@@ -244,16 +244,18 @@ export const FileLogSinkHeaplet = defineHeaplet({
         `one of UTF-8, ISO-8859-1, US-ASCII, UTF-16LE`,
       ),
   }),
-  create: ({ name, config, logger, environment }): FileLogSink =>
-    new FileLogSink({
+  create: ({ name, config, logger, environment, onDestroy }): FileLogSink => {
+    const sink = new FileLogSink({
       file: path.resolve(environment.baseDirectory, config.file),
       perRoute: config.perRoute,
       level: config.level,
       encoding: encodingOf(config.charset),
       logger,
       name,
-    }),
-  destroy: (sink) => sink.close(),
+    });
+    onDestroy(() => sink.close());
+    return sink;
+  },
 });
 
 function encodingOf(charset: string): BufferEncoding {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { charsetSetting } from './charset-setting.ts';
-import { parseConfig, s } from './schema.ts';
+import { parseConfig } from './parse-config.ts';
+import { s } from './schema-builders.ts';
 
 const parse = (config: unknown) => parseConfig(s.object({ charset: charsetSetting() }), config);
 

@@ -1,5 +1,6 @@
 import { charsetDecoder } from '../http/charset.ts';
-import { type Schema, s } from './schema.ts';
+import type { Schema } from './schema.ts';
+import { s } from './schema-builders.ts';
 
 /**
  * A `charset` setting: the name of a character set Portico can decode (Java's names, `UTF-8`,

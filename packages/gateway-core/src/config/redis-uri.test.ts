@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { checkConfig } from './parse-config.ts';
 import { redisClientArguments, redisUri } from './redis-uri.ts';
-import { checkConfig } from './schema.ts';
 
 describe('redisClientArguments', () => {
   it('hands redis:// and rediss:// URIs to the client as they are', () => {

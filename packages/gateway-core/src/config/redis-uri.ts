@@ -1,5 +1,6 @@
 import { Duration } from '../duration/index.ts';
-import { type Schema, s } from './schema.ts';
+import type { Schema } from './schema.ts';
+import { s } from './schema-builders.ts';
 
 /** The default port of a Redis Sentinel. */
 const SENTINEL_PORT = 26379;

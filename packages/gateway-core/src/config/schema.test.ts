@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Duration } from '../duration/index.ts';
 import { setSystemProperty } from '../expression/implicit.ts';
-import { condition } from '../handlers/conditions.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { scriptFields } from '../scripting/script.ts';
-import { checkConfig, parseConfig, s } from './schema.ts';
+import { condition } from './condition-schema.ts';
+import { checkConfig, parseConfig } from './parse-config.ts';
+import { s } from './schema-builders.ts';
 import { resolveTokens } from './tokens.ts';
 
 const logger = createMemoryLogger();

@@ -1,7 +1,7 @@
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { getSystemProperties } from '../expression/implicit.ts';
 import { markFromEnvironment } from './from-environment.ts';
-import { childPath } from './schema.ts';
+import { childPath } from './parse-context.ts';
 
 /**
  * Configuration tokens, as the incumbents write them in configuration files: `&{name}` or

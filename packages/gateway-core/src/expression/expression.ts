@@ -22,7 +22,8 @@ import { parseTemplate } from './template.ts';
  */
 export type ExpectedType = 'any' | 'string' | 'boolean' | 'integer' | 'number';
 
-type Result<T extends ExpectedType> = T extends 'string'
+/** What an expression compiled for a type evaluates to (besides null). */
+export type ExpressionResult<T extends ExpectedType> = T extends 'string'
   ? string
   : T extends 'boolean'
     ? boolean
@@ -103,14 +104,14 @@ export function compile<T extends ExpectedType = 'any'>(
   text: string,
   expectedType: T = 'any' as T,
   options: CompileOptions = {},
-): Expression<Result<T>> {
+): Expression<ExpressionResult<T>> {
   return new CompiledExpression(
     text,
     expectedType,
     warningLimiter(text, options),
     options.constants,
     options.names,
-  ) as Expression<Result<T>>;
+  ) as Expression<ExpressionResult<T>>;
 }
 
 /**

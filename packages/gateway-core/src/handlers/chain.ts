@@ -1,4 +1,4 @@
-import { s } from '../config/schema.ts';
+import { s } from '../config/schema-builders.ts';
 import type { Context } from '../context/context.ts';
 import { readsRequestBody } from '../expression/body-reads.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';

@@ -1,10 +1,11 @@
-import { s } from '../config/schema.ts';
+import { type Condition, condition } from '../config/condition-schema.ts';
+import { s } from '../config/schema-builders.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Uri } from '../http/uri.ts';
 import type { Handler } from '../types.ts';
-import { type Condition, condition, conditionReadsEntity, firstHolding } from './conditions.ts';
+import { conditionReadsEntity, firstHolding } from './conditions.ts';
 import { uriSetting } from './uri-setting.ts';
 
 export interface DispatchBinding {

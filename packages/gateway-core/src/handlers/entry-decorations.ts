@@ -1,6 +1,7 @@
-import { childPath } from '../config/schema.ts';
+import { childPath } from '../config/parse-context.ts';
 import { isPorticoError, type PorticoError } from '../errors.ts';
 import { isCommentKey } from '../heap/declaration.ts';
+import { objectPath } from '../heap/decorations.ts';
 import { combine, locate, problemsOf } from '../heap/errors.ts';
 import type { Heap } from '../heap/heap.ts';
 import type { Handler } from '../types.ts';
@@ -60,11 +61,12 @@ export async function decoratedEntryHandler(
   for (const [decoratorName, value] of decorations) {
     const where = { file: entry.file, jsonPath: childPath('$', decoratorName) };
     try {
-      const decorator = await heap.decorator(decoratorName, where);
-      handler = (await decorator.decorate(handler, value, {
+      const found = await heap.decorator(decoratorName, value, where);
+      handler = (await found.decorator.decorate(handler, found.value, {
         name: entry.name,
         kind: 'handler',
         heap,
+        objectPath: objectPath(entry.name, entry.file),
         ...where,
         ...(entry.entryPoint ? { entryPoint: true } : {}),
       })) as Handler;

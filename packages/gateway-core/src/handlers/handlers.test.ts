@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { checkConfig } from '../config/schema.ts';
+import { condition } from '../config/condition-schema.ts';
+import { checkConfig } from '../config/parse-config.ts';
 import { Context } from '../context/context.ts';
 import { compile } from '../expression/expression.ts';
 import { Request, Response } from '../http/message.ts';
@@ -9,7 +10,7 @@ import { createMemoryLogger } from '../logging.ts';
 import { loadingMap } from '../testing/lazy.ts';
 import type { Filter, Handler } from '../types.ts';
 import { Chain } from './chain.ts';
-import { condition, holds, holdsSettled } from './conditions.ts';
+import { holds, holdsSettled } from './conditions.ts';
 import { DispatchHandler } from './dispatch.ts';
 import { SequenceHandler } from './sequence.ts';
 import { StaticResponseHandler } from './static-response.ts';

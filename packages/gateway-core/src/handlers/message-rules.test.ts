@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { Condition } from '../config/condition-schema.ts';
 import { compile } from '../expression/expression.ts';
-import { type Condition, conditionReadsEntity } from './conditions.ts';
+import { conditionReadsEntity } from './conditions.ts';
 import { MessageRules } from './message-rules.ts';
 
 const when = (text: string): Condition => ({ label: undefined, expression: compile(text, 'boolean') });

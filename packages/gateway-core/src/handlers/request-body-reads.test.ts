@@ -1,9 +1,8 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { s } from '../config/schema.ts';
+import { s } from '../config/schema-builders.ts';
 import { bindingsFor } from '../context/context.ts';
 import { ErrorCode } from '../errors.ts';
-import type { Expression } from '../expression/expression.ts';
 import type { Heap } from '../heap/heap.ts';
 import { defineHeaplet, definePlugin } from '../heap/heaplet.ts';
 import { Entity } from '../http/entity.ts';
@@ -29,9 +28,7 @@ const plugin = definePlugin({
       create: ({ config }): Filter => ({
         async filter(context, request, next) {
           const response = await next.handle(context, request);
-          const value = (config.value as Expression<string>).evaluate(
-            bindingsFor(context, request, response),
-          );
+          const value = config.value.evaluate(bindingsFor(context, request, response));
           if (value !== null) response.headers.set(config.header, value);
           return response;
         },

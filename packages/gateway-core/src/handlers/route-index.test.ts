@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkConfig } from '../config/schema.ts';
+import { condition } from '../config/condition-schema.ts';
+import { checkConfig } from '../config/parse-config.ts';
 import { createMemoryLogger } from '../logging.ts';
-import { condition, holds } from './conditions.ts';
+import { holds } from './conditions.ts';
 import { pathPrefixOf, RouteIndex, regexPrefix } from './route-index.ts';
 
 const logger = createMemoryLogger();

@@ -1,5 +1,5 @@
+import type { Condition } from '../config/condition-schema.ts';
 import type { Node } from '../expression/ast.ts';
-import type { Condition } from './conditions.ts';
 
 /**
  * Finds, at load time, a literal prefix that `request.uri.path` must start with for a condition to

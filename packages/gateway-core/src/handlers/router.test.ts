@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { coreManifest } from '../builtins/index.ts';
-import { s } from '../config/schema.ts';
+import { s } from '../config/schema-builders.ts';
 import { Context, type RouterInfo } from '../context/context.ts';
 import { Duration } from '../duration/duration.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
@@ -34,18 +34,20 @@ const testPlugin = definePlugin({
       type: 'LabelHandler',
       kind: 'handler',
       config: s.object({ label: s.string(), delayMs: s.integer({ min: 0 }).default(0) }),
-      create: ({ config }): Handler & { label: string } => ({
-        label: config.label,
-        async handle(context) {
-          if (config.delayMs) await new Promise((r) => setTimeout(r, config.delayMs));
-          const router = context.get<RouterInfo>('router');
-          return new Response({
-            status: 200,
-            headers: { 'X-Label': config.label, 'X-Route': router?.routeId ?? '' },
-          });
-        },
-      }),
-      destroy: (handler) => void destroyed.push(handler.label),
+      create: ({ config, onDestroy }): Handler & { label: string } => {
+        onDestroy(() => void destroyed.push(config.label));
+        return {
+          label: config.label,
+          async handle(context) {
+            if (config.delayMs) await new Promise((r) => setTimeout(r, config.delayMs));
+            const router = context.get<RouterInfo>('router');
+            return new Response({
+              status: 200,
+              headers: { 'X-Label': config.label, 'X-Route': router?.routeId ?? '' },
+            });
+          },
+        };
+      },
     }),
     // A plugin with a type table of its own, which says so in the registry's words and code.
     defineHeaplet({

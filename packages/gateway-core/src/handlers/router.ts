@@ -3,13 +3,13 @@ import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { brandClass } from '../brand.ts';
 import { parseConfigJson } from '../config/json.ts';
-import { s } from '../config/schema.ts';
+import { s } from '../config/schema-builders.ts';
 import { resolveTokens } from '../config/tokens.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
 import type { Duration } from '../duration/duration.ts';
 import { ErrorCode, PorticoError, problemsOf } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
-import type { Heap } from '../heap/heap.ts';
+import { type Heap, heapBehind } from '../heap/heap.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
@@ -445,7 +445,7 @@ export const RouterHeaplet = defineHeaplet({
     scanInterval: scanIntervalSetting(),
     defaultHandler: s.ref<Handler>('handler').optional(),
   }),
-  create: async ({ config, heap, logger, environment, file, jsonPath }) => {
+  create: async ({ config, heap, logger, environment, file, jsonPath, onDestroy }) => {
     const router = new Router({
       // A Router that names no directory serves the gateway's routes directory (`config/routes`).
       directory:
@@ -453,16 +453,16 @@ export const RouterHeaplet = defineHeaplet({
           ? (environment.routesDirectory ?? path.resolve(environment.configDirectory, 'routes'))
           : path.resolve(environment.configDirectory, config.directory),
       scanInterval: config.scanInterval,
-      heap,
+      heap: heapBehind(heap),
       logger,
       declaredAt: { file, jsonPath },
       ...(environment.maxRouteFileSize === undefined ? {} : { maxFileSize: environment.maxRouteFileSize }),
       ...(config.defaultHandler === undefined ? {} : { defaultHandler: config.defaultHandler }),
     });
+    onDestroy(() => router.destroy());
     await router.start();
     return router;
   },
-  destroy: (router) => router.destroy(),
 });
 
 // Objects of these classes cross package boundaries (plugins make and read them): one identity for

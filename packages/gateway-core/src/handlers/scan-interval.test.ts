@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkConfig, s } from '../config/schema.ts';
+import { checkConfig } from '../config/parse-config.ts';
+import { s } from '../config/schema-builders.ts';
 import { resolveTokens } from '../config/tokens.ts';
 import { Duration } from '../duration/duration.ts';
 import { createMemoryLogger } from '../logging.ts';

@@ -1,4 +1,5 @@
-import { type INVALID, INVALID_VALUE, type ParseContext, ScalarSchema } from '../config/schema.ts';
+import type { INVALID, ParseContext } from '../config/parse-context.ts';
+import { INVALID_VALUE, ScalarSchema } from '../config/scalar-schemas.ts';
 import { Duration } from '../duration/duration.ts';
 
 const DEFAULT = Duration.ofSeconds(10);

@@ -1,10 +1,11 @@
-import { s } from '../config/schema.ts';
+import { type Condition, condition } from '../config/condition-schema.ts';
+import { s } from '../config/schema-builders.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import type { Request, Response } from '../http/message.ts';
 import type { Handler } from '../types.ts';
-import { type Condition, condition, conditionReadsEntity, holdsSettled } from './conditions.ts';
+import { conditionReadsEntity, holdsSettled } from './conditions.ts';
 
 export interface SequenceBinding {
   handler: Handler;

@@ -1,4 +1,4 @@
-import { s } from '../config/schema.ts';
+import { s } from '../config/schema-builders.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
 import type { Expression } from '../expression/expression.ts';
 import { evaluateSettled } from '../expression/lazy-map.ts';
@@ -84,6 +84,6 @@ export const StaticResponseHandlerHeaplet = defineHeaplet({
       version: config.version,
       headers: config.headers as Record<string, Expression<string>[]>,
       ...(config.reason === undefined ? {} : { reason: config.reason }),
-      ...(config.entity === undefined ? {} : { entity: config.entity as Expression<string> }),
+      ...(config.entity === undefined ? {} : { entity: config.entity }),
     }),
 });

@@ -1,4 +1,6 @@
-import { fail, quoteSetting, type Schema } from '../config/schema.ts';
+import { fail } from '../config/parse-context.ts';
+import type { Schema } from '../config/schema.ts';
+import { quoteSetting } from '../config/secret-redaction.ts';
 import { Uri, uriOrProblem } from '../http/uri.ts';
 import { fromText } from './client/schema-helpers.ts';
 

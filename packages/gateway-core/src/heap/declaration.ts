@@ -1,5 +1,5 @@
 import { likelyMeant } from '../config/near-names.ts';
-import { childPath } from '../config/schema.ts';
+import { childPath } from '../config/parse-context.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 
 /** A decoration as written: the decorator's heap name and the value handed to it. */

@@ -5,7 +5,7 @@ import { loadRoute } from '../handlers/route.ts';
 import { Request } from '../http/message.ts';
 import type { Handler } from '../types.ts';
 import { DEFAULT_DECORATOR_NAMES, decoratorNameProblem } from './declaration.ts';
-import { objectPath, parseDecoration } from './decorations.ts';
+import { objectPath } from './decorations.ts';
 import { type Made, testHeap, type Wrapped } from './fixtures/test-plugin.ts';
 import { trailHeap } from './fixtures/trail-plugin.ts';
 import type { Heap } from './heap.ts';
@@ -212,7 +212,7 @@ describe('Heap: decorations', () => {
         {
           type: 'SpyDecorator',
           kind: 'decorator',
-          config: (await import('../config/schema.ts')).s.object({}),
+          config: (await import('../config/schema-builders.ts')).s.object({}),
           create: () => ({
             decorate: (target: unknown, value: unknown, info: DecorationInfo) => {
               seen.push({ value, info });
@@ -468,32 +468,48 @@ describe('Default decorators', () => {
 
 describe('Decorator helpers', () => {
   it('objectPath names the route (or file) and the object, inline objects by type and JSON path', () => {
-    const { heap } = trailHeap({ file: '/srv/config/routes/10-api.json' });
-    expect(objectPath({ name: 'backend', heap })).toBe('10-api/backend');
-    expect(objectPath({ name: 'Chain@/srv/config/routes/10-api.json#$.handler', heap })).toBe(
-      '10-api/Chain#$.handler',
-    );
-    expect(objectPath({ name: '10-api', heap })).toBe('10-api');
-    const { heap: bare } = trailHeap({ file: undefined });
-    expect(objectPath({ name: 'x', heap: bare })).toBe('x');
+    const file = '/srv/config/routes/10-api.json';
+    expect(objectPath('backend', file)).toBe('10-api/backend');
+    expect(objectPath('Chain@/srv/config/routes/10-api.json#$.handler', file)).toBe('10-api/Chain#$.handler');
+    expect(objectPath('10-api', file)).toBe('10-api');
+    expect(objectPath('x', undefined)).toBe('x');
   });
 
-  it('parseDecoration evaluates configuration-time expressions and locates a wrong value', async () => {
-    const { s } = await import('../config/schema.ts');
-    const { heap } = trailHeap({ file: 'routes/r.json', properties: { on: true } });
-    const info: DecorationInfo = {
-      name: 'h',
-      kind: 'handler',
-      heap,
-      file: 'routes/r.json',
-      jsonPath: '$.timer',
-    };
-    expect(parseDecoration(s.boolean(), '${on}', info)).toBe(true);
-    expect(() => parseDecoration(s.boolean(), 'sometimes', info)).toThrow(
-      expect.objectContaining({
-        code: ErrorCode.CONFIG,
-        details: expect.objectContaining({ jsonPath: '$.timer' }),
-      }),
-    );
+  it("reads a decoration with its decorator's schema, expressions and all, and locates a wrong value", async () => {
+    const { s } = await import('../config/schema-builders.ts');
+    const seen: unknown[] = [];
+    const { heap, registry } = testHeap({ file: 'routes/r.json', properties: { on: true } });
+    registry.register({
+      $$type: 'portico.plugin',
+      name: '@portico/flag',
+      version: '0.0.0',
+      core: '*',
+      heaplets: [
+        {
+          type: 'FlagDecorator',
+          kind: 'decorator',
+          config: s.object({}),
+          decoration: s.boolean(),
+          create: () => ({
+            decorate: (target: unknown, value: unknown, info: DecorationInfo) => {
+              seen.push([value, info.objectPath]);
+              return target;
+            },
+          }),
+        },
+      ],
+    });
+    heap.declare([
+      { name: 'flag.d', type: 'FlagDecorator' },
+      { name: 'on', type: 'StaticHandler', 'flag.d': '${on}' },
+      { name: 'bad', type: 'StaticHandler', 'flag.d': 'sometimes' },
+    ]);
+    await heap.get('on');
+    expect(seen).toEqual([[true, 'r/on']]);
+    expect(await failure(heap.get('bad'))).toMatchObject({
+      code: ErrorCode.CONFIG,
+      details: { file: 'routes/r.json', jsonPath: '$.heap[2]["flag.d"]', expected: 'true or false' },
+    });
+    expect(seen).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { childPath, parseConfig, type Schema } from '../config/schema.ts';
+import { childPath } from '../config/parse-context.ts';
 import type { PorticoError } from '../errors.ts';
 import type { Kind } from '../kinds.ts';
 import type { Declaration, Decoration, Where } from './declaration.ts';
@@ -13,9 +13,17 @@ export interface DecorationStep extends Where {
   readonly value: unknown;
 }
 
-/** Finds the decorator object a step names, or throws a REFERENCE error at the step. */
-/** The decorator a step names; undefined for a name that is ignored (see Heap.unknownDecoration). */
-export type DecoratorLookup = (step: DecorationStep) => Promise<Decorator | undefined>;
+/** A decorator and the decoration's value as its `decoration` schema read it. */
+export interface DecorationToApply {
+  readonly decorator: Decorator;
+  readonly value: unknown;
+}
+
+/**
+ * The decorator a step names, with its value read; undefined for a name that is ignored (see
+ * Heap.unknownDecoration). Throws a coded error at the step.
+ */
+export type DecoratorLookup = (step: DecorationStep) => Promise<DecorationToApply | undefined>;
 
 /** The decorations written on a declaration, each at `<declaration path>.<decorator name>`. */
 export function localSteps(declaration: Declaration): DecorationStep[] {
@@ -56,10 +64,10 @@ export async function decorate(
   }
   let decorated = target;
   for (const step of [...local, ...global]) {
-    const decorator = await lookup(step);
-    if (decorator === undefined) continue;
+    const found = await lookup(step);
+    if (found === undefined) continue;
     try {
-      decorated = await decorator.decorate(decorated, step.value, {
+      decorated = await found.decorator.decorate(decorated, found.value, {
         ...info,
         file: step.file,
         jsonPath: step.jsonPath,
@@ -95,23 +103,9 @@ function isDecoratable(kind: Kind): boolean {
  * file) the object is declared in, then its name (`10-api/backend`); an inline object is named by
  * its type and JSON path (`10-api/StaticResponseHandler#$.handler`).
  */
-export function objectPath(info: Pick<DecorationInfo, 'name' | 'heap'>): string {
-  const name = info.name.replace(/^([^@#]+)@[^#]*#/, '$1#');
-  const file = info.heap.file;
-  if (file === undefined) return name;
+export function objectPath(name: string, file: string | undefined): string {
+  const shown = name.replace(/^([^@#]+)@[^#]*#/, '$1#');
+  if (file === undefined) return shown;
   const label = path.basename(file, path.extname(file));
-  return label === name ? name : `${label}/${name}`;
-}
-
-/**
- * Reads a decoration value with a schema (configuration-time `${...}` evaluated with the heap's
- * properties); a wrong value is a CONFIG error at the decoration's own place.
- */
-export function parseDecoration<T>(schema: Schema<T>, value: unknown, info: DecorationInfo): T {
-  return parseConfig(schema, value, {
-    ...(info.file === undefined ? {} : { file: info.file }),
-    jsonPath: info.jsonPath ?? '$',
-    properties: { ...info.heap.properties },
-    logger: info.heap.logger,
-  });
+  return label === shown ? shown : `${label}/${shown}`;
 }

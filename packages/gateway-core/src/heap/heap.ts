@@ -1,12 +1,15 @@
 import { mergeMarked } from '../config/from-environment.ts';
 import { likelyMeant } from '../config/near-names.ts';
-import { checkConfig, childPath, type ParseOptions, parseConfig, Reference } from '../config/schema.ts';
+import { checkConfig, type ParseOptions, parseConfig } from '../config/parse-config.ts';
+import { childPath } from '../config/parse-context.ts';
+import { Reference } from '../config/reference.ts';
+import type { Schema } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { collectRequestBodyReads, markRequestBodyReader, usedObject } from '../expression/body-reads.ts';
 import { openigObject } from '../expression/environment.ts';
 import { article, type Kind } from '../kinds.ts';
 import type { Logger } from '../logging.ts';
-import { CreatedObjects } from './created-objects.ts';
+import { CreatedObjects, type Release, release } from './created-objects.ts';
 import { Creation, runCreation, waitFor } from './creation.ts';
 import {
   alphanumericName,
@@ -21,9 +24,18 @@ import {
   readHeap,
   type Where,
 } from './declaration.ts';
-import { type DecorationStep, decorate, globalSteps, localSteps, notDecoratable } from './decorations.ts';
+import {
+  type DecorationStep,
+  type DecorationToApply,
+  decorate,
+  globalSteps,
+  localSteps,
+  notDecoratable,
+  objectPath,
+} from './decorations.ts';
 import { combine, cycleError, locate, located, problemsOf, type Site } from './errors.ts';
-import { type Decorator, type GatewayEnvironment, type Heaplet, isDecorator } from './heaplet.ts';
+import type { HeapView } from './heap-view.ts';
+import { type GatewayEnvironment, type Heaplet, isDecorator } from './heaplet.ts';
 import { resolveReferences } from './references.ts';
 
 /**
@@ -93,7 +105,7 @@ const DECLARATION_FIELDS = ['name', 'type', 'config'] as const;
  * resolves its type, validates its config strictly, creates the objects it references, creates it,
  * then decorates it; `destroy` releases everything created, newest first.
  */
-export class Heap {
+export class Heap implements HeapView {
   readonly registry: TypeResolver;
   readonly logger: Logger;
   readonly environment: GatewayEnvironment;
@@ -117,6 +129,8 @@ export class Heap {
   private inline: Map<object, Slot> | undefined;
   private readonly objects = new CreatedObjects();
   private destruction: Promise<void> | undefined;
+  /** The top-level heap's values shared by the whole gateway (HeapView.shared). */
+  private sharedValues: Map<string, unknown> | undefined;
 
   constructor(options: HeapOptions) {
     this.registry = options.registry;
@@ -245,7 +259,17 @@ export class Heap {
   ): Promise<T> {
     if (ref instanceof Reference) {
       const site = { file: ref.file ?? this.file, jsonPath: ref.jsonPath };
-      return this.resolveValue(ref.value, kind, ref.types, site) as Promise<T>;
+      const object = this.resolveValue(ref.value, kind, ref.types, site);
+      const guard = ref.guard;
+      if (guard === undefined) return object as Promise<T>;
+      return object.then((value) => {
+        if (guard.test(value)) return value as T;
+        const name = typeof ref.value === 'string' ? `'${ref.value}'` : 'the inline declaration';
+        throw new PorticoError(ErrorCode.REFERENCE, `${name} is not ${guard.expected}`, {
+          ...located(site),
+          expected: `the name of ${guard.expected}`,
+        });
+      });
     }
     return this.resolveValue(ref, kind, undefined, { file: this.file, jsonPath }) as Promise<T>;
   }
@@ -289,6 +313,13 @@ export class Heap {
   /** Whether `get(name)` finds a declaration: here, in a parent, or among the defaults. */
   has(name: string): boolean {
     return this.find(name) !== undefined;
+  }
+
+  shared<T>(key: string, make: (logger: Logger) => T): T {
+    if (this.parent !== undefined) return this.parent.shared(key, make);
+    const values = (this.sharedValues ??= new Map());
+    if (!values.has(key)) values.set(key, make(this.logger));
+    return values.get(key) as T;
   }
 
   /** Every name `get` can find from here, sorted. */
@@ -422,7 +453,8 @@ export class Heap {
     }
   }
 
-  private async heapletFor(
+  /** @internal */
+  async heapletFor(
     declaration: Declaration,
     kind: Kind | undefined,
     types: readonly string[] | undefined,
@@ -483,6 +515,8 @@ export class Heap {
       : parseConfig(heaplet.config, declaration.config, options);
     // Validating, every reference is tried, so that all the problems behind the first are reported.
     const resolved = await resolveReferences(config, (ref) => this.resolve(ref, ref.kind), validating);
+    const releases: Release[] = [];
+    const configPath = childPath(jsonPath, 'config');
     let object: unknown;
     try {
       object = await heaplet.create({
@@ -500,17 +534,27 @@ export class Heap {
             ? {}
             : { temporaryStorage: this.temporaryStorageName }
           : { temporaryStorage: declaration.temporaryStorage }),
+        configAt: (...keys) => ({
+          ...(file === undefined ? {} : { file }),
+          jsonPath: keys.reduce<string>((at, key) => childPath(at, String(key)), configPath),
+        }),
+        onDestroy: (run) => {
+          releases.push(run);
+        },
       });
     } catch (error) {
+      // What it acquired before failing is released now: nothing else holds it.
+      await release(releases, this.logger, name, heaplet.type);
       throw locate(error, declaration, `cannot create '${name}' (${declaration.type})`);
     }
     // Tracked before decoration, so that an object whose decoration fails is still destroyed.
-    this.objects.track(name, heaplet, object);
+    this.objects.track(name, heaplet.type, object, releases);
     this.logger.debug(`created heap object ${name}`, { type: heaplet.type });
     const info = {
       name,
       kind: heaplet.kind,
       heap: this,
+      objectPath: objectPath(name, this.file),
       ...(declaration.logSink === undefined ? {} : { logSink: declaration.logSink }),
     };
     return decorate(object, info, localSteps(declaration), this.globals, (step) => this.decoratorFor(step));
@@ -542,15 +586,16 @@ export class Heap {
    * keys of config.json): a name that is not a decorator in scope is a REFERENCE error, a name a
    * decorator may not have a CONFIG error.
    */
-  decorator(name: string, where: Where): Promise<Decorator> {
-    return this.decoratorFor({ name, value: undefined, ...where }, true) as Promise<Decorator>;
+  decorator(name: string, value: unknown, where: Where): Promise<DecorationToApply> {
+    return this.decoratorFor({ name, value, ...where }, true) as Promise<DecorationToApply>;
   }
 
   /**
-   * The decorator object a decoration names; a name that is not a decorator is a REFERENCE error,
-   * one that names nothing is undefined (ignored) unless `required` or a likely misspelling.
+   * The decorator object a decoration names, with the decoration's value as its heaplet's
+   * `decoration` schema reads it; a name that is not a decorator is a REFERENCE error, one that
+   * names nothing is undefined (ignored) unless `required` or a likely misspelling.
    */
-  private async decoratorFor(step: DecorationStep, required = false): Promise<Decorator | undefined> {
+  private async decoratorFor(step: DecorationStep, required = false): Promise<DecorationToApply | undefined> {
     if (!required && !this.has(step.name)) {
       // Reported (warned about, or refused) when declared; ignored here.
       const problem = this.unknownDecoration(step.name, step, DECLARATION_FIELDS, false);
@@ -560,6 +605,14 @@ export class Heap {
     const problem = this.decoratorProblem(step);
     if (problem !== undefined) throw problem;
     const found = this.find(step.name)!;
+    const declaration = found.slot.declaration;
+    const heaplet =
+      declaration === undefined
+        ? undefined
+        : await found.heap.heapletFor(declaration, 'decorator', undefined, step);
+    // Read before the decorator is created: a wrong value is reported without it.
+    const value =
+      heaplet?.decoration === undefined ? step.value : this.decorationValue(heaplet.decoration, step);
     const decorator = await found.heap.instantiate(found.slot, 'decorator', undefined, step);
     if (!isDecorator(decorator)) {
       throw new PorticoError(
@@ -568,7 +621,18 @@ export class Heap {
         located(step),
       );
     }
-    return decorator;
+    return { decorator, value };
+  }
+
+  /** A decoration's value read with its decorator's schema, at the decoration's own place. */
+  private decorationValue(schema: Schema<unknown>, step: DecorationStep): unknown {
+    return parseConfig(schema, step.value, {
+      ...(step.file === undefined ? {} : { file: step.file }),
+      jsonPath: step.jsonPath ?? '$',
+      properties: this.properties,
+      logger: this.logger,
+      ...(this.route === undefined ? {} : { route: this.route }),
+    });
   }
 
   /**
@@ -660,6 +724,15 @@ export class Heap {
     const heap = this.file === undefined ? 'the heap' : `the heap of ${this.file}`;
     throw new PorticoError(ErrorCode.REFERENCE, `${heap} is destroyed; '${name}' cannot be created`);
   }
+}
+
+/**
+ * The heap behind a plugin's view of it, for the core's own heaplets that need more than the view
+ * (the Router makes a child heap per route).
+ */
+export function heapBehind(view: HeapView): Heap {
+  if (view instanceof Heap) return view;
+  throw new TypeError('not a heap made by this core');
 }
 
 function badDecoratorName(message: string, name: string, where: Where): PorticoError {

@@ -2,7 +2,7 @@ import type { Schema } from '../config/schema.ts';
 import { stampCore } from '../core-identity.ts';
 import { type Kind, PLUGIN_BRAND } from '../kinds.ts';
 import type { Logger } from '../logging.ts';
-import type { Heap } from './heap.ts';
+import type { HeapView } from './heap-view.ts';
 
 /** Directories of the running instance, for heaplets that read or write files. */
 export interface GatewayEnvironment {
@@ -26,7 +26,7 @@ export interface HeapletContext<C> {
   /** The configuration, validated, defaults applied, references replaced by the objects they name. */
   config: C;
   /** The heap the object is declared in, for lookups the configuration cannot express. */
-  heap: Heap;
+  heap: HeapView;
   logger: Logger;
   file: string | undefined;
   jsonPath: string;
@@ -37,10 +37,22 @@ export interface HeapletContext<C> {
    */
   logSink?: string;
   temporaryStorage?: string;
+  /**
+   * Where a setting of this object's configuration is written, for an error about it:
+   * `new PorticoError(code, message, { ...configAt('key', 'alias'), expected })` names the file and
+   * `$.heap[0].config.key.alias`. The one way to name a JSON path in `create`.
+   */
+  configAt(...keys: readonly (string | number)[]): { file?: string; jsonPath: string };
+  /**
+   * Registers what releases a resource `create` acquired (a connection pool, a timer, a file): run
+   * when the heap is destroyed, newest first, and at once if `create` fails after acquiring it. The
+   * one way a plugin releases what it holds.
+   */
+  onDestroy(release: () => void | Promise<void>): void;
 }
 
 /** How one type of heap object is configured, created and destroyed. */
-export interface Heaplet<C = any, T = any> {
+export interface Heaplet<C = any, T = any, D = any> {
   /** The type name configurations use (`HeaderFilter`). */
   type: string;
   /** Other names for the same type (`RedirectFilter` for `LocationHeaderFilter`). */
@@ -48,12 +60,17 @@ export interface Heaplet<C = any, T = any> {
   kind: Kind;
   /** The configuration schema: validation, defaults, configuration-time expressions, JSON Schema. */
   config: Schema<C>;
+  /**
+   * Of a decorator: the schema of its decoration value (`"capture": "all"`). The heap parses each
+   * decoration with it, at the decoration's own JSON path, before `decorate` gets the value; `portico
+   * validate` checks decorations with it without creating the decorator.
+   */
+  decoration?: Schema<D>;
+  /** Creates the object: the provisioning step, which may open connections, files and timers. */
   create(context: HeapletContext<C>): T | Promise<T>;
-  /** Releases what `create` acquired; called in reverse creation order, also after a failed load. */
-  destroy?(object: T): void | Promise<void>;
 }
 
-export function defineHeaplet<C, T>(heaplet: Heaplet<C, T>): Heaplet<C, T> {
+export function defineHeaplet<C, T, D = unknown>(heaplet: Heaplet<C, T, D>): Heaplet<C, T, D> {
   return heaplet;
 }
 
@@ -84,7 +101,12 @@ export interface DecorationInfo {
   name: string;
   kind: Kind;
   /** The heap that created the decorated object. */
-  heap: Heap;
+  heap: HeapView;
+  /**
+   * How records name the decorated object: the route (or configuration file) it is declared in,
+   * then its name (`10-api/backend`); an inline object by its type and JSON path.
+   */
+  objectPath: string;
   /** The log sink the decorated object's declaration names (`"logSink": "..."`), if any. */
   logSink?: string;
   /** Where the decoration is written, so that a decorator reading its value can say where it is wrong. */
@@ -100,6 +122,7 @@ export interface DecorationInfo {
  * wrapper). Only filters and handlers are decorated.
  */
 export interface Decorator {
+  /** `decoration` is the value as the decorator heaplet's `decoration` schema parsed it. */
   decorate(target: unknown, decoration: unknown, info: DecorationInfo): unknown | Promise<unknown>;
 }
 

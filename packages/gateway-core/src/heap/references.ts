@@ -1,4 +1,4 @@
-import { Reference } from '../config/schema.ts';
+import { Reference } from '../config/reference.ts';
 import { isPorticoError, type PorticoError } from '../errors.ts';
 import { combine, problemsOf } from './errors.ts';
 

@@ -57,8 +57,10 @@ function heapletProblem(heaplet: Heaplet | null | undefined): string | undefined
   // Checked by shape rather than instanceof: a plugin may bring its own copy of gateway-core.
   if (typeof heaplet.config?.parse !== 'function') return 'has no config schema';
   if (typeof heaplet.create !== 'function') return 'has no create function';
-  if (heaplet.destroy !== undefined && typeof heaplet.destroy !== 'function')
-    return 'has a destroy that is not a function';
+  if (heaplet.decoration !== undefined && typeof heaplet.decoration?.parse !== 'function')
+    return 'has a decoration that is not a schema';
+  if ('destroy' in heaplet)
+    return 'has a destroy: register what releases a resource with onDestroy in create instead';
   if (heaplet.aliases !== undefined && !(Array.isArray(heaplet.aliases) && heaplet.aliases.every(isName))) {
     return 'has aliases that are not an array of names';
   }

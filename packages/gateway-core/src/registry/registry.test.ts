@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { s } from '../config/schema.ts';
+import { s } from '../config/schema-builders.ts';
 import { ErrorCode, type PorticoError } from '../errors.ts';
 import { defineHeaplet, definePlugin } from '../heap/heaplet.ts';
 import { type Kind, PLUGIN_BRAND } from '../kinds.ts';

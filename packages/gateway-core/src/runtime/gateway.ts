@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { coreManifest } from '../builtins/index.ts';
 import { mergeMarked } from '../config/from-environment.ts';
-import { checkConfig } from '../config/schema.ts';
+import { checkConfig } from '../config/parse-config.ts';
 import { resolveTokens } from '../config/tokens.ts';
 import {
   combineProblems as combineAll,

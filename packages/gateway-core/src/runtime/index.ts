@@ -13,15 +13,19 @@ export {
   FileLogSink,
   type FileLogSinkOptions,
   formatLogRecord,
+  LOG_LEVELS,
+  type LogLevel,
+  type LogRecord,
 } from '../builtins/log-sink.ts';
 // Configuration files.
 export { parseConfigJson } from '../config/json.ts';
-export { checkConfig, parseConfig } from '../config/schema.ts';
+export { checkConfig, parseConfig } from '../config/parse-config.ts';
 export { resolveTokens, tokenEnvironmentName } from '../config/tokens.ts';
 // Requests, sessions and the exchange.
 export { plainAddress } from '../context/client-address.ts';
 export { packageFolderAbove } from '../core-identity.ts';
-export { problemsOf } from '../errors.ts';
+export { parseDuration } from '../duration/duration.ts';
+export { type ErrorCodeValue, type PorticoErrorDetails, problemsOf } from '../errors.ts';
 // Expressions: the evaluator's internals, tools and system properties.
 export { getProperty, keysOf, NO_SUCH_METHOD, setProperty } from '../expression/access.ts';
 export type { Node as ExpressionNode } from '../expression/ast.ts';
@@ -65,6 +69,7 @@ export {
   isCommentKey,
 } from '../heap/declaration.ts';
 export { type ChildHeapOptions, Heap, type HeapOptions } from '../heap/heap.ts';
+export { type GatewayEnvironment, isDecorator } from '../heap/heaplet.ts';
 export { DEFAULT_MAX_BUFFERED_BYTES, entityTooLarge, parseForm } from '../http/entity.ts';
 export {
   checkHeaderFields,
@@ -79,10 +84,11 @@ export {
 export { answerSocket } from '../http/own-answer.ts';
 export { StoredBody } from '../http/temporary-storage.ts';
 export { normalizeRawPath } from '../http/uri.ts';
-export { PLUGIN_BRAND } from '../kinds.ts';
+export { KINDS, type Kind, PLUGIN_BRAND } from '../kinds.ts';
 // Logging.
 export { consoleLogger, createMemoryLogger } from '../logging.ts';
 export * from '../registry/index.ts';
+export { isFilter, isHandler } from '../types.ts';
 
 // Loading and serving a gateway.
 export { clientOf, toRequest } from './arrival.ts';

@@ -1,4 +1,5 @@
-import { type Infer, s } from '../config/schema.ts';
+import type { Infer } from '../config/schema.ts';
+import { s } from '../config/schema-builders.ts';
 import { Duration } from '../duration/duration.ts';
 import { DEFAULT_MAX_ROUTE_FILE_SIZE } from '../handlers/router.ts';
 

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { parseConfig, s } from '../config/schema.ts';
+import { parseConfig } from '../config/parse-config.ts';
+import { s } from '../config/schema-builders.ts';
 import {
   compileScript,
   describeScriptError,

@@ -2,7 +2,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { types } from 'node:util';
 import vm from 'node:vm';
-import { childPath, INVALID, type ParseContext, quoteSetting, Schema, s } from '../config/schema.ts';
+import { childPath, INVALID, type ParseContext } from '../config/parse-context.ts';
+import { Schema } from '../config/schema.ts';
+import { s } from '../config/schema-builders.ts';
+import { quoteSetting } from '../config/secret-redaction.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 
 /**

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { corpusRoot, requireCorpusUnderCi } from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkConfig, parseConfig, Reference } from '../../config/schema.ts';
+import { checkConfig, parseConfig } from '../../config/parse-config.ts';
+import { Reference } from '../../config/reference.ts';
 import { resolveTokens } from '../../config/tokens.ts';
 import { ErrorCode, type PorticoError } from '../../errors.ts';
 import type { HeapletContext } from '../../heap/heaplet.ts';
@@ -42,6 +43,8 @@ function heapletContext(config: unknown, logger = createMemoryLogger()): Heaplet
     logger,
     file: 'routes/10.json',
     jsonPath: '$.heap[0].config',
+    configAt: (...keys) => ({ jsonPath: ['$.heap[0].config', ...keys].join('.') }),
+    onDestroy: () => {},
     environment: {
       baseDirectory: '/tmp',
       configDirectory: '/tmp',

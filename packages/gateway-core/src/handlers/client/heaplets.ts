@@ -1,4 +1,6 @@
-import { type Infer, Reference, type Schema, s } from '../../config/schema.ts';
+import { Reference } from '../../config/reference.ts';
+import type { Infer, Schema } from '../../config/schema.ts';
+import { s } from '../../config/schema-builders.ts';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import { defineHeaplet, type HeapletContext } from '../../heap/heaplet.ts';
 import { CLIENT_DEFAULTS, ClientHandler, type ClientHandlerOptions } from './client-handler.ts';
@@ -194,32 +196,39 @@ export const ClientHandlerHeaplet = defineHeaplet({
   type: 'ClientHandler',
   kind: 'handler',
   config: clientHandlerConfig,
-  create: (heaplet) => new ClientHandler(clientOptionsFromConfig(heaplet.config, heaplet)),
-  destroy: (handler) => handler.close(),
+  create: (heaplet) => {
+    const handler = new ClientHandler(clientOptionsFromConfig(heaplet.config, heaplet));
+    heaplet.onDestroy(() => handler.close());
+    return handler;
+  },
 });
 
 export const ReverseProxyHandlerHeaplet = defineHeaplet({
   type: 'ReverseProxyHandler',
   kind: 'handler',
   config: reverseProxyHandlerConfig,
-  create: (heaplet) =>
-    new ReverseProxyHandler({
+  create: (heaplet) => {
+    const handler = new ReverseProxyHandler({
       ...clientOptionsFromConfig(heaplet.config, heaplet),
       websocket: heaplet.config.websocket,
-    }),
-  destroy: (handler) => handler.close(),
+    });
+    heaplet.onDestroy(() => handler.close());
+    return handler;
+  },
 });
 
 export const VendorClientHandlerHeaplet = defineHeaplet({
   type: 'VendorClientHandler',
   kind: 'handler',
   config: vendorClientHandlerConfig,
-  create: (heaplet) =>
-    new VendorClientHandler({
+  create: (heaplet) => {
+    const handler = new VendorClientHandler({
       ...clientOptionsFromConfig(heaplet.config, heaplet),
       transactionIdHeader: heaplet.config.transactionIdHeader,
-    }),
-  destroy: (handler) => handler.close(),
+    });
+    heaplet.onDestroy(() => handler.close());
+    return handler;
+  },
 });
 
 /** A named ClientTlsOptions, for handlers whose `tls` names it. */

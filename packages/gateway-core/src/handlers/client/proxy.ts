@@ -1,14 +1,9 @@
 import { brandClass } from '../../brand.ts';
-import {
-  fail,
-  INVALID,
-  type Infer,
-  type ParseContext,
-  quoteSetting,
-  Reference,
-  type Schema,
-  s,
-} from '../../config/schema.ts';
+import { fail, INVALID, type ParseContext } from '../../config/parse-context.ts';
+import { Reference } from '../../config/reference.ts';
+import type { Infer, Schema } from '../../config/schema.ts';
+import { s } from '../../config/schema-builders.ts';
+import { quoteSetting } from '../../config/secret-redaction.ts';
 import { custom, fromText, inlineDeclaration, isRecord, typed } from './schema-helpers.ts';
 
 /** How upstream connections are made: directly, through an HTTP proxy, or as the environment says. */

@@ -1,4 +1,6 @@
-import { childPath, fail, INVALID, type ParseContext, Schema, s } from '../../config/schema.ts';
+import { childPath, fail, INVALID, type ParseContext } from '../../config/parse-context.ts';
+import { Schema } from '../../config/schema.ts';
+import { s } from '../../config/schema-builders.ts';
 
 type Parse<T> = (value: unknown, path: string, ctx: ParseContext) => T | typeof INVALID;
 

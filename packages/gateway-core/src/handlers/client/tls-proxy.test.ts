@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../config/schema.ts';
+import { parseConfig } from '../../config/parse-config.ts';
 import { Context } from '../../context/context.ts';
 import { ErrorCode } from '../../errors.ts';
 import type { HeapletContext } from '../../heap/heaplet.ts';
@@ -137,6 +137,8 @@ function fromConfig(config: Record<string, unknown>): ClientHandler {
     file: 'config.json',
     jsonPath: '$.heap[0].config',
     environment: { baseDirectory: dir, configDirectory: dir, scriptsDirectory: dir, temporaryDirectory: dir },
+    configAt: (...keys) => ({ jsonPath: ['$.heap[0].config', ...keys].join('.') }),
+    onDestroy: () => {},
   } satisfies HeapletContext<unknown>;
   const handler = ClientHandlerHeaplet.create(context) as ClientHandler;
   handlers.push(handler);

@@ -3,16 +3,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { ConnectionOptions, SecureVersion } from 'node:tls';
 import { brandClass } from '../../brand.ts';
-import {
-  childPath,
-  fail,
-  INVALID,
-  type Infer,
-  quoteSetting,
-  Reference,
-  type Schema,
-  s,
-} from '../../config/schema.ts';
+import { childPath, fail, INVALID } from '../../config/parse-context.ts';
+import { Reference } from '../../config/reference.ts';
+import type { Infer, Schema } from '../../config/schema.ts';
+import { s } from '../../config/schema-builders.ts';
+import { quoteSetting } from '../../config/secret-redaction.ts';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import type { Logger } from '../../logging.ts';
 import { custom, fromText, inlineDeclaration, isRecord, stringList, typed } from './schema-helpers.ts';

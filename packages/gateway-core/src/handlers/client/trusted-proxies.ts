@@ -1,5 +1,6 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import { type Schema, s } from '../../config/schema.ts';
+import type { Schema } from '../../config/schema.ts';
+import { s } from '../../config/schema-builders.ts';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 
 /** Whether a client address belongs to a proxy whose X-Forwarded-* fields the handler passes on. */

@@ -1,0 +1,59 @@
+import { isRecord } from '../is-record.ts';
+import { likelyMeant } from './near-names.ts';
+import { fail, type ParseContext, type Parsed } from './parse-context.ts';
+import { Reference, type ReferenceGuard, type ReferenceKind } from './reference.ts';
+import { Schema } from './schema.ts';
+import { quoteSetting } from './secret-redaction.ts';
+
+/**
+ * A heap object by name or inline declaration. The parsed value is a Reference; the heap replaces
+ * it with the object before `create` runs, hence the declared type T.
+ */
+export class ReferenceSchema<T> extends Schema<T> {
+  readonly expected: string;
+  private readonly kind: ReferenceKind;
+  private readonly types: readonly string[] | undefined;
+  private readonly guard: ReferenceGuard | undefined;
+
+  constructor(kind: ReferenceKind, types?: readonly string[], guard?: ReferenceGuard) {
+    super();
+    this.kind = kind;
+    this.types = types;
+    this.guard = guard;
+    const what = guard?.expected ?? `a ${types ? types.join(' or ') : kind}`;
+    this.expected = `the name of ${what} or an inline declaration`;
+  }
+
+  /**
+   * The object must also pass `test` (a type guard): `s.ref('object').is(isLogSink, 'a LogSink')`.
+   * The heap checks it when it resolves the reference, so `create` gets a value of type U, and an
+   * object of another type is a PORTICO_E_REFERENCE error at the reference's JSON path.
+   */
+  is<U>(test: (value: unknown) => value is U, expected: string): ReferenceSchema<U> {
+    const copy = new ReferenceSchema<U>(this.kind, this.types, { test, expected });
+    copy._required = this._required;
+    copy._description = this._description;
+    return copy;
+  }
+
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
+    if (
+      (typeof value === 'string' && value.length > 0) ||
+      (isRecord(value) && typeof value.type === 'string')
+    ) {
+      const reference = new Reference(this.kind, value, path, ctx.file, this.types, this.guard);
+      ctx.references?.push(reference);
+      return reference as T;
+    }
+    // An inline declaration whose `type` is misspelt (`tpye`) says so.
+    const misspelt = isRecord(value)
+      ? Object.keys(value).find((key) => likelyMeant(key, ['type']))
+      : undefined;
+    const hint = misspelt === undefined ? '' : `; did you mean 'type' for '${misspelt}'?`;
+    return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not a reference${hint}`, this.expected);
+  }
+
+  jsonSchema() {
+    return this.withDescription({ oneOf: [{ type: 'string' }, { type: 'object', required: ['type'] }] });
+  }
+}
