@@ -5,8 +5,8 @@ import { send } from '../support/http.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 /**
- * The answers where Portico departs from OpenIG 6.0.1 on purpose (docs/decisions.md, "Departures from
- * the incumbents"), each observed through the real gateway. A test name says what OpenIG does.
+ * The answers where Portico departs from OpenIG 6.0.1 on purpose (docs/departures.md), each
+ * observed through the real gateway. A test name says what OpenIG does.
  */
 describe('departures from the incumbents, through portico start', () => {
   let silent: http.Server;

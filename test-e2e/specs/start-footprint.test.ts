@@ -7,10 +7,10 @@ import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 // What a gateway process loads to serve a proxied request: not undici's index (fetch, WebSocket,
 // caches and mocks: 13 MB it never uses) and not Node's bundled copy of undici, which an ES import
-// of node:http pulls in through the module's lazy WebSocket export (another 13 MB; docs/decisions.md,
-// "undici loaded by its parts"). Both are easy to bring back by accident with one import line. Nor
-// Koa's helpers for content negotiation, types and cookies (10 MB; "Koa's helpers loaded on first use"),
-// nor node:http2, which undici's HTTP/2 client loads as it loads (13-15 ms of every start), nor
+// of node:http pulls in through the module's lazy WebSocket export (another 13 MB;
+// docs/decisions/0044-undici-by-parts.md). Both are easy to bring back by accident with one import
+// line. Nor Koa's helpers for content negotiation, types and cookies (10 MB;
+// docs/decisions/0008-koa-helpers-on-first-use.md), nor node:http2, which undici's HTTP/2 client loads as it loads (13-15 ms of every start), nor
 // semver, which the plugins' usual core ranges do not need (13-23 ms of a start on a slow machine).
 
 const preload = path.resolve(import.meta.dirname, '../support/footprint.mjs');
@@ -48,8 +48,8 @@ describe('a gateway process', () => {
         semver: false,
       });
       if (built) {
-        // The core and the app as bundles (docs/decisions.md, "The core and the app ship as
-        // bundles"): an entry or two and their chunks, not the 108 and 25 modules of the sources.
+        // The core and the app as bundles (docs/decisions/0003-core-and-app-bundles.md): an entry
+        // or two and their chunks, not the 108 and 25 modules of the sources.
         expect(footprint.builtCoreFiles).toBeGreaterThan(0);
         expect(footprint.builtCoreFiles).toBeLessThanOrEqual(6);
         // The app: its entry, the launcher's optimising-compilers switch and the chunks of the `start`

@@ -129,7 +129,7 @@ describe('upstream status lines and framing, through portico start', () => {
     expect(reply.text.endsWith('ok')).toBe(true);
   });
 
-  // Known limitation (docs/decisions.md, "Upstream responses"): undici's HTTP/1.1 client destroys the
+  // Known limitation (docs/decisions/0055-upstream-100-continue.md): undici's HTTP/1.1 client destroys the
   // connection on any 100 Continue (it never sends `Expect: 100-continue`). Should undici learn to
   // pass an unexpected 100 over, this test fails and the limitation can go.
   it('a 100 Continue before the response is still a 502 (undici refuses it)', async () => {
@@ -230,7 +230,7 @@ describe('upstream status lines and framing, through portico start', () => {
   /**
    * `Expect: 100-continue` is an expectation of the hop (RFC 9110 §10.1.1): the gateway's server
    * meets it toward the client and the upstream is never asked (undici cannot send it, nor take the
-   * 100 of an upstream: docs/decisions.md, "Upstream"). With a client that waits for the 100 before
+   * 100 of an upstream: docs/decisions/0055-upstream-100-continue.md). With a client that waits for the 100 before
    * sending its body.
    */
   describe('Expect: 100-continue', () => {
@@ -296,7 +296,7 @@ describe('upstream status lines and framing, through portico start', () => {
       expect(received.slice(connections).join('')).toBe('');
     });
 
-    // Known limitation (docs/decisions.md, "Upstream"): undici's HTTP/1.1 client destroys the connection
+    // Known limitation (docs/decisions/0055-upstream-100-continue.md): undici's HTTP/1.1 client destroys the connection
     // on any 100 Continue. The client still hears one 100, the gateway's, never the upstream's too.
     it('an upstream that answers 100 Continue unasked: the client has had its one 100, then 502', async () => {
       const { before, after } = await expecting('/continue', 'hello');

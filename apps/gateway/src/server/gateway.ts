@@ -309,7 +309,7 @@ const READABLE = 'a readable PEM file, its path relative to the config directory
 
 /** Why a secure context cannot be built from these options (OpenSSL's reason), or undefined. */
 async function secureContextFailure(options: SecureContextOptions): Promise<string | undefined> {
-  // node:tls only when a connector has TLS (docs/decisions.md: built-in modules loaded on first use).
+  // node:tls only when a connector has TLS (docs/decisions/0004-load-only-what-is-used.md).
   const tls = await import('node:tls');
   try {
     tls.createSecureContext(options);

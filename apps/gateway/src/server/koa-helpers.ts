@@ -5,7 +5,7 @@ import Module, { createRequire } from 'node:module';
  * negotiation (`ctx.accepts`), type checks (`ctx.is`), `ctx.type =`, `ctx.cookies` and `ctx.assert`.
  * Between them (two copies of mime-types and its database, negotiator, keygrip, http-assert with its
  * own older http-errors and deep-equal ...) they add about 10 MB to every process, and the gateway's
- * own traffic uses none of them (docs/decisions.md, "Koa's helpers loaded on first use"). Each maps
+ * own traffic uses none of them (docs/decisions/0008-koa-helpers-on-first-use.md). Each maps
  * to the functions Koa reads from the module as it loads, which the stand-in hands out without
  * loading anything.
  */

@@ -365,8 +365,7 @@ export function exchangeListener(exchange: ExchangeOptions): RequestListener {
  * itself (`ctx.respond = false`; bodies stream with back-pressure, a client that goes away aborts
  * what runs for it), exactly as `exchangeListener` does: Koa's body handling is never used
  * (`ctx.body = stream` cost 60 % of the throughput and crashed on a client abort; Koa itself, in this
- * mode, about 14 % in the plain proxy benchmark: docs/decisions.md, "Koa in front of gateway
- * traffic"). Headers set on `ctx` before it runs are sent with the gateway's. When the
+ * mode, about 14 % in the plain proxy benchmark: docs/decisions/0088-koa-cost-kept.md). Headers set on `ctx` before it runs are sent with the gateway's. When the
  * exchange's `passOn` leaves a request unanswered, the next middleware serves it.
  */
 export function koaExchange(exchange: ExchangeOptions): KoaMiddleware {

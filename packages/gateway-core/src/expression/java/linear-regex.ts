@@ -25,7 +25,7 @@ v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtrac
 // V8 counts the backtracks of one attempt, at one position of the input: with its default of 50,000
 // a pattern that backtracks a little at every position never switched, and was quadratic
 // (`([a-z]+)=([^&]*)` against 64 KB of letters: 5.8 s; 30 ms with 100). Ordinary patterns on ordinary
-// input stay under 100 and keep irregexp's speed (docs/decisions.md, "Regular expressions").
+// input stay under 100 and keep irregexp's speed (docs/departures.md, "Regular expressions").
 v8.setFlagsFromString(`--regexp-backtracks-before-fallback=${BACKTRACKS_BEFORE_FALLBACK}`);
 // Makes the `l` flag available: compiling with it is how we ask V8 whether its linear engine can run
 // a pattern (it refuses at compile time when it cannot).
