@@ -5,10 +5,10 @@ import type { Socket } from 'node:net';
  * The responses a connection is carrying: usually one, more when the client pipelines. The one is
  * kept in a slot and only overlapping ones go into a Set made for them. A Set per connection that
  * every response entered and left was rebuilt by V8 every few requests (deleted entries fill its
- * table until it rehashes): about 370 B per proxied request (bench/README.md). The slots are kept
- * beside the socket, not on it, so that sockets keep the shape Node gave them (a socket that has
- * carried a request would otherwise differ from a new one, and Node's socket code be compiled again
- * for each).
+ * table until it rehashes), garbage on every request (bench/README.md, "Garbage collection"). The
+ * slots are kept beside the socket, not on it, so that sockets keep the shape Node gave them (a
+ * socket that has carried a request would otherwise differ from a new one, and Node's socket code be
+ * compiled again for each).
  */
 interface Carried {
   first: http.ServerResponse | undefined;

@@ -40,11 +40,11 @@ export interface IdleCompactionOptions {
 
 /**
  * Starting up (reading and compiling the configuration, loading modules) leaves the V8 heap grown,
- * with about 9 MB of it garbage or pooled pages that V8 keeps until memory is short, since no
- * full collection comes while the server waits. Once the server has been quiet for `quietMs`, one
- * full collection of V8's last-resort kind gives it back: 83-84 MB resident after the first
- * request, 74-75 MB after (bench/README.md, "Memory at start"). It takes 70-120 ms, so it runs
- * only when nothing is in flight, and once. Returns the function that cancels it.
+ * part of it garbage or pooled pages that V8 keeps until memory is short, since no full collection
+ * comes while the server waits. Once the server has been quiet for `quietMs`, one full collection
+ * of V8's last-resort kind gives it back (what it returns and takes: bench/README.md, "Memory at
+ * start"). A request arriving meanwhile would wait for it, so it runs only when nothing is in
+ * flight, and once. Returns the function that cancels it.
  */
 export function scheduleIdleCompaction(options: IdleCompactionOptions): () => void {
   const { quietMs } = options;

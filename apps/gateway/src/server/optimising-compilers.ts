@@ -22,10 +22,9 @@ let pending: { setFlags: SetFlags; compilers: Compiler[] } | undefined;
  *
  * Why: starting up runs code that runs once or a few thousand times (resolving and loading modules,
  * reading and compiling the configuration route after route), which the compilers still optimise.
- * That work is thrown away, and it pages in V8's compiler code and leaves its memory behind: an idle
- * worker held 69 MB with them on during start-up, 62.5 MB without; with 1,000 routes 78–79 against
- * 67.5–67.8 MB, and the first response came no later (bench/README.md, "Idle memory: no optimising
- * compilers while starting"). V8 reads both flags each time it decides what to optimise, so
+ * That work is thrown away, and it pages in V8's compiler code and leaves its memory behind in every
+ * idle worker, without making the first response any sooner (bench/README.md, "Idle memory: no
+ * optimising compilers while starting"). V8 reads both flags each time it decides what to optimise, so
  * switching them on again takes effect for the code that gets hot under traffic
  * (optimising-compilers.test.ts checks that against the Node this runs on).
  *

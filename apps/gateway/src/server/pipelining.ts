@@ -3,9 +3,10 @@ import type { Socket } from 'node:net';
 
 /**
  * Pipelined requests. Node parses every request a client pipelines and hands each over at once (it
- * stops reading only while responses wait to be sent), so one connection writing 30,000 requests in
- * 870 KB had them all served together: every upstream connection of the route taken for 15 s, other
- * clients waiting behind them, 570 MB of memory. So a connection has at most
+ * stops reading only while responses wait to be sent), so one connection could have thousands served
+ * together: every upstream connection of its route taken, other clients waiting behind them, the
+ * process's memory grown by all of them (docs/departures.md, "Limits a client cannot grow past").
+ * So a connection has at most
  * MAX_IN_FLIGHT_PER_CONNECTION requests served at once; later ones wait their turn, and the
  * connection is not read meanwhile (nginx and HAProxy serve pipelined requests one after the other).
  * Node still parses whatever one read brought: a connection with more than MAX_HELD_PER_CONNECTION

@@ -59,9 +59,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const secure: boolean[] = [];
   const active = new Set<Socket>();
   // In-flight responses are counted, not kept in one set for the server: a process-wide set that
-  // every response enters and leaves kept ~1.6 KB of every request alive into the old generation
-  // (measured: 3.3 KB promoted per proxied request with it, 1.7 KB without), and old-space garbage
-  // is what makes the latency tail. The drain finds them through their connections instead.
+  // every response enters and leaves kept part of every request alive into the old generation
+  // (half of what was promoted: bench/README.md, "Garbage collection"), and old-space garbage is
+  // what makes the latency tail. The drain finds them through their connections instead.
   let inFlight = 0;
   let received = 0;
   // The connections that have carried a request (TLS sockets, where `active` holds the TCP ones).
