@@ -1,14 +1,8 @@
 /** Java semantics the expression language needs: regular expressions, strings, URIs, properties. */
 export { parseJavaProperties } from './properties.ts';
-export {
-  compileJavaRegex,
-  find,
-  findFrom,
-  fullMatch,
-  isFound,
-  RUNTIME_REGEX_BUDGET,
-  runtimeJavaRegex,
-} from './regex.ts';
+export { compileJavaRegex } from './regex.ts';
+export { find, findFrom, fullMatch, isFound } from './regex-matching.ts';
+export { RUNTIME_REGEX_BUDGET, runtimeJavaRegex } from './runtime-regex.ts';
 export { javaReplaceAll, javaReplaceFirst, javaSplit, javaStringReplace, patternFor } from './strings.ts';
 export {
   formDecodeParameterNameOrValue,

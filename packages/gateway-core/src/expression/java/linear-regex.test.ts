@@ -2,7 +2,9 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import { isRe2RegExp, runsOnLinearEngine } from './linear-regex.ts';
-import { compileJavaRegex, find, findFrom, fullMatch, runtimeJavaRegex } from './regex.ts';
+import { compileJavaRegex } from './regex.ts';
+import { find, findFrom, fullMatch } from './regex-matching.ts';
+import { runtimeJavaRegex } from './runtime-regex.ts';
 
 /**
  * Every pattern runs in time linear in its input. Each hostile case below would backtrack for hours
@@ -133,11 +135,16 @@ describe('a pattern that backtracks a little at every position is not quadratic'
   });
 });
 
-/** What `expression` (over regex.ts's exports) gives in a worker, or a note that it ran past 2 s. */
+/**
+ * What `expression` (over compileJavaRegex, find and fullMatch) gives in a worker, or a note that it
+ * ran past 2 s.
+ */
 async function inWorker(expression: string): Promise<unknown> {
   const regexModule = new URL('./regex.ts', import.meta.url).href;
+  const matchingModule = new URL('./regex-matching.ts', import.meta.url).href;
   const worker = new Worker(
-    `import { compileJavaRegex, find, fullMatch } from ${JSON.stringify(regexModule)};
+    `import { compileJavaRegex } from ${JSON.stringify(regexModule)};
+     import { find, fullMatch } from ${JSON.stringify(matchingModule)};
      import { parentPort } from 'node:worker_threads';
      parentPort.postMessage(${expression});`,
     { eval: true },

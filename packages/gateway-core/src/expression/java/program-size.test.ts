@@ -67,11 +67,11 @@ describe('the estimate from the text', () => {
 });
 
 /**
- * A fresh copy of the core's regex module on a re2js whose compiled patterns keep no program where
+ * A fresh copy of the core's Java modules (regular expressions among them) on a re2js whose compiled patterns keep no program where
  * the core once read it (`re2Input.prog`), and, unless `measures`, have no `programSize()`. They
  * match as before. Only this copy sees that re2js: the library itself is left as it is.
  */
-async function regexWith(measures: boolean): Promise<typeof import('./regex.ts')> {
+async function regexWith(measures: boolean): Promise<typeof import('./index.ts')> {
   vi.resetModules();
   vi.doMock('re2js', async (importOriginal) => {
     const real = await importOriginal<typeof import('re2js')>();
@@ -101,14 +101,14 @@ async function regexWith(measures: boolean): Promise<typeof import('./regex.ts')
     const sample = (await import('re2js')).RE2JS.compile('a');
     expect(sample.re2Input.prog).toBeUndefined();
     expect(typeof sample.programSize).toBe(measures ? 'function' : 'undefined');
-    return await import('./regex.ts');
+    return await import('./index.ts');
   } finally {
     vi.doUnmock('re2js');
   }
 }
 
 /** What the budget test needs of a regex module: ordinary patterns on 8 KB, on both engines. */
-function runsOrdinaryPatterns({ find, fullMatch, runtimeJavaRegex }: typeof import('./regex.ts')) {
+function runsOrdinaryPatterns({ find, fullMatch, runtimeJavaRegex }: typeof import('./index.ts')) {
   const text = 'k=v;'.repeat(2048);
   expect(find(runtimeJavaRegex('\\w+=\\w+;', text.length), text)?.[0]).toBe('k=v;');
   // Case-insensitive with a multiline anchor: RE2's side.
@@ -119,7 +119,7 @@ function runsOrdinaryPatterns({ find, fullMatch, runtimeJavaRegex }: typeof impo
 }
 
 /** The message of what runtimeJavaRegex throws for `pattern` against `inputLength` characters. */
-function refusal({ runtimeJavaRegex }: typeof import('./regex.ts'), pattern: string, inputLength: number) {
+function refusal({ runtimeJavaRegex }: typeof import('./index.ts'), pattern: string, inputLength: number) {
   try {
     runtimeJavaRegex(pattern, inputLength);
   } catch (error) {
@@ -138,7 +138,7 @@ describe('with a re2js that keeps its program elsewhere', () => {
 });
 
 describe('with a re2js that does not measure programs either', () => {
-  let regex: typeof import('./regex.ts');
+  let regex: typeof import('./index.ts');
   beforeAll(async () => {
     regex = await regexWith(false);
   });

@@ -2,15 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import { isRe2RegExp } from './linear-regex.ts';
-import {
-  compileJavaRegex,
-  find,
-  findFrom,
-  fullMatch,
-  isFound,
-  runtimeJavaRegex,
-  translateJavaRegex,
-} from './regex.ts';
+import { compileJavaRegex } from './regex.ts';
+import { find, findFrom, fullMatch, isFound } from './regex-matching.ts';
+import { translateJavaRegex } from './regex-translation.ts';
+import { runtimeJavaRegex } from './runtime-regex.ts';
 
 function thrown(fn: () => unknown): unknown {
   try {

@@ -4,7 +4,8 @@
  * Regular expressions are Java patterns (see `regex.ts`).
  */
 import { ErrorCode, PorticoError } from '../../errors.ts';
-import { findFrom, runtimeJavaRegex } from './regex.ts';
+import { findFrom } from './regex-matching.ts';
+import { runtimeJavaRegex } from './runtime-regex.ts';
 
 /**
  * The matches Java's `Matcher.find()` reports one after the other: after an empty match the next
