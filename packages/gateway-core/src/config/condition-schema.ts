@@ -1,5 +1,6 @@
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import { compile, type Expression } from '../expression/expression.ts';
+import { isRecord } from '../is-record.ts';
 import { nameCheck, whereWritten } from './expression-schemas.ts';
 import { fail, type INVALID, type ParseContext, record } from './parse-context.ts';
 import { Schema } from './schema.ts';
@@ -20,8 +21,8 @@ class ConditionSchema extends Schema<Condition> {
   parseValue(raw: unknown, path: string, ctx: ParseContext): Condition | typeof INVALID {
     if (typeof raw === 'boolean') return { label: undefined, expression: raw };
     if (typeof raw === 'string') return this.compile(raw, undefined, path, ctx);
-    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
-      const { expression, label, ...rest } = raw as Record<string, unknown>;
+    if (isRecord(raw)) {
+      const { expression, label, ...rest } = raw;
       const unknown = Object.keys(rest).filter((k) => k !== 'comment');
       if (
         typeof expression === 'string' &&

@@ -10,6 +10,7 @@ import type { Bindings } from '../expression/compiler.ts';
 import type { Heap } from '../heap/heap.ts';
 import type { Request, Response } from '../http/message.ts';
 import type { Uri } from '../http/uri.ts';
+import { isRecord } from '../is-record.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
 import { answerOf } from './answer.ts';
@@ -285,10 +286,6 @@ function asWritten(fields: unknown): RouteConfig {
   return { ...rest, ...(typeof name === 'string' ? { name } : {}) } as RouteConfig;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 type RouteConfig = Infer<typeof routeSchema>;
 
 /** The route's handler: resolved, decorated by the route's decorations, in the route's session. */
@@ -346,7 +343,7 @@ async function routeSession(
 }
 
 function pickRouteFields(json: unknown): unknown {
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) return json;
+  if (!isRecord(json)) return json;
   const fields = Object.fromEntries(Object.entries(json).filter(([key]) => ROUTE_FIELDS.has(key)));
   // A field a token took from the environment stays one: its messages must not quote it.
   keepMarks(json, fields);
@@ -364,9 +361,7 @@ function combine(errors: PorticoError[], file: string | undefined): PorticoError
 
 /** A route's `properties` when they are an object (the schema reports anything else). */
 function routeProperties(value: unknown): Record<string, unknown> | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
+  return isRecord(value) ? value : undefined;
 }
 
 /**

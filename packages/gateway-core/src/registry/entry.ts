@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { ErrorCode, PorticoError } from '../errors.ts';
+import { isRecord } from '../is-record.ts';
 
 /**
  * Finds the file `import('<package>')` would load, from the package's `exports` (or `main`).
@@ -50,9 +51,9 @@ export function isInstalled(packageDir: string): boolean {
 
 /** `exports` is either the main entry itself or a map of subpaths (keys starting with '.'). */
 function mainEntry(exports: unknown): unknown {
-  if (exports === null || typeof exports !== 'object' || Array.isArray(exports)) return exports;
+  if (!isRecord(exports)) return exports;
   const keys = Object.keys(exports);
-  return keys.some((key) => key.startsWith('.')) ? (exports as Record<string, unknown>)['.'] : exports;
+  return keys.some((key) => key.startsWith('.')) ? exports['.'] : exports;
 }
 
 function pick(target: unknown, conditions: readonly string[]): string | undefined {

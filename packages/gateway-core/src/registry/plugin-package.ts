@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCode, PorticoError } from '../errors.ts';
+import { isRecord } from '../is-record.ts';
 import { KINDS, type Kind } from '../kinds.ts';
 import { coreRangeAllows } from './core-range.ts';
 
@@ -106,10 +107,6 @@ export function kindOfType(pkg: PluginPackage, type: string): Kind {
 
 function isName(value: unknown): value is string {
   return typeof value === 'string' && value !== '';
-}
-
-function isRecord(value: unknown): value is Record<string, any> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** What `portico plugin list` shows of a discovered package, read from its package.json. */

@@ -3,6 +3,7 @@ import type { Infer, Schema } from '../../config/schema.ts';
 import { s } from '../../config/schema-builders.ts';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import { defineHeaplet, type HeapletContext } from '../../heap/heaplet.ts';
+import { isRecord } from '../../is-record.ts';
 import { CLIENT_DEFAULTS, ClientHandler, type ClientHandlerOptions } from './client-handler.ts';
 import {
   ProxyOptions,
@@ -12,7 +13,7 @@ import {
   proxySetting,
 } from './proxy.ts';
 import { ReverseProxyHandler } from './reverse-proxy-handler.ts';
-import { custom, isRecord, typed } from './schema-helpers.ts';
+import { custom, typed } from './schema-helpers.ts';
 import {
   ClientTlsOptions,
   clientTlsOptionsConfig,

@@ -4,7 +4,8 @@ import { Reference } from '../../config/reference.ts';
 import type { Infer, Schema } from '../../config/schema.ts';
 import { s } from '../../config/schema-builders.ts';
 import { quoteSetting } from '../../config/secret-redaction.ts';
-import { custom, fromText, inlineDeclaration, isRecord, typed } from './schema-helpers.ts';
+import { isRecord } from '../../is-record.ts';
+import { custom, fromText, inlineDeclaration, typed } from './schema-helpers.ts';
 
 /** How upstream connections are made: directly, through an HTTP proxy, or as the environment says. */
 export type ProxySetting =

@@ -73,10 +73,6 @@ export function typed<T>(schema: Schema<T>): Schema<T> {
   return schema;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** A string, or a list of them; always parsed to a list (`"caFiles": "ca.pem"` reads as one file). */
 export function stringList(item: Schema<string>): Schema<string[]> {
   return custom(

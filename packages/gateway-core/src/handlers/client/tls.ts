@@ -9,8 +9,9 @@ import type { Infer, Schema } from '../../config/schema.ts';
 import { s } from '../../config/schema-builders.ts';
 import { quoteSetting } from '../../config/secret-redaction.ts';
 import { ErrorCode, PorticoError } from '../../errors.ts';
+import { isRecord } from '../../is-record.ts';
 import type { Logger } from '../../logging.ts';
-import { custom, fromText, inlineDeclaration, isRecord, stringList, typed } from './schema-helpers.ts';
+import { custom, fromText, inlineDeclaration, stringList, typed } from './schema-helpers.ts';
 
 /**
  * Client TLS settings: the incumbents' names (`hostnameVerifier`, `sslEnabledProtocols`,
