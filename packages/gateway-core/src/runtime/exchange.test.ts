@@ -7,7 +7,8 @@ import { Headers } from '../http/headers.ts';
 import { type Request, Response } from '../http/message.ts';
 import { createMemoryLogger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { exchangeListener, koaExchange } from './gateway.ts';
+import { koaExchange } from './koa.ts';
+import { exchangeListener } from './serve.ts';
 
 const logger = createMemoryLogger();
 const servers: http.Server[] = [];

@@ -4,8 +4,10 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { problemsOf } from '../errors.ts';
 import { createMemoryLogger } from '../logging.ts';
-import { createGateway, type Gateway, koaExchange } from './gateway.ts';
+import { createGateway, type Gateway } from './gateway.ts';
+import { koaExchange } from './koa.ts';
 
 const logger = createMemoryLogger();
 const cleanup: (() => Promise<void>)[] = [];
@@ -80,6 +82,18 @@ describe('createGateway({ base })', () => {
       expect.stringContaining('Missing'),
       expect.stringContaining("did you mean 'session'"),
     ]);
+  });
+
+  it("reports config.json's fields of the wrong shape at their paths, before anything is created", async () => {
+    const base = instance({
+      'config/config.json': { handler: 'Router', properties: 'x', logSink: 5, globalDecorators: [] },
+    });
+    const failure = await createGateway({ base, logger }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'PORTICO_E_CONFIG' });
+    const paths = problemsOf(failure).map((problem) => problem.details.jsonPath);
+    expect(paths).toEqual(['$.logSink', '$.properties', '$.globalDecorators']);
+    const file = path.join(base, 'config', 'config.json');
+    expect(problemsOf(failure).every((problem) => problem.details.file === file)).toBe(true);
   });
 });
 

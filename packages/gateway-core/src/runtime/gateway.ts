@@ -1,32 +1,35 @@
-import { statSync } from 'node:fs';
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { coreManifest } from '../builtins/index.ts';
-import { mergeMarked } from '../config/from-environment.ts';
+import { keepMarks, mergeMarked } from '../config/from-environment.ts';
 import { checkConfig } from '../config/parse-config.ts';
+import type { Reference } from '../config/reference.ts';
 import { resolveTokens } from '../config/tokens.ts';
-import {
-  combineProblems as combineAll,
-  ErrorCode,
-  isPorticoError,
-  PorticoError,
-  problemsOf,
-} from '../errors.ts';
+import { combineProblems, ErrorCode, isPorticoError, PorticoError, problemsOf } from '../errors.ts';
 import { decoratedEntryHandler, entryDecorations } from '../handlers/entry-decorations.ts';
 import { bufferingRequestBodyFor } from '../handlers/request-body-buffer.ts';
 import { secretsUnsupported } from '../handlers/route.ts';
-import { isUnrouted, Router } from '../handlers/router.ts';
+import { Router } from '../handlers/router.ts';
 import { isSessionProducer, type SessionProducer } from '../handlers/session-producer.ts';
 import { Heap } from '../heap/heap.ts';
 import type { PluginManifest } from '../heap/heaplet.ts';
+import { isRecord } from '../is-record.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
-import { TypeRegistry } from '../registry/registry.ts';
+import type { TypeRegistry } from '../registry/registry.ts';
 import type { Handler } from '../types.ts';
-import { type ExchangeOptions, handleExchange } from './exchange.ts';
+import type { ExchangeOptions } from './exchange.ts';
 import { type Instance, readInstance, temporaryDirectoryOf, temporaryDirectoryProblem } from './instance.ts';
-import { type AdminSettings, adminSchema, configFields } from './settings.ts';
+import { type KoaMiddleware, type KoaOptions, koaMiddleware } from './koa.ts';
+import { gatewayRegistry } from './plugins.ts';
+import { exchangeListener, type ServeOptions } from './serve.ts';
+import {
+  type AdminSettings,
+  adminSchema,
+  type ConfigSettings,
+  configFields,
+  configSchema,
+} from './settings.ts';
 import { handleUpgrade } from './upgrade.ts';
 
 /**
@@ -94,35 +97,6 @@ export interface ConfigGatewayOptions extends GatewayOptions {
 
 export type CreateGatewayOptions = BaseGatewayOptions | InstanceGatewayOptions | ConfigGatewayOptions;
 
-/** How the gateway serves requests through `listener()`, `koa()` and `upgrade()`. */
-export interface ServeOptions {
-  /**
-   * Where each request's session comes from; by default the configuration's session producer
-   * (config.json's `session`, or a heap object named `Session`), else none (a session per request).
-   */
-  sessions?: SessionProducer;
-}
-
-/** The part of a Koa context the gateway uses (Koa's own context is one). */
-export interface KoaContextLike {
-  req: IncomingMessage;
-  res: ServerResponse;
-  respond?: boolean;
-}
-
-/** A Koa middleware, typed without depending on Koa. */
-export type KoaMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) => Promise<unknown>;
-
-export interface KoaOptions extends ServeOptions {
-  /**
-   * What happens to a request no route takes (the main handler's router has no route for it and no
-   * default handler): `answer` with the gateway's 404 (the default), or hand it to the `next`
-   * middleware as if the gateway were not there. Its body is left unread unless a route's condition
-   * read it.
-   */
-  unrouted?: 'answer' | 'next';
-}
-
 /**
  * Loads a gateway: admin.json's heap, then config.json's as its child (the objects every
  * configuration can use by default below both), config.json's handler decorated by its top-level
@@ -131,102 +105,29 @@ export interface KoaOptions extends ServeOptions {
  */
 export async function createGateway(options: CreateGatewayOptions): Promise<Gateway> {
   const logger = options.logger ?? consoleLogger;
-  const [instance, inMemory] =
-    'instance' in options
-      ? [options.instance, false]
-      : 'base' in options
-        ? [readInstance(options.base), false]
-        : [memoryInstance(options), true];
-  const { value: settings, errors } = checkConfig(adminSchema, instance.admin, {
-    ...(instance.adminFile === undefined ? {} : { file: instance.adminFile }),
-    logger,
-  });
-  if (!settings) throw combineProblems(errors);
+  const { instance, inMemory } = instanceOf(options);
+  const settings = readAdminSettings(instance, logger);
   // Before anything is created: objects may write there as soon as they are.
   const temporary = temporaryDirectoryProblem(instance);
   if (temporary !== undefined) throw temporary;
-  const registry = new TypeRegistry();
-  registry.register(coreManifest);
-  for (const manifest of options.plugins ?? []) registry.register(manifest);
-  const configured = settings.pluginDirectories.map((d) => path.resolve(instance.base, d));
-  warnMissingPluginDirectories(configured, instance.adminFile, logger);
-  await registry.discover({
-    ...(options.appPackageJson === undefined ? {} : { appPackageJson: options.appPackageJson }),
-    // An in-memory configuration has no instance directory whose `plugins` folder would be read.
-    pluginDirectories: inMemory ? configured : [path.join(instance.base, 'plugins'), ...configured],
-  });
-  const config = (instance.config ?? { handler: { type: 'Router', name: '_router' } }) as Record<
-    string,
-    unknown
-  >;
-  const configFile = instance.configFile;
-  // Marks kept: a property a token took from the environment is described in messages, not quoted.
-  const properties = mergeMarked(
-    settings.properties,
-    config.properties as Record<string, unknown> | undefined,
-  );
-  const adminHeap = new Heap({
-    registry,
-    logger,
-    environment: { ...instance.environment, maxRouteFileSize: settings.limits.maxRouteFileSize },
-    ...(instance.adminFile === undefined ? {} : { file: instance.adminFile }),
-    properties,
-    defaults: DEFAULT_OBJECTS,
-  });
+  const registry = await gatewayRegistry(options, instance, settings.pluginDirectories, inMemory, logger);
+  const config = readConfig(instance, logger);
+  const adminHeap = adminHeapOf(instance, settings, config, registry, logger);
   const heaps = [adminHeap];
   try {
     const problems = settings.heap === undefined ? [] : adminHeap.declare(settings.heap, '$.heap');
-    // config.json's `logSink` and `temporaryStorage`: a name, or an inline declaration (declared
-    // here under its own name, or `config.logSink`); what every object that names none uses,
-    // routes included.
-    const [logSink, inlineLogSink] = topLevelReference(config.logSink, 'config.logSink');
-    const [temporaryStorage, inlineStorage] = topLevelReference(
-      config.temporaryStorage,
-      'config.temporaryStorage',
-    );
-    const configHeap = adminHeap.child({
-      ...(configFile === undefined ? {} : { file: configFile }),
-      jsonPath: '$.heap',
-      ...(config.globalDecorators
-        ? { globalDecorations: Object.entries(config.globalDecorators as object) }
-        : {}),
-      ...(logSink === undefined ? {} : { logSink }),
-      ...(temporaryStorage === undefined ? {} : { temporaryStorage }),
-    });
+    const configHeap = configHeapOf(adminHeap, config, instance.configFile);
     heaps.unshift(configHeap);
-    if (config.heap !== undefined) problems.push(...configHeap.declare(config.heap, '$.heap'));
-    if (inlineLogSink) problems.push(...configHeap.declare([inlineLogSink], '$.logSink'));
-    if (inlineStorage) problems.push(...configHeap.declare([inlineStorage], '$.temporaryStorage'));
+    problems.push(...declareConfigHeap(configHeap, config));
     if (problems.length > 0) throw combineProblems(problems);
-    if (config.secrets !== undefined) throw secretsUnsupported(configFile);
-    const handlerRef = config.handler ?? config.handlerObject;
-    if (handlerRef === undefined) {
-      throw new PorticoError(ErrorCode.CONFIG, 'config.json has no handler', {
-        ...(configFile === undefined ? {} : { file: configFile }),
-        jsonPath: '$.handler',
-        expected: 'the name of a handler or an inline handler declaration',
-      });
-    }
-    // Every other top-level key decorates the main handler, as a route file's keys decorate its own.
-    const decorations = entryDecorations(configHeap, config, configFields, configFile, problems);
-    const decorated = await decoratedEntryHandler(
-      configHeap,
-      () =>
-        configHeap.resolve<Handler>(
-          handlerRef as string,
-          'handler',
-          config.handler === undefined ? '$.handlerObject' : '$.handler',
-        ),
-      decorations,
-      { name: '_main', label: "config.json's handler", file: configFile, entryPoint: true },
-      problems,
-    );
-    const session = await resolveSession(config, configHeap, configFile);
+    if (config.fields.secrets !== undefined) throw secretsUnsupported(instance.configFile);
+    const handler = await mainHandler(configHeap, config, instance.configFile);
+    const session = await resolveSession(config.fields.session, configHeap, instance.configFile);
     return new Gateway({
       instance,
       settings,
       // An expression of config.json's objects may read the request body after it went upstream.
-      handler: bufferingRequestBodyFor(decorated),
+      handler: bufferingRequestBodyFor(handler),
       session,
       adminHeap,
       configHeap,
@@ -235,6 +136,165 @@ export async function createGateway(options: CreateGatewayOptions): Promise<Gate
   } catch (error) {
     throw await abandonHeaps(error, heaps, instance);
   }
+}
+
+/** The instance a gateway loads, and whether it is held in memory (no instance directory). */
+function instanceOf(options: CreateGatewayOptions): { instance: Instance; inMemory: boolean } {
+  if ('instance' in options) return { instance: options.instance, inMemory: false };
+  if ('base' in options) return { instance: readInstance(options.base), inMemory: false };
+  return { instance: memoryInstance(options), inMemory: true };
+}
+
+/** admin.json's settings, defaults applied; its problems are thrown as one error. */
+function readAdminSettings(instance: Instance, logger: Logger): AdminSettings {
+  const { value, errors } = checkConfig(adminSchema, instance.admin, {
+    ...(instance.adminFile === undefined ? {} : { file: instance.adminFile }),
+    logger,
+  });
+  if (value === undefined) throw combineProblems(errors);
+  return value;
+}
+
+/** config.json as the gateway reads it. */
+interface ConfigJson {
+  /** Its own fields (configFields), as its schema reads them. */
+  readonly fields: ConfigSettings;
+  /** The object as written: its other keys decorate the main handler. */
+  readonly written: Record<string, unknown>;
+  readonly logSink: TopLevelObject | undefined;
+  readonly temporaryStorage: TopLevelObject | undefined;
+}
+
+/** Without a config.json, a Router on config/routes serves. */
+const DEFAULT_CONFIG = { handler: { type: 'Router', name: '_router' } };
+
+/** config.json's fields, read through its schema; its problems are thrown as one error. */
+function readConfig(instance: Instance, logger: Logger): ConfigJson {
+  const written = instance.config ?? DEFAULT_CONFIG;
+  const { value: fields, errors } = checkConfig(configSchema, fieldsOf(written), {
+    ...(instance.configFile === undefined ? {} : { file: instance.configFile }),
+    logger,
+  });
+  if (fields === undefined) throw combineProblems(errors);
+  return {
+    fields,
+    written: isRecord(written) ? written : {},
+    logSink: topLevelObject(fields.logSink, 'config.logSink'),
+    temporaryStorage: topLevelObject(fields.temporaryStorage, 'config.temporaryStorage'),
+  };
+}
+
+/** config.json's own fields (anything else as it is, for the schema to refuse). */
+function fieldsOf(written: unknown): unknown {
+  if (!isRecord(written)) return written;
+  const fields = Object.fromEntries(Object.entries(written).filter(([key]) => configFields.has(key)));
+  // A field a token took from the environment stays one: its messages must not quote it.
+  keepMarks(written, fields);
+  return fields;
+}
+
+/**
+ * config.json's `logSink` or `temporaryStorage`: the name of the object every object that names none
+ * uses, and its declaration when it is written inline (declared under its own name, or `inlineName`).
+ */
+interface TopLevelObject {
+  readonly name: string;
+  readonly declaration?: Record<string, unknown>;
+}
+
+function topLevelObject(reference: Reference | undefined, inlineName: string): TopLevelObject | undefined {
+  if (reference === undefined) return undefined;
+  if (typeof reference.value === 'string') return { name: reference.value };
+  const declaration = { name: inlineName, ...reference.value };
+  // A name that is no string is the heap's to report, when the declaration is declared.
+  return { name: typeof declaration.name === 'string' ? declaration.name : inlineName, declaration };
+}
+
+/** admin.json's heap (declared by the caller), with the objects every configuration can use below it. */
+function adminHeapOf(
+  instance: Instance,
+  settings: AdminSettings,
+  config: ConfigJson,
+  registry: TypeRegistry,
+  logger: Logger,
+): Heap {
+  return new Heap({
+    registry,
+    logger,
+    environment: { ...instance.environment, maxRouteFileSize: settings.limits.maxRouteFileSize },
+    ...(instance.adminFile === undefined ? {} : { file: instance.adminFile }),
+    // Marks kept: a property a token took from the environment is described in messages, not quoted.
+    properties: mergeMarked(settings.properties, config.fields.properties),
+    defaults: DEFAULT_OBJECTS,
+  });
+}
+
+/** config.json's heap, a child of admin.json's, with config.json's global decorations and top-level objects. */
+function configHeapOf(adminHeap: Heap, config: ConfigJson, file: string | undefined): Heap {
+  const { globalDecorators } = config.fields;
+  return adminHeap.child({
+    ...(file === undefined ? {} : { file }),
+    jsonPath: '$.heap',
+    ...(globalDecorators === undefined ? {} : { globalDecorations: Object.entries(globalDecorators) }),
+    ...(config.logSink === undefined ? {} : { logSink: config.logSink.name }),
+    ...(config.temporaryStorage === undefined ? {} : { temporaryStorage: config.temporaryStorage.name }),
+  });
+}
+
+/** Declares config.json's objects: its heap, and its logSink and temporaryStorage when written inline. */
+function declareConfigHeap(configHeap: Heap, config: ConfigJson): PorticoError[] {
+  const problems = config.fields.heap === undefined ? [] : configHeap.declare(config.fields.heap, '$.heap');
+  const { logSink, temporaryStorage } = config;
+  if (logSink?.declaration) problems.push(...configHeap.declare([logSink.declaration], '$.logSink'));
+  if (temporaryStorage?.declaration) {
+    problems.push(...configHeap.declare([temporaryStorage.declaration], '$.temporaryStorage'));
+  }
+  return problems;
+}
+
+/** config.json's handler, decorated by its other top-level keys, as a route file's keys decorate its own. */
+async function mainHandler(configHeap: Heap, config: ConfigJson, file: string | undefined): Promise<Handler> {
+  const handler = config.fields.handler ?? config.fields.handlerObject;
+  if (handler === undefined) {
+    throw new PorticoError(ErrorCode.CONFIG, 'config.json has no handler', {
+      ...(file === undefined ? {} : { file }),
+      jsonPath: '$.handler',
+      expected: 'the name of a handler or an inline handler declaration',
+    });
+  }
+  const problems: PorticoError[] = [];
+  const decorations = entryDecorations(configHeap, config.written, configFields, file, problems);
+  return decoratedEntryHandler(
+    configHeap,
+    () => configHeap.resolve<Handler>(handler, 'handler'),
+    decorations,
+    { name: '_main', label: "config.json's handler", file, entryPoint: true },
+    problems,
+  );
+}
+
+/**
+ * The session producer the configuration names: config.json's `session` (a name or an inline
+ * declaration), else a heap object named `Session` (spec: "the default session producer").
+ */
+async function resolveSession(
+  session: Reference | undefined,
+  configHeap: Heap,
+  file: string | undefined,
+): Promise<SessionProducer | undefined> {
+  if (session === undefined && !configHeap.has('Session')) return undefined;
+  const producer =
+    session === undefined
+      ? await configHeap.get('Session', 'object')
+      : await configHeap.resolve(session, 'object');
+  if (!isSessionProducer(producer)) {
+    throw new PorticoError(ErrorCode.CONFIG, 'the session object does not produce sessions', {
+      ...(file === undefined ? {} : { file }),
+      jsonPath: session === undefined ? '$.heap' : '$.session',
+      expected: 'a session producer such as JwtSession',
+    });
+  }
+  return producer;
 }
 
 /**
@@ -312,10 +372,7 @@ export class Gateway {
    * a request no route takes goes on to the next middleware.
    */
   koa(options: KoaOptions = {}): KoaMiddleware {
-    return koaExchange({
-      ...this.exchangeOptions(options),
-      ...(options.unrouted === 'next' ? { passOn: isUnrouted } : {}),
-    });
+    return koaMiddleware(this.exchangeOptions(options), options.unrouted);
   }
 
   /**
@@ -347,110 +404,16 @@ export class Gateway {
   }
 }
 
-/**
- * A node:http request listener serving every request through the exchange adapter. A failure of the
- * adapter itself (never of a handler: those are answered) is logged and the connection destroyed.
- */
-export function exchangeListener(exchange: ExchangeOptions): RequestListener {
-  return (req, res) => {
-    handleExchange(req, res, exchange).catch((error: unknown) => {
-      exchange.logger.error('exchange failed', { error: String(error) });
-      res.destroy();
-    });
-  };
-}
-
-/**
- * A Koa middleware serving requests through the exchange adapter, which writes the raw response
- * itself (`ctx.respond = false`; bodies stream with back-pressure, a client that goes away aborts
- * what runs for it), exactly as `exchangeListener` does: Koa's body handling is never used
- * (`ctx.body = stream` cost 60 % of the throughput and crashed on a client abort; Koa itself, in this
- * mode, about 14 % in the plain proxy benchmark: docs/decisions/0088-koa-cost-kept.md). Headers set on `ctx` before it runs are sent with the gateway's. When the
- * exchange's `passOn` leaves a request unanswered, the next middleware serves it.
- */
-export function koaExchange(exchange: ExchangeOptions): KoaMiddleware {
-  if (exchange.passOn === undefined) {
-    // Every request is answered here, so the exchange's own promise serves as the middleware's: no
-    // reaction per request. It never rejects (a failure is answered); should it, Koa handles that.
-    return (ctx) => {
-      ctx.respond = false;
-      return handleExchange(ctx.req, ctx.res, exchange);
-    };
-  }
-  // Not `async`: one reaction on the exchange instead of a frame per request.
-  return (ctx, next) => {
-    ctx.respond = false;
-    return handleExchange(ctx.req, ctx.res, exchange).then(
-      (answered) => {
-        if (answered) return;
-        ctx.respond = true;
-        return next().then(toVoid);
-      },
-      (error: unknown) => {
-        exchange.logger.error('exchange failed', { error: String(error) });
-        ctx.res.destroy();
-      },
-    );
-  };
-}
-
-function toVoid(): void {}
-
-/**
- * Says, once per load, which of admin.json's `pluginDirectories` is not a directory (a misspelt or
- * not yet created path): nothing is discovered there, and plugins are only discovered at start.
- */
-function warnMissingPluginDirectories(
-  directories: readonly string[],
-  file: string | undefined,
-  logger: Logger,
-): void {
-  for (const [i, directory] of directories.entries()) {
-    const fault = directoryFault(directory);
-    if (fault === undefined) continue;
-    logger.warn(
-      `pluginDirectories[${i}] names ${directory}, which ${fault}: no plugin is discovered there ` +
-        '(plugin directories are read when the gateway starts; restart it once the directory exists)',
-      { ...(file === undefined ? {} : { file }), jsonPath: `$.pluginDirectories[${i}]` },
-    );
-  }
-}
-
-/** Why `directory` cannot be listed: `does not exist`, `is not a directory`; undefined when it can. */
-function directoryFault(directory: string): string | undefined {
-  try {
-    return statSync(directory).isDirectory() ? undefined : 'is not a directory';
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT'
-      ? 'does not exist'
-      : `cannot be read (${(error as Error).message})`;
-  }
-}
-
-/** Where an instance's plugins are installed: `<instance>/plugins`, then admin.json's `pluginDirectories`. */
-export function pluginDirectoriesOf(instance: Instance, configured: readonly string[]): string[] {
-  return [path.join(instance.base, 'plugins'), ...configured.map((d) => path.resolve(instance.base, d))];
-}
-
-/** One error for a list of problems: the first, carrying them all (or a generic CONFIG error). */
-export function combineProblems(errors: PorticoError[]): PorticoError {
-  return combineAll(
-    errors,
-    () => new PorticoError(ErrorCode.CONFIG, 'the configuration could not be loaded'),
-  );
-}
-
 /** The instance of an in-memory configuration: no files; paths relative to `directory`. */
 function memoryInstance(options: ConfigGatewayOptions): Instance {
   const base = path.resolve(options.directory ?? '.');
   const admin = resolveTokens(options.admin ?? {});
-  const config = resolveTokens(options.config) as Record<string, unknown>;
   return {
     base,
     adminFile: undefined,
     configFile: undefined,
     admin,
-    config,
+    config: resolveTokens(options.config),
     environment: {
       baseDirectory: base,
       configDirectory: base,
@@ -459,30 +422,6 @@ function memoryInstance(options: ConfigGatewayOptions): Instance {
       temporaryDirectory: temporaryDirectoryOf(base, admin, path.join(os.tmpdir(), 'portico')),
     },
   };
-}
-
-/**
- * The session producer the configuration names: config.json's `session` (a name or an inline
- * declaration), else a heap object named `Session` (spec: "the default session producer").
- */
-async function resolveSession(
-  config: Record<string, unknown>,
-  configHeap: Heap,
-  configFile: string | undefined,
-): Promise<SessionProducer | undefined> {
-  const named = config.session !== undefined;
-  if (!named && !configHeap.has('Session')) return undefined;
-  const producer = named
-    ? await configHeap.resolve(config.session as string, 'object', '$.session')
-    : await configHeap.get('Session', 'object');
-  if (!isSessionProducer(producer)) {
-    throw new PorticoError(ErrorCode.CONFIG, 'the session object does not produce sessions', {
-      ...(configFile === undefined ? {} : { file: configFile }),
-      jsonPath: named ? '$.session' : '$.heap',
-      expected: 'a session producer such as JwtSession',
-    });
-  }
-  return producer;
 }
 
 /**
@@ -499,15 +438,4 @@ async function abandonHeaps(error: unknown, heaps: Heap[], instance: Instance): 
   }
   for (const heap of heaps) await heap.destroy();
   return failure;
-}
-
-/** A top-level reference of config.json: its name, and the declaration to add when it is inline. */
-function topLevelReference(
-  value: unknown,
-  inlineName: string,
-): [string | undefined, Record<string, unknown> | undefined] {
-  if (typeof value === 'string') return [value, undefined];
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [undefined, undefined];
-  const declaration = { name: inlineName, ...(value as Record<string, unknown>) };
-  return [declaration.name as string, declaration];
 }

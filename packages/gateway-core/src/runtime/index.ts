@@ -25,7 +25,7 @@ export { resolveTokens, tokenEnvironmentName } from '../config/tokens.ts';
 export { plainAddress } from '../context/client-address.ts';
 export { packageFolderAbove } from '../core-identity.ts';
 export { parseDuration } from '../duration/duration.ts';
-export { type ErrorCodeValue, type PorticoErrorDetails, problemsOf } from '../errors.ts';
+export { combineProblems, type ErrorCodeValue, type PorticoErrorDetails, problemsOf } from '../errors.ts';
 // Expressions: the evaluator's internals, tools and system properties.
 export { getProperty, keysOf, NO_SUCH_METHOD, setProperty } from '../expression/access.ts';
 export type { Node as ExpressionNode } from '../expression/ast.ts';
@@ -97,20 +97,15 @@ export {
   type BaseGatewayOptions,
   type ConfigGatewayOptions,
   type CreateGatewayOptions,
-  combineProblems,
   createGateway,
   DEFAULT_OBJECTS,
-  exchangeListener,
   Gateway,
   type GatewayOptions,
   type InstanceGatewayOptions,
-  type KoaContextLike,
-  type KoaMiddleware,
-  type KoaOptions,
-  koaExchange,
-  pluginDirectoriesOf,
-  type ServeOptions,
 } from './gateway.ts';
 export { type Instance, readInstance, temporaryDirectoryProblem } from './instance.ts';
+export { type KoaContextLike, type KoaMiddleware, type KoaOptions, koaExchange } from './koa.ts';
+export { pluginDirectoriesOf } from './plugins.ts';
+export { exchangeListener, type ServeOptions } from './serve.ts';
 export { type AdminSettings, adminSchema, type ConnectorSettings, configFields } from './settings.ts';
 export { answerUpgrade, handleUpgrade, type UpgradeOptions } from './upgrade.ts';

@@ -1,3 +1,4 @@
+import type { Reference } from '../config/reference.ts';
 import type { Infer } from '../config/schema.ts';
 import { s } from '../config/schema-builders.ts';
 import { Duration } from '../duration/duration.ts';
@@ -63,21 +64,29 @@ export const adminSchema = s.object({
 export type AdminSettings = Infer<typeof adminSchema>;
 export type ConnectorSettings = Infer<typeof connector>;
 
-/** config.json: the top-level object. Keys other than these are decorations of the main handler. */
-export const configFields = new Set([
-  'handler',
+/**
+ * config.json: the fields the gateway reads of its top-level object. Every other key decorates the
+ * main handler, as a route file's keys decorate its own.
+ */
+export const configSchema = s.object({
+  handler: s.ref<Reference>('handler').optional(),
   // OpenIG 3's name for the handler.
-  'handlerObject',
-  'heap',
-  'logSink',
-  'temporaryStorage',
-  'properties',
-  'session',
+  handlerObject: s.ref<Reference>('handler').optional(),
+  heap: s.any().optional(),
+  // What every object that names none uses, routes included: a name, or an inline declaration.
+  logSink: s.ref<Reference>('object').optional(),
+  temporaryStorage: s.ref<Reference>('object').optional(),
+  properties: s.map(s.any()).optional(),
+  // The session producer; else a heap object named `Session`, if any.
+  session: s.ref<Reference>('object').optional(),
   // OpenIG's monitoring switch: Portico always counts traffic.
-  'monitor',
+  monitor: s.any().optional(),
   // Secret stores: refused with a clear error (not supported yet), not read as a decorator.
-  'secrets',
-  'globalDecorators',
-  'comment',
-  'comments',
-]);
+  secrets: s.any().optional(),
+  globalDecorators: s.map(s.any()).optional(),
+});
+
+export type ConfigSettings = Infer<typeof configSchema>;
+
+/** config.json's own keys: those of its schema, and comments. Keys other than these are decorations. */
+export const configFields = new Set([...Object.keys(configSchema.shape), 'comment', 'comments']);
