@@ -6,7 +6,11 @@ import type { Logger } from '../logging.ts';
 import { type PluginPackage, readPluginPackage } from './plugin-package.ts';
 
 export interface DiscoveryOptions {
-  /** The running app's package.json; its `dependencies` are the plugins it may use. None: no dependency is. */
+  /**
+   * The running app's package.json: its `dependencies` are the plugins it may use, and so are its
+   * `devDependencies` when the app is not itself an installed package (its real path is outside
+   * `node_modules`: a checkout of its repository). None: no dependency is.
+   */
   appPackageJson?: string;
   /** Folders laid out like node_modules (`<dir>/node_modules/<pkg>`, or `<dir>/<pkg>` directly). */
   pluginDirectories?: readonly string[];
@@ -29,11 +33,22 @@ export async function discoverPluginPackages(
   return found;
 }
 
+/**
+ * The plugins among the app's dependencies. Its development dependencies count only where the app
+ * is not an installed package: in its repository they are installed, and the reference server lists
+ * the first-party plugins there so that its repository runs with all of them; installed from a
+ * registry, they never are, and a package of one of their names that resolves from there (installed
+ * beside the app by its user) is not one the app declared for itself. A development dependency that is
+ * not installed is passed by quietly (debug); a dependency that is not installed is a warning.
+ */
 async function fromDependencies(appPackageJson: string, logger: Logger): Promise<PluginPackage[]> {
   const file = path.resolve(appPackageJson);
   let dependencies: Record<string, unknown>;
+  let devDependencies: Record<string, unknown>;
   try {
-    dependencies = JSON.parse(await readFile(file, 'utf8')).dependencies ?? {};
+    const json = JSON.parse(await readFile(file, 'utf8'));
+    dependencies = json.dependencies ?? {};
+    devDependencies = installedPackage(await realpath(file)) ? {} : (json.devDependencies ?? {});
   } catch (error) {
     throw new PorticoError(ErrorCode.CONFIG, `cannot read the app's package.json: ${String(error)}`, {
       file,
@@ -42,7 +57,9 @@ async function fromDependencies(appPackageJson: string, logger: Logger): Promise
   }
   const require = createRequire(file);
   const found: PluginPackage[] = [];
-  for (const name of Object.keys(dependencies).sort()) {
+  const names = new Set([...Object.keys(dependencies), ...Object.keys(devDependencies)]);
+  for (const name of [...names].sort()) {
+    const development = !Object.hasOwn(dependencies, name);
     let packageJson: string;
     try {
       packageJson = require.resolve(`${name}/package.json`);
@@ -51,6 +68,7 @@ async function fromDependencies(appPackageJson: string, logger: Logger): Promise
       const code = (error as { code?: string }).code;
       if (code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')
         logger.debug(`dependency ${name} is not a Portico plugin`);
+      else if (development) logger.debug(`development dependency ${name} of ${file} is not installed`);
       else logger.warn(`dependency ${name} of ${file} is not installed; its types are unavailable`);
       continue;
     }
@@ -58,6 +76,11 @@ async function fromDependencies(appPackageJson: string, logger: Logger): Promise
     if (pkg) found.push(pkg);
   }
   return found;
+}
+
+/** Whether a file lies in an installed package (under some `node_modules`), not in a checkout. */
+function installedPackage(realFile: string): boolean {
+  return realFile.split(path.sep).includes('node_modules');
 }
 
 async function fromDirectory(directory: string): Promise<PluginPackage[]> {

@@ -192,6 +192,36 @@ describe('discovery', () => {
     expect((await registry.resolve('FixtureHeaderFilter')).type).toBe('FixtureHeaderFilter');
   });
 
+  it('registers the development dependencies of an app in a checkout, passing by quietly those not installed', async () => {
+    const devDependencies = { 'portico-fixture-header': '*', 'portico-fixture-absent': '*' };
+    const manifest = JSON.stringify({ name: 'app', dependencies: {}, devDependencies });
+    const checkout = path.join(temporary, 'checkout', 'app');
+    await mkdir(checkout, { recursive: true });
+    await writeFile(path.join(checkout, 'package.json'), manifest);
+    await install(checkout, 'portico-fixture-header', path.join(packages, 'fixture-header'));
+    const { registry, logger } = newRegistry();
+    expect(await registry.discover({ appPackageJson: path.join(checkout, 'package.json') })).toEqual([
+      'portico-fixture-header',
+    ]);
+    // Not installed: a development dependency is said at debug level only.
+    expect(logger.records.filter((r) => r.message.includes('portico-fixture-absent'))).toEqual([
+      expect.objectContaining({ level: 'debug' }),
+    ]);
+
+    // The same app installed as a package (under node_modules), the plugin installed beside it by its
+    // user: its development dependencies are not its plugins there.
+    const project = path.join(temporary, 'project');
+    const installed = path.join(project, 'node_modules', 'app');
+    await mkdir(installed, { recursive: true });
+    await writeFile(path.join(installed, 'package.json'), manifest);
+    await install(project, 'portico-fixture-header', path.join(packages, 'fixture-header'));
+    const other = newRegistry();
+    expect(await other.registry.discover({ appPackageJson: path.join(installed, 'package.json') })).toEqual(
+      [],
+    );
+    expect(other.logger.records.filter((r) => r.level !== 'debug')).toEqual([]);
+  });
+
   it('registers every plugin package of a plugin directory, in node_modules or directly', async () => {
     const { registry } = newRegistry();
     const plugins = path.join(temporary, 'plugins');
