@@ -14,7 +14,8 @@
 // - Workspace packages resolve to their TypeScript sources (the `portico-source` export condition),
 //   which Node 24 runs directly by stripping types. With PORTICO_BUILT=1 (after `npm run build`) the
 //   compiled JavaScript in each package's dist/ runs instead: no type stripping, which saves about a
-//   third of the start-up time and tens of MB per process (bench/README.md).
+//   third of the start-up time and tens of MB per process (bench/README.md). The published package
+//   ships dist/ and no src/: installed from npm, it runs the compiled JavaScript whatever the variable.
 // - Plugins installed in a plugins directory outside this tree import `@portico/gateway-core` as a
 //   peer dependency; when they cannot find one themselves, they get the gateway's own, so that every
 //   plugin shares the one core (and its classes) the gateway runs on.
@@ -46,7 +47,8 @@ if (typeof module.registerHooks !== 'function') {
 }
 
 const HOST = import.meta.url;
-const BUILT = process.env.PORTICO_BUILT === '1';
+// The published package holds no sources: installed from npm, the command always runs dist/.
+const BUILT = process.env.PORTICO_BUILT === '1' || !existsSync(new URL('../src/cli.ts', import.meta.url));
 
 // Said in one line rather than as the import's ERR_MODULE_NOT_FOUND and its stack trace.
 const BUILT_CLI = new URL('../dist/cli.js', import.meta.url);
