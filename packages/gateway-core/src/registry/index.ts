@@ -9,5 +9,10 @@ export {
   readPluginPackage,
   summarizePluginPackage,
 } from './plugin-package.ts';
-export { TypeRegistry, type TypeRegistryOptions } from './registry.ts';
+export {
+  adviseOnUnknownTypes,
+  TypeRegistry,
+  type TypeRegistryOptions,
+  type UnknownTypeAdvice,
+} from './registry.ts';
 export { simpleClassName } from './type-name.ts';

@@ -5,7 +5,7 @@ import { defineHeaplet, definePlugin } from '../heap/heaplet.ts';
 import { type Kind, PLUGIN_BRAND } from '../kinds.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { CORE_VERSION } from './core-version.ts';
-import { TypeRegistry } from './registry.ts';
+import { adviseOnUnknownTypes, TypeRegistry } from './registry.ts';
 
 const heaplet = (type: string, kind: Kind, aliases?: string[]) =>
   defineHeaplet({
@@ -88,6 +88,35 @@ describe('TypeRegistry', () => {
       "unknown type 'chain' (did you mean 'Chain'?); known types: CaptureDecorator, Chain, " +
         'CsvAuditEventHandler, LocationHeaderFilter, StaticResponseHandler',
     );
+  });
+
+  it("adds the app's advice to an unknown type's error: the registry's own, else the process's", async () => {
+    const advice = (type: string) =>
+      type.endsWith('HeaderFilter') ? `'${type}' is provided by @acme/header: add it` : undefined;
+    const types = new TypeRegistry({
+      logger: createMemoryLogger(),
+      coreVersion: '0.1.0',
+      unknownTypeAdvice: advice,
+    });
+    types.register(core);
+    const error = await failure(types.resolve('HeaderFilter', 'filter'));
+    expect([error.code, error.message, error.details.unknownType]).toEqual([
+      ErrorCode.UNKNOWN_TYPE,
+      "unknown type 'HeaderFilter'; known filter types: LocationHeaderFilter; 'HeaderFilter' is provided by @acme/header: add it",
+      'HeaderFilter',
+    ]);
+    // Nothing to say: the error as it was.
+    expect((await failure(types.resolve('Nothing'))).message).toMatch(/StaticResponseHandler$/);
+    // A registry given none takes the process's, while it is set.
+    adviseOnUnknownTypes(advice);
+    try {
+      expect((await failure(registry(core).resolve('HeaderFilter'))).message).toContain(
+        '@acme/header: add it',
+      );
+    } finally {
+      adviseOnUnknownTypes(undefined);
+    }
+    expect((await failure(registry(core).resolve('HeaderFilter'))).message).not.toContain('@acme/header');
   });
 
   it('reports a type of the wrong kind, saying what was expected', async () => {

@@ -20,6 +20,27 @@ export interface TypeRegistryOptions {
   logger?: Logger;
   /** Export conditions for importing plugin packages; those of this process by default. */
   conditions?: readonly string[];
+  /** What an unknown type's error adds; the process's (`adviseOnUnknownTypes`) by default. */
+  unknownTypeAdvice?: UnknownTypeAdvice;
+}
+
+/**
+ * What to say of a type no discovered package provides, after the unknown-type error's own message:
+ * where it can be had (the reference server names the first-party package providing it and the
+ * command that adds it). Undefined when there is nothing to say. Given the type as the configuration
+ * wrote it (possibly a Java class name).
+ */
+export type UnknownTypeAdvice = (type: string) => string | undefined;
+
+let processAdvice: UnknownTypeAdvice | undefined;
+
+/**
+ * Sets the advice of every registry of this process that was given none (`undefined`: none). For a
+ * server that knows which packages provide types it has not installed, and creates its gateways
+ * with `createGateway`, which makes their registries itself.
+ */
+export function adviseOnUnknownTypes(advice: UnknownTypeAdvice | undefined): void {
+  processAdvice = advice;
 }
 
 /** Where a set of types comes from: a manifest already in hand, or a package imported on demand. */
@@ -44,6 +65,7 @@ export class TypeRegistry implements TypeResolver {
   private readonly coreVersion: string;
   private readonly logger: Logger;
   private readonly conditions: readonly string[];
+  private readonly advice: UnknownTypeAdvice | undefined;
   /** Canonical type → entry. */
   private readonly types = new Map<string, Entry>();
   /** Type or alias → entry. */
@@ -57,6 +79,7 @@ export class TypeRegistry implements TypeResolver {
     this.coreVersion = options.coreVersion ?? CORE_VERSION;
     this.logger = options.logger ?? consoleLogger;
     this.conditions = options.conditions ?? activeConditions();
+    this.advice = options.unknownTypeAdvice;
   }
 
   /** Registers the heaplets of a manifest in hand (the core's own, or a plugin imported by the app). */
@@ -223,14 +246,15 @@ export class TypeRegistry implements TypeResolver {
     const hint = near === undefined ? '' : ` (did you mean '${near}'?)`;
     const list = known.length > 0 ? known.join(', ') : 'none';
     const late = await this.providedSince(type);
-    const restart =
+    // Installed since discovery: to restart is what to do. Otherwise, whatever the app advises.
+    const then =
       late === undefined
-        ? ''
-        : `; '${late.packageName}' (${late.packageDir}) provides it, but was installed after the ` +
+        ? (this.advice ?? processAdvice)?.(type)
+        : `'${late.packageName}' (${late.packageDir}) provides it, but was installed after the ` +
           `gateway discovered its plugins: plugins are loaded when the gateway starts, restart it to use ${late.packageName}`;
     return new PorticoError(
       ErrorCode.UNKNOWN_TYPE,
-      `unknown type '${type}'${hint}; known ${kind === undefined ? '' : `${kind} `}types: ${list}${restart}`,
+      `unknown type '${type}'${hint}; known ${kind === undefined ? '' : `${kind} `}types: ${list}${then === undefined ? '' : `; ${then}`}`,
       {
         expected: kind === undefined ? 'a known type' : `${article(kind)} type`,
         unknownType: type,
