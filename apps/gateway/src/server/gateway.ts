@@ -13,6 +13,7 @@ import {
 } from '@portico/gateway-core';
 import type { Heap } from '@portico/gateway-core/runtime';
 import {
+  adviseOnUnknownTypes,
   Chain,
   checkConfig,
   combineProblems,
@@ -25,12 +26,16 @@ import {
 } from '@portico/gateway-core/runtime';
 import type { SessionProducer } from '@portico/gateway-core/sessions';
 import { APP_FOLDER } from '../app-folder.ts';
+import { firstPartyAdvice } from '../first-party.ts';
 import { directoryKind, type Instance, missingInstance } from './instance.ts';
 import { type AdminSettings, serverTlsSchema } from './settings.ts';
 
 export { pluginDirectoriesOf } from '@portico/gateway-core/runtime';
 
-/** The app's package.json: its dependencies are the plugins it may use. */
+/**
+ * The app's package.json: its dependencies are the plugins it may use, and in this repository its
+ * devDependencies too, the first-party plugins (a published server has none of them installed).
+ */
 export const APP_PACKAGE_JSON = path.join(APP_FOLDER, 'package.json');
 
 /**
@@ -89,6 +94,9 @@ export class Gateway {
     // would serve an empty gateway answering 404 to everything.
     if (instance.namedBy !== undefined && directoryKind(instance.environment.configDirectory) !== 'directory')
       throw missingInstance(instance.namedBy, instance.base, 'has no config directory');
+    // A type of a first-party plugin the instance has not added: the error names the package and
+    // the command that adds it. (For the process: createGateway makes the registry itself.)
+    adviseOnUnknownTypes(firstPartyAdvice);
     const loaded = await createGateway({
       instance,
       logger,
