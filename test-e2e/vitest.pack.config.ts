@@ -8,7 +8,11 @@ import { sourceResolution } from '../vitest.shared.ts';
  * ones. They are a project of their own with its own `sequence.groupOrder`: vitest runs each group
  * of files after the previous one has finished, so no other test file runs alongside them.
  */
-export const PACKING_SPECS = ['specs/publint.test.ts', 'specs/third-party-plugin.test.ts'];
+export const PACKING_SPECS = [
+  'specs/publint.test.ts',
+  'specs/third-party-plugin.test.ts',
+  'specs/installed-gateway.test.ts',
+];
 
 export default defineProject({
   ...sourceResolution,

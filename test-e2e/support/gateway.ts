@@ -40,11 +40,13 @@ export async function startGateway(
     env?: NodeJS.ProcessEnv;
     /** Listen on admin.json's connectors instead of a free loopback port. */
     adminConnectors?: boolean;
+    /** Another copy of the launcher (an installed gateway's) instead of the repository's. */
+    bin?: string;
   } = {},
 ): Promise<RunningGateway> {
   const args = [
     ...(options.nodeArgs ?? []),
-    porticoBin,
+    options.bin ?? porticoBin,
     'start',
     ...(options.adminConnectors ? [] : ['--port', '0', '--host', '127.0.0.1']),
     '--workers',
