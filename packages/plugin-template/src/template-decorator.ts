@@ -1,0 +1,52 @@
+import {
+  type DecorationInfo,
+  type Decorator,
+  defineHeaplet,
+  type Filter,
+  type Handler,
+  parseDecoration,
+  type Response,
+  s,
+} from '@portico/gateway-core';
+
+/**
+ * TemplateDecorator adds a response header to what the objects it decorates answer. Declared once
+ * (`{ "name": "stamp", "type": "TemplateDecorator", "config": { "value": "portico" } }`), it applies to
+ * every filter or handler declaration that carries its name as a key; that key's value is the header
+ * to add (`"stamp": "X-Served-By"`). Only filters and handlers are decorated.
+ */
+export class TemplateDecorator implements Decorator {
+  readonly #value: string;
+
+  constructor(value: string) {
+    this.#value = value;
+  }
+
+  decorate(target: unknown, decoration: unknown, info: DecorationInfo): unknown {
+    // The decoration's value, read with a schema: a wrong one is an error at its own place in the file.
+    const header = parseDecoration(s.string(), decoration, info);
+    const stamp = async (answer: Promise<Response>): Promise<Response> => {
+      const response = await answer;
+      response.headers.add(header, this.#value);
+      return response;
+    };
+    if (info.kind === 'handler') {
+      const handler = target as Handler;
+      return { handle: (context, request) => stamp(handler.handle(context, request)) } satisfies Handler;
+    }
+    if (info.kind === 'filter') {
+      const filter = target as Filter;
+      return {
+        filter: (context, request, next) => stamp(filter.filter(context, request, next)),
+      } satisfies Filter;
+    }
+    return target;
+  }
+}
+
+export const TemplateDecoratorHeaplet = defineHeaplet({
+  type: 'TemplateDecorator',
+  kind: 'decorator',
+  config: s.object({ value: s.string() }),
+  create: ({ config }) => new TemplateDecorator(config.value),
+});
