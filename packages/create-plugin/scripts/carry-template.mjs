@@ -2,7 +2,7 @@
 // prepack and postpack of @portico/create-plugin. The published package carries what the scaffold
 // starts from: the template package's files (packages/plugin-template: src/, README.md,
 // package.json) and what the repository says around them (tsconfig.base.json's options, the tool and
-// core versions), in template/, and the repository's LICENSE. They are copied here when packing and
+// core versions), in template.json, and the repository's LICENSE. They are copied here when packing and
 // removed afterwards, so that git holds one copy, the template package's.
 import { copyFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -13,10 +13,10 @@ const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '.
 const root = path.resolve(packageDir, '../..');
 const [command] = process.argv.slice(2);
 if (command === 'prepack') {
-  carryTemplate(root, path.join(packageDir, 'template'));
+  carryTemplate(root, packageDir);
   copyFileSync(path.join(root, 'LICENSE'), path.join(packageDir, 'LICENSE'));
 } else if (command === 'postpack') {
-  rmSync(path.join(packageDir, 'template'), { recursive: true, force: true });
+  rmSync(path.join(packageDir, 'template.json'), { force: true });
   rmSync(path.join(packageDir, 'LICENSE'), { force: true });
 } else {
   console.error('usage: carry-template.mjs prepack|postpack (run by npm pack)');

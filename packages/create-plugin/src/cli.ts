@@ -50,7 +50,7 @@ function templateSource(): TemplateSource {
   if (carried !== undefined) return carried;
   const root = path.resolve(packageDir, '../..');
   if (existsSync(path.join(root, TEMPLATE_FOLDER))) return repositoryTemplate(root);
-  throw new Error(`${packageDir} carries no template/ (it is written when the package is packed)`);
+  throw new Error(`${packageDir} carries no template.json (it is written when the package is packed)`);
 }
 
 /** The type a directory's name suggests: `acme-portico-filter-user` and `filter` give AcmeUserFilter. */

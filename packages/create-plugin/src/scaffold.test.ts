@@ -13,7 +13,13 @@ import {
   standalonePackage,
   type TemplateSource,
 } from './scaffold.ts';
-import { repositoryTemplate, TEMPLATE_FOLDER, TEMPLATE_PACKAGE } from './template-source.ts';
+import {
+  carriedTemplate,
+  carryTemplate,
+  repositoryTemplate,
+  TEMPLATE_FOLDER,
+  TEMPLATE_PACKAGE,
+} from './template-source.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const source = repositoryTemplate(root);
@@ -171,6 +177,20 @@ describe('a standalone package', () => {
     expect(files.get('package.json')).not.toContain('portico-source');
     expect(manifest.portico).toEqual({ kind: 'decorator', types: ['StampDecorator'] });
     expect(manifest.scripts.test).toBe('vitest run');
+  });
+});
+
+describe('the template as the published package carries it', () => {
+  it('gives what the repository gives', () => {
+    const packageDir = mkdtempSync(path.join(os.tmpdir(), 'create-plugin-carried-'));
+    carryTemplate(root, packageDir);
+    writeFileSync(path.join(packageDir, 'LICENSE'), source.license);
+    const carried = carriedTemplate(packageDir)!;
+    const spec = { ...userFilter(), types: { handler: 'HelloHandler' } };
+    expect(standalonePackage(carried, spec)).toEqual(standalonePackage(source, spec));
+    expect(readFileSync(path.join(packageDir, 'template.json'), 'utf8')).toContain(
+      '"src/template-filter.ts"',
+    );
   });
 });
 

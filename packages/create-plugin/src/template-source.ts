@@ -1,13 +1,16 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { KINDS, type PackageSpec, type TemplateSource, templateTypeName } from './scaffold.ts';
 
 /** The template package's folder in the repository. */
 export const TEMPLATE_FOLDER = 'packages/plugin-template';
 
-/** What the published package carries in `template/`, written at prepack by `carryTemplate`. */
-const CONTEXT = 'context.json';
-const FILES = 'files';
+/**
+ * What the published package carries: one JSON file, written at prepack by `carryTemplate`. The
+ * template's sources travel as text in it, not as .ts files, so that nothing in the tarball looks
+ * like sources of the package itself (it exports built JavaScript only).
+ */
+const CARRIED = 'template.json';
 
 /** The template package's files the scaffold reads: its sources, README and manifest. */
 function isInput(relative: string): boolean {
@@ -42,40 +45,29 @@ export function repositoryTemplate(root: string): TemplateSource {
 }
 
 /**
- * Writes the scaffold's input from the repository at `root` into `destination` (the published
- * package's `template/`): the template's files as they are, and the rest in one JSON file. The
+ * Writes the scaffold's input from the repository at `root` into `<packageDir>/template.json` (the
+ * published package's copy): the template's files and what the repository says around them. The
  * license text is the package's own LICENSE, copied beside it.
  */
-export function carryTemplate(root: string, destination: string): void {
-  const source = repositoryTemplate(root);
-  rmSync(destination, { recursive: true, force: true });
-  for (const [file, text] of source.files) {
-    const target = path.join(destination, FILES, file);
-    mkdirSync(path.dirname(target), { recursive: true });
-    writeFileSync(target, text);
-  }
-  const { files: _files, license: _license, ...context } = source;
-  const toolVersions = Object.fromEntries(
-    ['@types/node', 'typescript', 'vitest'].map((tool) => [tool, source.toolVersions[tool]]),
+export function carryTemplate(root: string, packageDir: string): void {
+  const { files, license: _license, toolVersions, ...context } = repositoryTemplate(root);
+  const tools = Object.fromEntries(
+    ['@types/node', 'typescript', 'vitest'].map((tool) => [tool, toolVersions[tool]]),
   );
-  writeFileSync(
-    path.join(destination, CONTEXT),
-    `${JSON.stringify({ ...context, toolVersions }, null, 2)}\n`,
-  );
+  const carried = { ...context, toolVersions: tools, files: Object.fromEntries(files) };
+  writeFileSync(path.join(packageDir, CARRIED), `${JSON.stringify(carried, null, 2)}\n`);
 }
 
-/** The scaffold's input as the published package carries it (`template/` and LICENSE beside it). */
+/** The scaffold's input as the published package carries it (template.json, LICENSE beside it). */
 export function carriedTemplate(packageDir: string): TemplateSource | undefined {
-  const dir = path.join(packageDir, 'template');
-  if (!existsSync(path.join(dir, CONTEXT))) return undefined;
-  const context = JSON.parse(readFileSync(path.join(dir, CONTEXT), 'utf8'));
-  const files = new Map(
-    filesUnder(path.join(dir, FILES)).map((file) => [
-      file,
-      readFileSync(path.join(dir, FILES, file), 'utf8'),
-    ]),
-  );
-  return { ...context, files, license: readFileSync(path.join(packageDir, 'LICENSE'), 'utf8') };
+  const file = path.join(packageDir, CARRIED);
+  if (!existsSync(file)) return undefined;
+  const { files, ...context } = JSON.parse(readFileSync(file, 'utf8'));
+  return {
+    ...context,
+    files: new Map(Object.entries(files as Record<string, string>)),
+    license: readFileSync(path.join(packageDir, 'LICENSE'), 'utf8'),
+  };
 }
 
 /**
