@@ -9,9 +9,10 @@ import { sourceResolution } from '../vitest.shared.ts';
  * of files after the previous one has finished, so no other test file runs alongside them.
  */
 export const PACKING_SPECS = [
+  'specs/create-plugin.test.ts',
+  'specs/installed-gateway.test.ts',
   'specs/publint.test.ts',
   'specs/third-party-plugin.test.ts',
-  'specs/installed-gateway.test.ts',
 ];
 
 export default defineProject({
@@ -23,7 +24,8 @@ export default defineProject({
     // One at a time among themselves too: two packs of one folder would share its manifest.
     fileParallelism: false,
     testTimeout: 60_000,
-    // The tarballs hold dist/ (turbo replays the build when the e2e project has just made it).
-    globalSetup: ['support/build.ts'],
+    // The tarballs hold dist/ (turbo replays the build when the e2e project has just made it); the
+    // core is then packed once for every spec that installs it (support/pack-core.ts).
+    globalSetup: ['support/build.ts', 'support/pack-core.ts'],
   },
 });

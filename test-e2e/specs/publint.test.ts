@@ -73,7 +73,8 @@ describe('what npm pack makes of each publishable package', () => {
   it('finds the packages', () => {
     expect(publishable).toContain('gateway-core');
     expect(publishable).toContain('filter-header');
-    expect(publishable).not.toContain('filter-template'); // private: a template to copy
+    expect(publishable).not.toContain('plugin-template'); // private: what the scaffold starts from
+    expect(publishable).toContain('create-plugin');
   });
 
   it.each(publishable)(

@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { instanceDirectory, startGateway } from '../support/gateway.ts';
 import { send } from '../support/http.ts';
 import { copyTemplate, fileInTarball, npm, pack, repositoryRoot } from '../support/packing.ts';
@@ -9,7 +9,8 @@ import { runPortico } from '../support/portico.ts';
 
 /**
  * The plugin contract as a third party meets it, end to end: the core packed as npm would publish
- * it; a plugin started from packages/filter-template in a folder outside this repository (its own
+ * it (once per run, support/pack-core.ts); a plugin written from the template as `npm init
+ * @portico/plugin` writes it (copyTemplate), in a folder outside this repository (its own
  * package.json, typecheck, build and tests against the packed core); the plugin packed and added to
  * an instance with `portico plugin add`; the gateway, from sources and built, answering through the
  * plugin's filter with a heap reference resolved.
@@ -43,7 +44,7 @@ const ROUTE = {
 };
 
 beforeAll(async () => {
-  coreTarball = await pack(path.join(repositoryRoot, 'packages/gateway-core'), tarballs);
+  coreTarball = inject('coreTarball');
   author = path.join(scratch, 'acme-filter-user');
   copyTemplate(author, { name: PLUGIN, version: '1.0.0', coreSpec: `file:${coreTarball}` });
   await npm(['install', '--prefer-offline'], author);

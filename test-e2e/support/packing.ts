@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { standalonePackage } from '../../packages/create-plugin/src/scaffold.ts';
+import { repositoryTemplate } from '../../packages/create-plugin/src/template-source.ts';
 
 export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const exec = promisify(execFile);
@@ -44,26 +46,30 @@ export async function fileInTarball(tarball: string, file: string): Promise<stri
 }
 
 /**
- * A copy of packages/filter-template in `folder`, as a plugin author starts one outside this
- * repository: the source files only, its package.json renamed and pointed at `coreSpec` for its
- * development copy of the core.
+ * A plugin package in `folder` as `npm init @portico/plugin` writes one outside this repository (the
+ * same scaffold, run from the workspace's sources): the template's TemplateFilter, standalone, named
+ * and versioned as given, its development copy of the core from `coreSpec`.
  */
 export function copyTemplate(
   folder: string,
   manifest: { name: string; version: string; coreSpec: string; peerRange?: string },
 ): void {
-  const template = path.join(repositoryRoot, 'packages/filter-template');
-  cpSync(template, folder, {
-    recursive: true,
-    filter: (source) => !/[\\/](node_modules|dist|\.turbo)$/.test(source),
+  const files = standalonePackage(repositoryTemplate(repositoryRoot), {
+    packageName: manifest.name,
+    folder: path.basename(folder),
+    description: 'TemplateFilter: a Portico filter',
+    version: manifest.version,
+    types: { filter: 'TemplateFilter' },
+    coreSpec: manifest.coreSpec,
   });
-  const file = path.join(folder, 'package.json');
-  const json = JSON.parse(readFileSync(file, 'utf8'));
-  delete json.private;
-  delete json.repository;
-  json.name = manifest.name;
-  json.version = manifest.version;
-  json.devDependencies['@portico/gateway-core'] = manifest.coreSpec;
-  if (manifest.peerRange) json.peerDependencies['@portico/gateway-core'] = manifest.peerRange;
-  writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+  for (const [file, text] of files) {
+    mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });
+    writeFileSync(path.join(folder, file), text);
+  }
+  if (manifest.peerRange) {
+    const file = path.join(folder, 'package.json');
+    const json = JSON.parse(readFileSync(file, 'utf8'));
+    json.peerDependencies['@portico/gateway-core'] = manifest.peerRange;
+    writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+  }
 }
