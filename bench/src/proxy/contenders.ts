@@ -18,7 +18,8 @@ import {
 } from './processes.ts';
 import { type Scenario, writeInstance } from './scenarios.ts';
 
-// node-floor runs after Portico: in plain it is also measured at Portico's fixed rate. The two
+// In plain, koa-floor is measured first in the first round when selected: a quarter of its
+// closed-loop maximum is the one fixed rate every contender's latency is taken at. The two
 // listener-* contenders (one gateway behind Koa, or behind a bare node:http listener) are only run
 // when named (`--contenders listener-koa,listener-node`).
 export const CONTENDERS = [
@@ -29,6 +30,7 @@ export const CONTENDERS = [
   'portico-2',
   'node-floor',
   'node-floor-dispatch',
+  'koa-floor',
   'fastify-proxy',
   'http-proxy',
   'listener-koa',
@@ -45,6 +47,7 @@ export const LABELS: Record<ContenderName, string> = {
   nginx: 'nginx proxy (1 worker)',
   'node-floor': 'Node floor (http + undici)',
   'node-floor-dispatch': 'Node floor (http + undici dispatch)',
+  'koa-floor': `Koa floor (Koa ${versionOf('koa')} raw response + undici dispatch)`,
   'fastify-proxy': `Fastify ${versionOf('fastify')} + @fastify/http-proxy ${versionOf('@fastify/http-proxy')}`,
   'http-proxy': `http-proxy ${versionOf('http-proxy')} (node:http, keep-alive agent)`,
   openig: 'OpenIG',
@@ -85,6 +88,7 @@ export const NODE_FLOOR_SCRIPT = 'bench/peers/node-floor.mjs';
 const NODE_PEER_SCRIPTS: Partial<Record<ContenderName, string>> = {
   'node-floor': NODE_FLOOR_SCRIPT,
   'node-floor-dispatch': 'bench/peers/node-floor-dispatch.mjs',
+  'koa-floor': 'bench/peers/koa-floor.mjs',
   'fastify-proxy': 'bench/peers/fastify-proxy.mjs',
   'http-proxy': 'bench/peers/http-proxy.mjs',
 };
