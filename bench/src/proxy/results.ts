@@ -16,13 +16,15 @@ export interface Row {
   pinning?: string;
   /** Closed-loop maximum (after the warm-up). */
   wrk?: WrkResult;
-  /** Fixed rate at 50 % of this contender's own maximum. */
-  latency?: LatencyResult;
-  /** node-floor in plain only: a second fixed-rate run at Portico (1 worker)'s rate, for the bound. */
-  latencyAtPortico1Rate?: LatencyResult;
   /**
-   * portico-1 in plain only: the direct upstream at this row's fixed rate, measured right after it,
-   * so that the latency Portico adds is read from two runs next to each other in time.
+   * At a fixed rate: in plain with the Koa floor measured, the scenario's `tailRate` (the same for
+   * every contender); otherwise 50 % of this contender's own maximum.
+   */
+  latency?: LatencyResult;
+  /**
+   * portico-1 (and koa-floor, at the tail rate) in plain only: the direct upstream at this row's
+   * fixed rate, measured right after it, so that the latency added is read from two runs next to
+   * each other in time.
    */
   directAtSameRate?: LatencyResult;
   directAtSameRateGeneratorBound?: string | undefined;
@@ -53,6 +55,11 @@ export interface ScenarioResult {
   path: string;
   responseBytes: number;
   rows: Row[];
+  /**
+   * plain with the Koa floor among the contenders: the one fixed rate every contender's latency is
+   * measured at from the Koa floor's first round on, a quarter of that round's closed-loop maximum.
+   */
+  tailRate?: number;
   /**
    * plain only: CPU profiles of Portico (1 worker) and the faster Node floor, each over one more
    * closed-loop run after the rounds (`--profile-seconds`), or why they could not be taken.

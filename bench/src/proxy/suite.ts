@@ -54,7 +54,15 @@ import {
 import { childrenMethod, TreeSampler } from './sampler.ts';
 import { SCENARIOS, type Scenario } from './scenarios.ts';
 import { DASH, fixed, integer, markdownTable, millis, ratio } from './table.ts';
-import { evaluateTargets, fasterFloor, formatTargets, medianRound } from './targets.ts';
+import {
+  evaluateTargets,
+  fasterFloor,
+  formatTargets,
+  medianRound,
+  roundOrder,
+  TAIL_RATE_FRACTION,
+  tailRate,
+} from './targets.ts';
 
 /** The options of `npm run bench -- --only proxy [...]` (run.ts merges them into its own). */
 export const PROXY_OPTIONS = {
@@ -182,7 +190,7 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
           failures += result.rows.filter((row) => row.status === 'failed').length;
           console.log(loadTable(scenario, result));
           if (settings.rounds > 1) console.log(`\n${roundsTable(result, settings)}`);
-          console.log(notes(result.rows, settings));
+          console.log(notes(result, settings));
           if (result.profile) console.log(`\n${profileSection(result.profile)}`);
         } else {
           startupRows.push(...(await runStartupScenario(scenario, settings, env)));
@@ -217,7 +225,9 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
         latencyRunner: settings.runner,
         latencySettleSeconds: settings.settleSeconds,
         profileSeconds: settings.profileSeconds,
+        // Of each contender's own maximum; in plain with the Koa floor, one rate for all (its `tailRate`).
         fixedRateFraction: 0.5,
+        tailRateFraction: TAIL_RATE_FRACTION,
         startupRuns: settings.startupRuns,
         rounds: settings.rounds,
         sampling: `every 200 ms; RSS = VmRSS summed over the tree (${childrenMethod}); CPU = utime + stime`,
@@ -320,23 +330,35 @@ async function runLoadScenario(
     responseBytes: scenario.bytes,
     rows: [],
   };
+  // plain with the Koa floor: every contender's latency at one fixed rate, a quarter of the Koa
+  // floor's closed-loop maximum in its first round (measured first), each of Portico's and the Koa
+  // floor's followed by the direct upstream at that rate (what they add is read against it).
+  const tail = scenario.name === 'plain' && settings.contenders.includes('koa-floor');
+  const pairs: readonly ContenderName[] = tail
+    ? ['portico-1', 'koa-floor']
+    : scenario.name === 'plain' && settings.contenders.includes('direct')
+      ? ['portico-1']
+      : [];
   try {
     for (let round = 1; round <= settings.rounds; round++) {
-      // Interleaved rounds, every other one in reverse order (A B, B A, A B ...): a drift of the
-      // machine's load over the run weighs on every contender alike.
-      const order = round % 2 === 1 ? settings.contenders : [...settings.contenders].reverse();
-      for (const name of order) {
+      for (const name of roundOrder(settings.contenders, round, tail ? 'koa-floor' : undefined)) {
         if (scenario.contenders && !scenario.contenders.includes(name)) continue;
         if (ROUTELESS_CONTENDERS.includes(name) && !NODE_FLOOR_SCENARIOS.includes(scenario.name)) continue;
-        const porticoRate = result.rows.find((row) => row.contender === 'portico-1')?.latency?.targetRate;
-        const extraRate = name === 'node-floor' && scenario.name === 'plain' ? porticoRate : undefined;
         if (settings.rounds > 1) progress(`${scenario.name}: round ${round} of ${settings.rounds}`);
-        const row = await measure(name, scenario, settings, env, upstream, extraRate);
+        const fixed = result.tailRate;
+        const rateOf =
+          fixed !== undefined
+            ? () => fixed
+            : tail && name === 'koa-floor'
+              ? tailRate
+              : (maximum: number) => Math.max(1, Math.round(maximum * 0.5));
+        const row = await measure(name, scenario, settings, env, upstream, rateOf);
         if (settings.rounds > 1) row.round = round;
         result.rows.push(row);
+        if (tail && name === 'koa-floor' && fixed === undefined && row.latency)
+          result.tailRate = row.latency.targetRate;
         if (!upstream.alive()) throw new Error(`the upstream nginx died during ${name}; see ${upstream.log}`);
-        if (scenario.name === 'plain' && name === 'portico-1' && settings.contenders.includes('direct'))
-          await measureDirectAtSameRate(row, scenario, settings, env, upstream);
+        if (pairs.includes(name)) await measureDirectAtSameRate(row, scenario, settings, env, upstream);
       }
     }
     if (scenario.name === 'plain' && settings.profileSeconds > 0) {
@@ -418,9 +440,10 @@ function profileSection(profile: NonNullable<ScenarioResult['profile']>): string
 }
 
 /**
- * The direct upstream at the fixed rate Portico (1 worker) was just measured at: what the machine,
- * the generator and the upstream give by themselves at that rate, measured right after Portico's own
- * run so that the latency Portico adds is a difference of neighbours in time (one run of direct after
+ * The direct upstream at the fixed rate a contender (Portico 1 worker, the Koa floor) was just
+ * measured at: what the machine, the generator and the upstream give by themselves at that rate,
+ * measured right after the contender's own run so that the latency it adds is a difference of
+ * neighbours in time (one run of direct after
  * all the rounds read 0.7 ms at p99 on one day and 6.4 ms on a slower one).
  */
 async function measureDirectAtSameRate(
@@ -433,7 +456,7 @@ async function measureDirectAtSameRate(
   if (row.status !== 'ok' || !row.latency) return;
   const rate = row.latency.targetRate;
   progress(
-    `${scenario.name} / direct at Portico (1 worker)'s fixed rate, ${rate} req/s, ${settings.seconds} s`,
+    `${scenario.name} / direct at ${row.contender}'s fixed rate, ${rate} req/s, ${settings.seconds} s`,
   );
   const [latency, usage] = await sampled([upstream.pid], () =>
     runFixedRate({
@@ -458,15 +481,15 @@ function divide(value: number, base: number | undefined): number | undefined {
   return base === undefined || base === 0 ? undefined : Math.round((value / base) * 1000) / 1000;
 }
 
-/** One contender in one scenario: start, warm up, closed-loop maximum, fixed rate at 50 %, stop. */
+/** One contender in one scenario: start, warm up, closed-loop maximum, a fixed-rate run, stop. */
 async function measure(
   name: ContenderName,
   scenario: Scenario,
   settings: Settings,
   env: Environment,
   upstream: Started,
-  /** A second fixed rate to measure latency at (the Node floor at Portico's rate). */
-  extraRate?: number,
+  /** The fixed rate of the latency run, from the contender's closed-loop maximum just measured. */
+  rateOf: (maximum: number) => number,
 ): Promise<Row> {
   let running: Running;
   progress(`${scenario.name} / ${name}: starting`);
@@ -499,7 +522,7 @@ async function measure(
     const [wrk, closedLoop] = await sampled(running.roots, () =>
       runWrk({ ...wrkOptions, seconds: settings.seconds, name: `wrk-${name}` }),
     );
-    const rate = Math.max(1, Math.round(wrk.requestsPerSecond * 0.5));
+    const rate = rateOf(wrk.requestsPerSecond);
     progress(`${scenario.name} / ${name}: ${settings.runner} at ${rate} req/s for ${settings.seconds} s`);
     const [latency, fixedRate] = await sampled(running.roots, () =>
       runFixedRate({
@@ -512,26 +535,12 @@ async function measure(
         settleSeconds: settings.settleSeconds,
       }),
     );
-    let latencyAtPortico1Rate: LatencyResult | undefined;
-    if (extraRate !== undefined) {
-      progress(`${scenario.name} / ${name}: ${settings.runner} at Portico's ${extraRate} req/s`);
-      latencyAtPortico1Rate = await runFixedRate({
-        runner: settings.runner,
-        url,
-        rate: extraRate,
-        seconds: settings.seconds,
-        connections: settings.connections,
-        headers: scenario.headers,
-        settleSeconds: settings.settleSeconds,
-      });
-    }
     return {
       contender: name,
       status: 'ok',
       pinning: running.pinning,
       wrk,
       latency,
-      ...(latencyAtPortico1Rate ? { latencyAtPortico1Rate } : {}),
       usage: { closedLoop, fixedRate },
       generatorBound: generatorBound(latency, fixedRate, env.cpus ? Number(env.cpus.generator) : undefined),
       idleRssMb,
@@ -658,7 +667,7 @@ function loadTable(scenario: Scenario, result: ScenarioResult): string {
     const mark = row.directAtSameRateGeneratorBound ? '*' : '';
     const round = row.round === undefined ? '' : ` (round ${row.round})`;
     text +=
-      `\n\ndirect right after Portico (1 worker)${round}, at its rate, ${integer(direct.achievedRate)} req/s: ` +
+      `\n\ndirect right after ${LABELS[row.contender]}${round}, at its rate, ${integer(direct.achievedRate)} req/s: ` +
       `p50 ${millis(direct.latencyMs.p50)}${mark}, p99 ${millis(direct.latencyMs.p99)}${mark}, ` +
       `p99.9 ${millis(direct.latencyMs.p99_9)}${mark} ms, ${direct.errors + direct.non2xx} errors`;
   }
@@ -738,12 +747,18 @@ function generatorBound(
   return reasons.length > 0 ? reasons.join(', ') : undefined;
 }
 
-function notes(rows: readonly Row[], settings: Settings): string {
+function notes(result: ScenarioResult, settings: Settings): string {
+  const rows = result.rows;
+  const rate =
+    result.tailRate === undefined
+      ? "50 % of the contender's own req/s"
+      : `${integer(result.tailRate)} req/s for every contender (a quarter of the Koa floor's first-round ` +
+        'req/s; it ran first, at that rate)';
   const lines = [
     '',
     `req/s: wrk -t1 -c${settings.connections} -d${settings.seconds}s (closed loop) after a ` +
-      `${settings.warmupSeconds} s warm-up. p50/p99/p99.9: ${settings.runner} at 50 % of the contender's ` +
-      `own req/s for ${settings.seconds} s after ${settings.settleSeconds} s at that rate ` +
+      `${settings.warmupSeconds} s warm-up. p50/p99/p99.9: ${settings.runner} at ${rate} ` +
+      `for ${settings.seconds} s after ${settings.settleSeconds} s at that rate ` +
       '("at req/s": achieved). ' +
       'errors: wrk (socket errors + status ≥ 400) / ' +
       'fixed-rate run (errors + non-2xx). RSS: summed over the process tree, 2 s after its first answer (idle) and the ' +
