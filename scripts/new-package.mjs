@@ -44,17 +44,30 @@ export function packageFolder(kind, name) {
 }
 
 /**
- * Makes the gateway depend on the package, so that it discovers its types: the one place that knows
- * where the list of first-party plugins lives (today apps/gateway/package.json `dependencies`).
+ * Lists the package among the gateway's first-party plugins, so that the repository's gateway
+ * discovers its types: the one place that knows where that list lives (apps/gateway/package.json
+ * `devDependencies`: the published server depends on no plugin, a checkout has them all).
  */
 export function addFirstPartyPlugin(root, packageName) {
   const file = path.join(root, 'apps/gateway/package.json');
   const manifest = JSON.parse(readFileSync(file, 'utf8'));
-  const entries = Object.entries(manifest.dependencies ?? {}).filter(([name]) => name !== packageName);
+  const entries = Object.entries(manifest.devDependencies ?? {}).filter(([name]) => name !== packageName);
   const at = entries.findIndex(([name]) => name > packageName);
   entries.splice(at === -1 ? entries.length : at, 0, [packageName, '*']);
-  manifest.dependencies = Object.fromEntries(entries);
+  manifest.devDependencies = Object.fromEntries(entries);
   writeFileSync(file, `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+/**
+ * The files generated from every package's types, brought up to date: the server's list of
+ * first-party types (which names the package of a type an instance lacks) and the README's type
+ * table. Their tests fail when a package's types are missing from them.
+ */
+function refreshTypeLists(root) {
+  const node = (args) =>
+    execFileSync(process.execPath, args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  node(['scripts/first-party-types.mjs']);
+  node(['--conditions=portico-source', 'scripts/type-table.mjs']);
 }
 
 function describeKind(kind) {
@@ -99,6 +112,7 @@ export async function newPackage(root, { kind, name, type, install = true, log =
   const { apiReports } = await import('./api-report.mjs');
   writeFileSync(path.join(dir, 'api-report.md'), apiReports(root).get(folder));
   addFirstPartyPlugin(root, packageName);
+  refreshTypeLists(root);
   writeFileSync(
     path.join(root, '.changeset', `${folder}-initial.md`),
     `---\n"${packageName}": minor\n---\n\n${typeName}: a new plugin package, ${describeKind(kind)}.\n`,

@@ -85,13 +85,23 @@ describe('npm run new-package -- decorator stamp', () => {
 
   it('lists it everywhere the repository lists its plugins, and the lockfile knows it', () => {
     const gateway = JSON.parse(readFileSync(path.join(copy, 'apps/gateway/package.json'), 'utf8'));
-    expect(gateway.dependencies['@portico/decorator-stamp']).toBe('*');
+    expect(gateway.devDependencies['@portico/decorator-stamp']).toBe('*');
     const lock = JSON.parse(readFileSync(path.join(copy, 'package-lock.json'), 'utf8'));
     expect(lock.packages[PACKAGE]).toMatchObject({ name: '@portico/decorator-stamp' });
     expect(lock.packages['node_modules/@portico/decorator-stamp']).toEqual({ resolved: PACKAGE, link: true });
     expect(readFileSync(path.join(copy, '.changeset/decorator-stamp-initial.md'), 'utf8')).toContain(
       '"@portico/decorator-stamp": minor',
     );
+  });
+
+  it("is in the server's list of first-party types and in the README's type table", async () => {
+    const types = JSON.parse(
+      readFileSync(path.join(copy, 'apps/gateway/src/first-party-types.json'), 'utf8'),
+    );
+    expect(types.StampDecorator).toBe('@portico/decorator-stamp');
+    await inCopy('node', ['scripts/first-party-types.mjs', '--check']);
+    await inCopy('node', ['--conditions=portico-source', 'scripts/type-table.mjs', '--check']);
+    expect(readFileSync(path.join(copy, 'README.md'), 'utf8')).toMatch(/\| `StampDecorator` \|/);
   });
 
   it('typechecks, lints, and its API report is up to date', { timeout: 120_000 }, async () => {

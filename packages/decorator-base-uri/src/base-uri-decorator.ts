@@ -12,10 +12,11 @@ import {
   PorticoError,
   type Request,
   type Response,
+  Schema,
   s,
   Uri,
 } from '@portico/gateway-core';
-import { fail, INVALID, type ParseContext, Schema } from '@portico/gateway-core/schema';
+import { fail, INVALID, type ParseContext } from '@portico/gateway-core/schema';
 
 const EXPECTED = 'an absolute URI with a scheme and a host, such as "https://app.example.com:8443"';
 

@@ -11,9 +11,10 @@ import {
   type Request,
   type Response,
   resolveLogSink,
+  Schema,
   s,
 } from '@portico/gateway-core';
-import { INVALID, type ParseContext, Schema } from '@portico/gateway-core/schema';
+import { INVALID, type ParseContext } from '@portico/gateway-core/schema';
 import { drainUnread, sampleBody } from './entity-capture.ts';
 import {
   bodyText,

@@ -14,10 +14,11 @@ import {
   PorticoError,
   type Request,
   type Response,
+  Schema,
   s,
 } from '@portico/gateway-core';
 import { charsetStreamDecoder, TemporaryStorage } from '@portico/gateway-core/http-helpers';
-import { INVALID, type ParseContext, quoteSetting, Schema } from '@portico/gateway-core/schema';
+import { INVALID, type ParseContext, quoteSetting } from '@portico/gateway-core/schema';
 import { type Extraction, extractByLine } from './line-extractor.ts';
 import { PatternTemplate } from './pattern-template.ts';
 

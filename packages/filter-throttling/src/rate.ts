@@ -1,5 +1,5 @@
+import type { Schema } from '@portico/gateway-core';
 import { type Duration, s } from '@portico/gateway-core';
-import type { Schema } from '@portico/gateway-core/schema';
 import { type BucketRate, bucketRate, periodProblem } from './bucket/index.ts';
 
 export interface RateConfig {

@@ -7,7 +7,7 @@
  */
 
 export { isLogSink, type LogSink, resolveLogSink } from './builtins/log-sink.ts';
-export type { Infer } from './config/schema.ts';
+export { type Infer, Schema } from './config/schema.ts';
 // Declaring a plugin and its types.
 export { s } from './config/schema-builders.ts';
 // The exchange: what filters and handlers receive and give back.

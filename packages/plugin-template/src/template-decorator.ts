@@ -4,7 +4,6 @@ import {
   defineHeaplet,
   type Filter,
   type Handler,
-  parseDecoration,
   type Response,
   s,
 } from '@portico/gateway-core';
@@ -22,9 +21,8 @@ export class TemplateDecorator implements Decorator {
     this.#value = value;
   }
 
-  decorate(target: unknown, decoration: unknown, info: DecorationInfo): unknown {
-    // The decoration's value, read with a schema: a wrong one is an error at its own place in the file.
-    const header = parseDecoration(s.string(), decoration, info);
+  /** `header` is the decoration's value as the heaplet's `decoration` schema read it. */
+  decorate(target: unknown, header: string, info: DecorationInfo): unknown {
     const stamp = async (answer: Promise<Response>): Promise<Response> => {
       const response = await answer;
       response.headers.add(header, this.#value);
@@ -48,5 +46,8 @@ export const TemplateDecoratorHeaplet = defineHeaplet({
   type: 'TemplateDecorator',
   kind: 'decorator',
   config: s.object({ value: s.string() }),
+  // The decoration's value (`"stamp": "X-Served-By"`), read before `decorate` gets it: a wrong one is
+  // an error at its own place in the file, which `portico validate` finds without creating anything.
+  decoration: s.headerName(),
   create: ({ config }) => new TemplateDecorator(config.value),
 });

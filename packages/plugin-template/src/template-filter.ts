@@ -47,9 +47,8 @@ export const TemplateFilterHeaplet = defineHeaplet({
   type: 'TemplateFilter',
   kind: 'filter',
   config: s.object({
-    header: s
-      .string()
-      .refine((name) => (name === '' ? 'the header name is empty' : undefined), 'a header name'),
+    // A header name: an HTTP token, refused at its JSON path otherwise.
+    header: s.headerName(),
     // A run-time template: compiled here, evaluated per request. A plain `s.string()` would
     // evaluate its `${...}` once, at load, like every configuration setting.
     value: s.expression('string'),

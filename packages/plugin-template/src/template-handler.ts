@@ -39,5 +39,5 @@ export const TemplateHandlerHeaplet = defineHeaplet({
     status: s.integer({ min: 100, max: 599 }).default(200),
     body: s.expression('string'),
   }),
-  create: ({ config }) => new TemplateHandler(config.status, config.body as Expression<string>),
+  create: ({ config }) => new TemplateHandler(config.status, config.body),
 });

@@ -3,8 +3,8 @@ import { defineHeaplet, s } from '@portico/gateway-core';
 /**
  * TemplateObject is a heap object of no particular kind: something other objects use by name (a
  * data source, a key store, a session), which they declare with `s.ref('object')`. This one holds
- * named values (`"values": { "greeting": "hello" }`); `destroy` releases what `create` acquired (a
- * pool, a timer, a file) when its heap goes, here by forgetting the values.
+ * named values (`"values": { "greeting": "hello" }`). What `create` acquires (a pool, a timer, a
+ * file) it releases with `onDestroy`, which runs when the heap goes (here: forgetting the values).
  */
 export class TemplateObject {
   readonly #values: Map<string, string>;
@@ -27,6 +27,9 @@ export const TemplateObjectHeaplet = defineHeaplet({
   type: 'TemplateObject',
   kind: 'object',
   config: s.object({ values: s.map(s.string()).default({}) }),
-  create: ({ config }) => new TemplateObject(config.values),
-  destroy: (object) => object.close(),
+  create: ({ config, onDestroy }) => {
+    const object = new TemplateObject(config.values);
+    onDestroy(() => object.close());
+    return object;
+  },
 });

@@ -7,10 +7,11 @@ import {
   evaluateSettled,
   PorticoError,
   type Request,
+  Schema,
   s,
 } from '@portico/gateway-core';
 import { containsExpression } from '@portico/gateway-core/expressions';
-import { childPath, INVALID, type ParseContext, Schema } from '@portico/gateway-core/schema';
+import { childPath, INVALID, type ParseContext } from '@portico/gateway-core/schema';
 import type { BucketRate } from '../bucket/index.ts';
 import { type RateConfig, rateSchema, toBucketRate } from '../rate.ts';
 import type { ThrottlingRatePolicy } from './policy.ts';

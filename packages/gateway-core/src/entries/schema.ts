@@ -1,6 +1,6 @@
 /**
  * `@portico/gateway-core/schema`: for a plugin that writes a schema of its own (a setting no `s.*`
- * builder reads): the base class, the parse context, how a problem is recorded at its JSON path, and
+ * builder reads; the base class, `Schema`, is in the main entry): the parse context, how a problem is recorded at its JSON path, and
  * the schema classes the builders make.
  */
 export { type Condition, condition as conditionSchema } from '../config/condition-schema.ts';
@@ -17,6 +17,5 @@ export {
   ScalarSchema,
   StringSchema,
 } from '../config/scalar-schemas.ts';
-export { Schema } from '../config/schema.ts';
 export { quoteSetting } from '../config/secret-redaction.ts';
 export { AnySchema, ArraySchema, MapSchema, ObjectSchema, type Shape } from '../config/structure-schemas.ts';
