@@ -13,7 +13,14 @@ import { rolldown } from 'rolldown';
 
 const folder = process.cwd();
 const pkg = JSON.parse(readFileSync(path.join(folder, 'package.json'), 'utf8'));
-const input = process.argv.length > 2 ? fromArguments(process.argv.slice(2)) : fromExports(pkg.exports);
+// `--one-shared-chunk`: the modules two entries or more share go to one chunk. Left to itself, the
+// bundler makes a chunk for every set of entries that shares modules: the core's subpath entries
+// made 10 of them, each one more file to load at every start. Not for the app, whose commands'
+// chunks load on use (one shared chunk would load node:http2 at every start).
+const args = process.argv.slice(2);
+const oneSharedChunk = args.includes('--one-shared-chunk');
+const entries = args.filter((arg) => arg !== '--one-shared-chunk');
+const input = entries.length > 0 ? fromArguments(entries) : fromExports(pkg.exports);
 
 removeBuiltJavaScript(path.join(folder, 'dist'));
 const bundle = await rolldown({
@@ -28,6 +35,7 @@ await bundle.write({
   format: 'esm',
   entryFileNames: '[name].js',
   chunkFileNames: 'chunks/[name]-[hash].js',
+  ...(oneSharedChunk ? { codeSplitting: { groups: [{ name: 'shared', minShareCount: 2 }] } } : {}),
   sourcemap: true,
 });
 await bundle.close();

@@ -1,7 +1,7 @@
-import { createMemoryLogger, pluginHeap } from '@portico/gateway-core/testing';
+import { createMemoryLogger, parseConfig, pluginHeap } from '@portico/gateway-core/testing';
 import { serviceUrl } from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
-import plugin, { JdbcDataSource } from './index.ts';
+import plugin, { JdbcDataSource, JdbcDataSourceHeaplet } from './index.ts';
 
 const pgUrl = await serviceUrl('PORTICO_PG_URL', 'PostgreSQL');
 const mysqlUrl = await serviceUrl('PORTICO_MYSQL_URL', 'MariaDB');
@@ -60,15 +60,12 @@ describe('JdbcDataSource configuration', () => {
       expect((await dataSourceFrom({ jdbcUrl, minIdle: 0 })).source.dialect).toBe('mysql');
   });
 
-  /** A data source created as `portico validate` creates it: no connection is opened. */
+  /** A data source from these settings that opens no connection (its pool is not pre-filled). */
   async function validated(config: unknown) {
-    const { heap } = pluginHeap({
-      plugins: [plugin],
-      heap: [{ name: 'Db', type: 'JdbcDataSource', config }],
-      environment: { validating: true },
-    });
-    heaps.push(heap);
-    return heap.get<JdbcDataSource>('Db');
+    const settings = parseConfig(JdbcDataSourceHeaplet.config, config, { jsonPath: '$.config' });
+    const source = await JdbcDataSource.open('Db', settings, createMemoryLogger(), { prefill: false });
+    heaps.push({ destroy: () => source.close() });
+    return source;
   }
 
   it('applies the spec defaults: 30 s, 10 min, 30 min, minIdle 10, maxPoolSize 10', async () => {

@@ -161,11 +161,8 @@ export const JdbcDataSourceHeaplet = defineHeaplet({
   type: 'JdbcDataSource',
   kind: 'object',
   config: jdbcDataSourceConfig,
-  create: async ({ name, config, logger, environment, onDestroy }) => {
-    // `portico validate` creates every object: it should not open database connections.
-    const source = await JdbcDataSource.open(name, config, logger, {
-      prefill: environment.validating !== true,
-    });
+  create: async ({ name, config, logger, onDestroy }) => {
+    const source = await JdbcDataSource.open(name, config, logger);
     onDestroy(() => source.close());
     return source;
   },

@@ -6,7 +6,6 @@ import {
   defineHeaplet,
   type Filter,
   type Handler,
-  isLogSink,
   type LogSink,
   type Request,
   type Response,
@@ -246,7 +245,7 @@ export const CaptureDecoratorHeaplet = defineHeaplet({
   type: 'CaptureDecorator',
   kind: 'decorator',
   config: s.object({
-    logSink: s.ref('object').is(isLogSink, 'a log sink (ConsoleLogSink, FileLogSink)').optional(),
+    logSink: s.logSink().optional(),
     captureEntity: s.boolean().default(false),
     captureContext: s.boolean().default(false),
     // OpenIG 4's name for captureContext.

@@ -6,7 +6,7 @@
  * loads and serves configurations is `@portico/gateway-core/runtime`, which plugins do not import.
  */
 
-export { isLogSink, type LogSink, resolveLogSink } from './builtins/log-sink.ts';
+export { resolveLogSink } from './builtins/log-sink.ts';
 export { type Infer, Schema } from './config/schema.ts';
 // Declaring a plugin and its types.
 export { s } from './config/schema-builders.ts';
@@ -33,5 +33,6 @@ export {
 export { Headers } from './http/headers.ts';
 export { Request, Response } from './http/message.ts';
 export { Uri } from './http/uri.ts';
+export type { LogSink } from './log-sinks.ts';
 export type { Logger } from './logging.ts';
 export type { Filter, Handler } from './types.ts';

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Request, Response } from '@portico/gateway-core';
-import type { Heap } from '@portico/gateway-core/runtime';
 import type { SessionProducer } from '@portico/gateway-core/sessions';
 import { pluginHeap } from '@portico/gateway-core/testing';
 import keystorePlugin, { KeyStore } from '@portico/keystore';
@@ -23,7 +22,7 @@ const KEYS = {
 };
 const ENTRIES = { rsa: 'jwe-key', ec: 'ec-key', secret: 'secret' } as const;
 
-const heaps: Heap[] = [];
+const heaps: ReturnType<typeof pluginHeap>['heap'][] = [];
 afterEach(async () => {
   vi.useRealTimers();
   for (const heap of heaps.splice(0)) await heap.destroy();

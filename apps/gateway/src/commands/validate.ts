@@ -27,7 +27,8 @@ interface Warning {
 
 /**
  * `portico validate [--base DIR] [--strict] [-Dname=value]`: loads admin.json, config.json and every
- * route file, creating every declared object (referenced or not), without serving. Prints every
+ * route file, checking every declared object (referenced or not) without creating any: no
+ * connection, timer or open file (docs/decisions/0092-validate-provisions-nothing.md). Prints every
  * problem found (code, file, JSON path, what was expected) and every warning, then one line per file
  * (`ok`, or how many problems and warnings it has). Exit status 1 when there is a problem (or, with
  * `--strict`, a warning), else 0. A file that has problems does not stop the others from being
@@ -53,7 +54,7 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
   let routers: Router[] | undefined;
   try {
     const gateway = await Gateway.load(instance, logger);
-    // First, so that the routers declared but not used are created (and scanned) too.
+    // First, so that the routers declared but not used are checked (and scanned) too.
     problems.push(...(await gateway.createAll()));
     routers = withNested(gateway.routers());
     routes += checkRoutes(routers, { problems, files, logger });

@@ -19,6 +19,7 @@ import {
   combineProblems,
   createGateway,
   type ExchangeOptions,
+  isValidatedObject,
   type KoaMiddleware,
   koaExchange,
   type Gateway as LoadedGateway,
@@ -218,6 +219,8 @@ async function providedTls(
     'object',
     jsonPath,
   );
+  // Validating: the provider was checked, not created; its files are read when the server starts.
+  if (isValidatedObject(provider)) return [undefined, []];
   if (typeof provider.serverOptions !== 'function') {
     const problem = new PorticoError(ErrorCode.REFERENCE, `'${name}' does not provide server TLS options`, {
       file,

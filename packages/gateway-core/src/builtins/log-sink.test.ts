@@ -3,16 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../errors.ts';
+import type { LogLevel, LogSink } from '../log-sinks.ts';
 import { createMemoryLogger } from '../logging.ts';
 import { pluginHeap } from '../testing/heap.ts';
-import {
-  ConsoleLogSink,
-  FileLogSink,
-  formatLogRecord,
-  type LogLevel,
-  type LogSink,
-  resolveLogSink,
-} from './log-sink.ts';
+import { ConsoleLogSink, FileLogSink, formatLogRecord, resolveLogSink } from './log-sink.ts';
 
 const AT = Date.parse('2026-11-22T10:00:00.123Z');
 const LINE = /^2026-11-22T10:00:00\.123Z \((TRACE|DEBUG|INFO|STAT|WARN|ERROR)\) @Test\[x\] /;

@@ -5,6 +5,7 @@ import { ErrorCode, PorticoError } from '../errors.ts';
 import type { HeapView } from '../heap/heap-view.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
 import { TemporaryStorage } from '../http/temporary-storage.ts';
+import { isLogSink, LOG_LEVELS, type LogLevel, type LogRecord, type LogSink } from '../log-sinks.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
 
 /**
@@ -12,36 +13,6 @@ import { consoleLogger, type Logger } from '../logging.ts';
  * from the gateway's own log. A heap object named `LogSink` is the default one (spec, implicit
  * properties); a declaration's `"logSink": "<name>"` picks another for that object.
  */
-
-/**
- * Levels, least severe first. STAT sits above INFO (the incumbents put it below): a timer switched
- * on in a route shows at the default level instead of needing the sink's level lowered too.
- */
-export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'STAT', 'WARN', 'ERROR'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export interface LogRecord {
-  level: LogLevel;
-  /** Who writes it, as the line shows it: `@Timer[10-api/backend]`. */
-  source: string;
-  message: string;
-  /** The route that took the request (`contexts.router.routeId`), for sinks with a file per route. */
-  routeId?: string | undefined;
-  /** Milliseconds since the epoch; now when left out. */
-  timestamp?: number;
-}
-
-export interface LogSink {
-  /** Whether records of this level are written, so that callers can skip building them. */
-  isLoggable(level: LogLevel): boolean;
-  /** Writes a record; never throws: a failing sink reports once and drops what it cannot write. */
-  log(record: LogRecord): void;
-}
-
-export function isLogSink(value: unknown): value is LogSink {
-  const sink = value as LogSink | null;
-  return typeof sink?.log === 'function' && typeof sink.isLoggable === 'function';
-}
 
 /** `<ISO timestamp> (<LEVEL>) <source> <message>`: one record, as every sink writes it. */
 export function formatLogRecord(record: LogRecord): string {

@@ -1,5 +1,6 @@
 import type { ExpectedType } from '../expression/expression.ts';
 import { isHeaderName } from '../http/header-validation.ts';
+import { isLogSink, type LogSink } from '../log-sinks.ts';
 import { condition } from './condition-schema.ts';
 import { ExpressionSchema, LValueSchema } from './expression-schemas.ts';
 import type { ReferenceKind } from './reference.ts';
@@ -32,6 +33,9 @@ export const s = {
    */
   token: (what: string) =>
     new StringSchema().refine((text) => (isHeaderName(text) ? undefined : `'${text}' is not ${what}`), what),
+  /** A log sink heap object (ConsoleLogSink, FileLogSink ...), by name or inline: what records go to. */
+  logSink: () =>
+    new ReferenceSchema<LogSink>('object').is(isLogSink, 'a log sink (ConsoleLogSink, FileLogSink)'),
   /** A header field name: a token, the rule every header the gateway writes meets. */
   headerName: () => s.token('a header name'),
   /** `true`, `false`, `"${...}"` or `{"expression": "${...}", "label": "..."}`, compiled at load. */

@@ -3,14 +3,15 @@ import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { brandClass } from '../brand.ts';
 import { parseConfigJson } from '../config/json.ts';
+import type { Infer } from '../config/schema.ts';
 import { s } from '../config/schema-builders.ts';
 import { resolveTokens } from '../config/tokens.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
-import type { Duration } from '../duration/duration.ts';
+import { Duration } from '../duration/duration.ts';
 import { ErrorCode, PorticoError, problemsOf } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { type Heap, heapBehind } from '../heap/heap.ts';
-import { defineHeaplet } from '../heap/heaplet.ts';
+import { defineHeaplet, type HeapletContext } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
@@ -436,34 +437,44 @@ function fileProblems(error: unknown, file: string): PorticoError[] {
   ];
 }
 
+const routerConfig = s.object({
+  directory: s.string().optional(),
+  scanInterval: scanIntervalSetting(),
+  defaultHandler: s.ref<Handler>('handler').optional(),
+});
+type RouterConfig = Infer<typeof routerConfig>;
+
 export const RouterHeaplet = defineHeaplet({
   type: 'Router',
   aliases: ['RouterHandler'],
   kind: 'handler',
-  config: s.object({
-    directory: s.string().optional(),
-    scanInterval: scanIntervalSetting(),
-    defaultHandler: s.ref<Handler>('handler').optional(),
-  }),
-  create: async ({ config, heap, logger, environment, file, jsonPath, onDestroy }) => {
-    const router = new Router({
-      // A Router that names no directory serves the gateway's routes directory (`config/routes`).
-      directory:
-        config.directory === undefined
-          ? (environment.routesDirectory ?? path.resolve(environment.configDirectory, 'routes'))
-          : path.resolve(environment.configDirectory, config.directory),
-      scanInterval: config.scanInterval,
-      heap: heapBehind(heap),
-      logger,
-      declaredAt: { file, jsonPath },
-      ...(environment.maxRouteFileSize === undefined ? {} : { maxFileSize: environment.maxRouteFileSize }),
-      ...(config.defaultHandler === undefined ? {} : { defaultHandler: config.defaultHandler }),
-    });
-    onDestroy(() => router.destroy());
-    await router.start();
-    return router;
-  },
+  config: routerConfig,
+  create: (context) => startedRouter(context, context.config.scanInterval),
+  // Validating, the routes are loaded once (each checked, none provisioned); nothing is watched.
+  validate: (context) => startedRouter(context, Duration.ZERO),
 });
+
+async function startedRouter(
+  { config, heap, logger, environment, file, jsonPath, onDestroy }: HeapletContext<RouterConfig>,
+  scanInterval: Duration,
+): Promise<Router> {
+  const router = new Router({
+    // A Router that names no directory serves the gateway's routes directory (`config/routes`).
+    directory:
+      config.directory === undefined
+        ? (environment.routesDirectory ?? path.resolve(environment.configDirectory, 'routes'))
+        : path.resolve(environment.configDirectory, config.directory),
+    scanInterval,
+    heap: heapBehind(heap),
+    logger,
+    declaredAt: { file, jsonPath },
+    ...(environment.maxRouteFileSize === undefined ? {} : { maxFileSize: environment.maxRouteFileSize }),
+    ...(config.defaultHandler === undefined ? {} : { defaultHandler: config.defaultHandler }),
+  });
+  onDestroy(() => router.destroy());
+  await router.start();
+  return router;
+}
 
 // Objects of these classes cross package boundaries (plugins make and read them): one identity for
 // every copy of the core (brand.ts).

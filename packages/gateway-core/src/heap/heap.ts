@@ -35,8 +35,15 @@ import {
 } from './decorations.ts';
 import { combine, cycleError, locate, located, problemsOf, type Site } from './errors.ts';
 import type { HeapView } from './heap-view.ts';
-import { type GatewayEnvironment, type Heaplet, isDecorator } from './heaplet.ts';
+import {
+  type Decorator,
+  type GatewayEnvironment,
+  type Heaplet,
+  type HeapletContext,
+  isDecorator,
+} from './heaplet.ts';
 import { resolveReferences } from './references.ts';
+import { isValidatedObject, ValidatedObject } from './validated-object.ts';
 
 /**
  * What the heap asks of the type registry (`TypeRegistry` in registry/). An interface, because the
@@ -263,7 +270,7 @@ export class Heap implements HeapView {
       const guard = ref.guard;
       if (guard === undefined) return object as Promise<T>;
       return object.then((value) => {
-        if (guard.test(value)) return value as T;
+        if (guard.test(value) || isValidatedObject(value)) return value as T;
         const name = typeof ref.value === 'string' ? `'${ref.value}'` : 'the inline declaration';
         throw new PorticoError(ErrorCode.REFERENCE, `${name} is not ${guard.expected}`, {
           ...located(site),
@@ -517,31 +524,38 @@ export class Heap implements HeapView {
     const resolved = await resolveReferences(config, (ref) => this.resolve(ref, ref.kind), validating);
     const releases: Release[] = [];
     const configPath = childPath(jsonPath, 'config');
+    const context: HeapletContext<unknown> = {
+      name,
+      type: heaplet.type,
+      config: resolved,
+      heap: this,
+      logger: this.logger,
+      file,
+      jsonPath,
+      environment: this.environment,
+      ...(declaration.logSink === undefined ? {} : { logSink: declaration.logSink }),
+      ...(declaration.temporaryStorage === undefined
+        ? this.temporaryStorageName === 'TemporaryStorage'
+          ? {}
+          : { temporaryStorage: this.temporaryStorageName }
+        : { temporaryStorage: declaration.temporaryStorage }),
+      configAt: (...keys) => ({
+        ...(file === undefined ? {} : { file }),
+        jsonPath: keys.reduce<string>((at, key) => childPath(at, String(key)), configPath),
+      }),
+      onDestroy: (run) => {
+        releases.push(run);
+      },
+    };
     let object: unknown;
     try {
-      object = await heaplet.create({
-        name,
-        type: heaplet.type,
-        config: resolved,
-        heap: this,
-        logger: this.logger,
-        file,
-        jsonPath,
-        environment: this.environment,
-        ...(declaration.logSink === undefined ? {} : { logSink: declaration.logSink }),
-        ...(declaration.temporaryStorage === undefined
-          ? this.temporaryStorageName === 'TemporaryStorage'
-            ? {}
-            : { temporaryStorage: this.temporaryStorageName }
-          : { temporaryStorage: declaration.temporaryStorage }),
-        configAt: (...keys) => ({
-          ...(file === undefined ? {} : { file }),
-          jsonPath: keys.reduce<string>((at, key) => childPath(at, String(key)), configPath),
-        }),
-        onDestroy: (run) => {
-          releases.push(run);
-        },
-      });
+      // Validating, nothing is provisioned: the schema has run, the references are resolved, and
+      // only a heaplet whose objects load more configuration (the Router) checks that too.
+      object = !validating
+        ? await heaplet.create(context)
+        : heaplet.validate !== undefined
+          ? await heaplet.validate(context)
+          : new ValidatedObject(name, heaplet.type, heaplet.kind);
     } catch (error) {
       // What it acquired before failing is released now: nothing else holds it.
       await release(releases, this.logger, name, heaplet.type);
@@ -614,6 +628,8 @@ export class Heap implements HeapView {
     const value =
       heaplet?.decoration === undefined ? step.value : this.decorationValue(heaplet.decoration, step);
     const decorator = await found.heap.instantiate(found.slot, 'decorator', undefined, step);
+    // Validating, the decoration is checked (its value, its decorator) and nothing is decorated.
+    if (isValidatedObject(decorator)) return { decorator: LEAVES_AS_IT_IS, value };
     if (!isDecorator(decorator)) {
       throw new PorticoError(
         ErrorCode.REFERENCE,
@@ -725,6 +741,9 @@ export class Heap implements HeapView {
     throw new PorticoError(ErrorCode.REFERENCE, `${heap} is destroyed; '${name}' cannot be created`);
   }
 }
+
+/** What a decoration applies when validating: the object, undecorated. */
+const LEAVES_AS_IT_IS: Decorator = { decorate: (target) => target };
 
 /**
  * The heap behind a plugin's view of it, for the core's own heaplets that need more than the view

@@ -13,7 +13,10 @@ export interface GatewayEnvironment {
   routesDirectory?: string;
   scriptsDirectory: string;
   temporaryDirectory: string;
-  /** Set by `portico validate`: routers create every declared object of every route to report all problems. */
+  /**
+   * Set by `portico validate`: every declared object of every route is checked (schemas, references,
+   * decorations), none is created, and every problem is reported.
+   */
   validating?: boolean;
   /** admin.json `limits.maxRouteFileSize`: routers refuse larger route files. */
   maxRouteFileSize?: number;
@@ -68,6 +71,13 @@ export interface Heaplet<C = any, T = any, D = any> {
   decoration?: Schema<D>;
   /** Creates the object: the provisioning step, which may open connections, files and timers. */
   create(context: HeapletContext<C>): T | Promise<T>;
+  /**
+   * What `portico validate` runs instead of `create`, for a type whose objects load more
+   * configuration that must be checked too (the core's Router reads its route files). It opens no
+   * connection and keeps no file or timer. Without it, validating a declaration runs its schema and
+   * resolves its references, and nothing else: `create` never runs while validating.
+   */
+  validate?(context: HeapletContext<C>): T | Promise<T>;
 }
 
 export function defineHeaplet<C, T, D = unknown>(heaplet: Heaplet<C, T, D>): Heaplet<C, T, D> {

@@ -14,6 +14,7 @@ import { Router } from '../handlers/router.ts';
 import { isSessionProducer, type SessionProducer } from '../handlers/session-producer.ts';
 import { Heap } from '../heap/heap.ts';
 import type { PluginManifest } from '../heap/heaplet.ts';
+import { isValidatedObject } from '../heap/validated-object.ts';
 import { isRecord } from '../is-record.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
 import type { TypeRegistry } from '../registry/registry.ts';
@@ -287,6 +288,8 @@ async function resolveSession(
     session === undefined
       ? await configHeap.get('Session', 'object')
       : await configHeap.resolve(session, 'object');
+  // Validating: the session object was checked, not created; there is no session to serve.
+  if (isValidatedObject(producer)) return undefined;
   if (!isSessionProducer(producer)) {
     throw new PorticoError(ErrorCode.CONFIG, 'the session object does not produce sessions', {
       ...(file === undefined ? {} : { file }),

@@ -13,9 +13,6 @@ export {
   FileLogSink,
   type FileLogSinkOptions,
   formatLogRecord,
-  LOG_LEVELS,
-  type LogLevel,
-  type LogRecord,
 } from '../builtins/log-sink.ts';
 // Configuration files.
 export { parseConfigJson } from '../config/json.ts';
@@ -70,6 +67,7 @@ export {
 } from '../heap/declaration.ts';
 export { type ChildHeapOptions, Heap, type HeapOptions } from '../heap/heap.ts';
 export { type GatewayEnvironment, isDecorator } from '../heap/heaplet.ts';
+export { isValidatedObject, ValidatedObject } from '../heap/validated-object.ts';
 export { DEFAULT_MAX_BUFFERED_BYTES, entityTooLarge, parseForm } from '../http/entity.ts';
 export {
   checkHeaderFields,
@@ -85,6 +83,7 @@ export { answerSocket } from '../http/own-answer.ts';
 export { StoredBody } from '../http/temporary-storage.ts';
 export { normalizeRawPath } from '../http/uri.ts';
 export { KINDS, type Kind, PLUGIN_BRAND } from '../kinds.ts';
+export { isLogSink, LOG_LEVELS, type LogLevel, type LogRecord } from '../log-sinks.ts';
 // Logging.
 export { consoleLogger, createMemoryLogger } from '../logging.ts';
 export * from '../registry/index.ts';
