@@ -23,9 +23,9 @@ export const coreManifest = definePlugin({
     SequenceHandlerHeaplet,
     StaticResponseHandlerHeaplet,
     RouterHeaplet,
-    client.ClientHandlerHeaplet,
-    client.ReverseProxyHandlerHeaplet,
-    client.VendorClientHandlerHeaplet,
+    // The client handlers, and the objects their settings may name (ClientTlsOptions,
+    // TrustAllManager, ProxyOptions), declared in a heap as well as inline.
+    ...client.clientHeaplets,
     ApiProtectionFilterHeaplet,
     ConsoleLogSinkHeaplet,
     FileLogSinkHeaplet,

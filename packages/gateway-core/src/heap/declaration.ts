@@ -1,6 +1,7 @@
 import { likelyMeant } from '../config/near-names.ts';
 import { childPath } from '../config/parse-context.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
+import { isRecord } from '../is-record.ts';
 
 /** A decoration as written: the decorator's heap name and the value handed to it. */
 export type Decoration = readonly [name: string, value: unknown];
@@ -42,47 +43,6 @@ const DECLARATION_FIELDS = ['name', 'type', 'config'] as const;
  * switched off by renaming it `_keyManager`); they are neither settings nor decorations.
  */
 export const isCommentKey = (key: string): boolean => key.startsWith('_');
-
-/** The decorators every configuration has without declaring them; declaring one of these names replaces it. */
-export const DEFAULT_DECORATOR_NAMES: readonly string[] = ['audit', 'baseURI', 'capture', 'timer'];
-
-/**
- * Field names a decorator may not take, with where the field is (spec, Decorators rule 8): a
- * decoration of that name would be read as the field instead.
- */
-const RESERVED_FIELDS: ReadonlyMap<string, string> = new Map([
-  ...['config', 'name', 'type'].map((field): [string, string] => [field, 'every heap object']),
-  ...['auditService', 'baseURI', 'condition', 'globalDecorators', 'heap', 'handler', 'session'].map(
-    (field): [string, string] => [field, 'routes'],
-  ),
-  ...['logSink', 'temporaryStorage'].map((field): [string, string] => [field, 'the configuration file']),
-  ...['comment', 'comments'].map((field): [string, string] => [field, 'every object (comments)']),
-]);
-
-/**
- * What the spec's rule 8 says against a name for a decorator, or undefined: a reserved field name
- * or a comment key (which the heap refuses: it could never be used), or a purely alphanumeric name
- * (reserved for fields to come; the heap warns and accepts it, as real configurations use such
- * names). The default decorators' names are fine, since declaring one replaces it.
- */
-export function decoratorNameProblem(name: string): string | undefined {
-  return fieldClash(name) ?? alphanumericName(name);
-}
-
-/** A decorator name that can never work as a decoration: it is read as a field (or a comment) instead. */
-export function fieldClash(name: string): string | undefined {
-  if (DEFAULT_DECORATOR_NAMES.includes(name)) return undefined;
-  const field = RESERVED_FIELDS.get(name);
-  if (field !== undefined) return `the decorator name '${name}' is a field of ${field}`;
-  if (isCommentKey(name)) return `the decorator name '${name}' starts with '_', which marks a comment`;
-  return undefined;
-}
-
-/** A decorator name that is purely alphanumeric, which the spec reserves for fields to come. */
-export function alphanumericName(name: string): string | undefined {
-  if (DEFAULT_DECORATOR_NAMES.includes(name) || !/^[A-Za-z0-9]+$/.test(name)) return undefined;
-  return `the decorator name '${name}' is purely alphanumeric; such names are reserved for fields`;
-}
 
 /**
  * Reads a heap: an array of declarations, or the older `{"objects": [...]}` form. Every problem is
@@ -213,8 +173,4 @@ export function problem(
     jsonPath,
     expected,
   });
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -7,18 +7,15 @@ import type { Schema } from '../config/schema.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { collectRequestBodyReads, markRequestBodyReader, usedObject } from '../expression/body-reads.ts';
 import { openigObject } from '../expression/environment.ts';
+import { isRecord } from '../is-record.ts';
 import { article, type Kind } from '../kinds.ts';
 import type { Logger } from '../logging.ts';
 import { CreatedObjects, type Release, release } from './created-objects.ts';
 import { Creation, runCreation, waitFor } from './creation.ts';
 import {
-  alphanumericName,
-  DEFAULT_DECORATOR_NAMES,
   type Declaration,
   type DeclarationResult,
   type Decoration,
-  fieldClash,
-  isRecord,
   problem,
   readDeclaration,
   readHeap,
@@ -33,6 +30,7 @@ import {
   notDecoratable,
   objectPath,
 } from './decorations.ts';
+import { badDecoratorName, declaredDecoratorNameError, fieldClash } from './decorator-names.ts';
 import { combine, cycleError, locate, located, problemsOf, type Site } from './errors.ts';
 import type { HeapView } from './heap-view.ts';
 import {
@@ -194,7 +192,10 @@ export class Heap implements HeapView {
         );
         continue;
       }
-      const refused = this.decoratorNameError(result.declaration);
+      const refused =
+        result.declaration !== undefined && this.registry.kindOf(result.declaration.type) === 'decorator'
+          ? declaredDecoratorNameError(result.declaration, this.logger)
+          : undefined;
       if (refused !== undefined) {
         // Unusable: using the name reports the problem again rather than "no object named".
         errors.push(refused);
@@ -691,32 +692,6 @@ export class Heap implements HeapView {
     return steps.flatMap((step) => this.decoratorProblem(step, DECLARATION_FIELDS, true) ?? []);
   }
 
-  /**
-   * Spec, Decorators rule 8, when a decorator is declared: a name that clashes with a field is
-   * refused (it could never be used). A purely alphanumeric name, which the spec reserves, is only
-   * warned about, and works: real configurations declare and use such decorators (`regCapture`), and
-   * the incumbents accept them.
-   */
-  private decoratorNameError(declaration: Declaration | undefined): PorticoError | undefined {
-    if (declaration === undefined || this.registry.kindOf(declaration.type) !== 'decorator') return undefined;
-    const alphanumeric = alphanumericName(declaration.name);
-    if (alphanumeric !== undefined) {
-      this.logger.warn(
-        `${alphanumeric}; it works, but a dotted name (my.capture) will never clash with one`,
-        {
-          ...(declaration.file === undefined ? {} : { file: declaration.file }),
-          jsonPath: childPath(declaration.jsonPath, 'name'),
-        },
-      );
-    }
-    const clash = fieldClash(declaration.name);
-    if (clash === undefined) return undefined;
-    return badDecoratorName(clash, declaration.name, {
-      file: declaration.file,
-      jsonPath: childPath(declaration.jsonPath, 'name'),
-    });
-  }
-
   private decoratorsInScope(): string[] {
     return this.namesInScope().filter((name) => {
       const type = this.find(name)?.slot.declaration?.type;
@@ -752,13 +727,6 @@ const LEAVES_AS_IT_IS: Decorator = { decorate: (target) => target };
 export function heapBehind(view: HeapView): Heap {
   if (view instanceof Heap) return view;
   throw new TypeError('not a heap made by this core');
-}
-
-function badDecoratorName(message: string, name: string, where: Where): PorticoError {
-  return new PorticoError(ErrorCode.CONFIG, message, {
-    ...located(where),
-    expected: `a name with a '.' or '-', such as 'my.${name}', or one of ${DEFAULT_DECORATOR_NAMES.join(', ')}`,
-  });
 }
 
 function slotOf(result: DeclarationResult): Slot {

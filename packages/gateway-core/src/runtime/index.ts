@@ -57,14 +57,9 @@ export {
 export { type SequenceBinding, SequenceHandler, SequenceHandlerHeaplet } from '../handlers/sequence.ts';
 export { commitSession, isSessionProducer, SessionScopeHandler } from '../handlers/session-producer.ts';
 export { StaticResponseHandler, StaticResponseHandlerHeaplet } from '../handlers/static-response.ts';
+export { type Declaration, type Decoration, isCommentKey } from '../heap/declaration.ts';
 // The heap and the type registry.
-export {
-  DEFAULT_DECORATOR_NAMES,
-  type Declaration,
-  type Decoration,
-  decoratorNameProblem,
-  isCommentKey,
-} from '../heap/declaration.ts';
+export { DEFAULT_DECORATOR_NAMES, decoratorNameProblem } from '../heap/decorator-names.ts';
 export { type ChildHeapOptions, Heap, type HeapOptions } from '../heap/heap.ts';
 export { type GatewayEnvironment, isDecorator } from '../heap/heaplet.ts';
 export { isValidatedObject, ValidatedObject } from '../heap/validated-object.ts';

@@ -8,6 +8,7 @@ import { resolveTokens } from '../../config/tokens.ts';
 import { ErrorCode, type PorticoError } from '../../errors.ts';
 import type { HeapletContext } from '../../heap/heaplet.ts';
 import { createMemoryLogger } from '../../logging.ts';
+import { pluginHeap } from '../../testing/heap.ts';
 import type { ClientHandler } from './client-handler.ts';
 import {
   ClientHandlerHeaplet,
@@ -19,6 +20,7 @@ import {
   VendorClientHandlerHeaplet,
   vendorClientHandlerConfig,
 } from './heaplets.ts';
+import { ProxyOptions } from './proxy.ts';
 import type { ReverseProxyHandler } from './reverse-proxy-handler.ts';
 import { ClientTlsOptions, TRUST_ALL_MANAGER, toOpenSslCipher } from './tls.ts';
 
@@ -324,5 +326,28 @@ describe.runIf(requireCorpusUnderCi())('the compatibility corpus', () => {
     ]);
     const examples = corpus('CharanMann__IG-Examples/ig/config/config.json');
     expect(parseConfig(clientHandlerConfig, examples.heap[5].config)).toMatchObject({ numberOfWorkers: 2 });
+  });
+});
+
+describe('the objects client settings name, declared in a heap', () => {
+  it('a ClientTlsOptions, a TrustAllManager and a ProxyOptions declared by name are what the handler uses', async () => {
+    const { heap } = pluginHeap({
+      file: 'config/config.json',
+      heap: [
+        { name: 'TrustAll', type: 'TrustAllManager' },
+        {
+          name: 'SharedTls',
+          type: 'ClientTlsOptions',
+          config: { trustManager: 'TrustAll', hostnameVerifier: 'ALLOW_ALL' },
+        },
+        { name: 'Corporate', type: 'ProxyOptions', config: { uri: 'http://proxy.example.com:3128' } },
+        { name: 'Client', type: 'ClientHandler', config: { tls: 'SharedTls', proxyOptions: 'Corporate' } },
+      ],
+    });
+    const client = await heap.get<ClientHandler>('Client', 'handler');
+    created.push(client);
+    expect(await heap.get('TrustAll')).toBe(TRUST_ALL_MANAGER);
+    expect(await heap.get('SharedTls')).toBeInstanceOf(ClientTlsOptions);
+    expect(await heap.get('Corporate')).toBeInstanceOf(ProxyOptions);
   });
 });
