@@ -12,6 +12,7 @@ import {
   readInstance,
   temporaryDirectoryProblem,
 } from '@portico/gateway-core/runtime';
+import { firstPartyAdvice } from '../first-party.ts';
 import { APP_PACKAGE_JSON, Gateway } from '../server/gateway.ts';
 import { type Instance, locateInstance } from '../server/instance.ts';
 import { adminSchema, sessionSchema } from '../server/settings.ts';
@@ -157,6 +158,7 @@ async function routesAlone(
       },
       logger,
       appPackageJson: APP_PACKAGE_JSON,
+      unknownTypeAdvice: firstPartyAdvice,
     });
     return checkRoutes(withNested(gateway.routers()), { problems, files, logger }, true);
   } catch (error) {

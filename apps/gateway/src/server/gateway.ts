@@ -13,7 +13,6 @@ import {
 } from '@portico/gateway-core';
 import type { Heap } from '@portico/gateway-core/runtime';
 import {
-  adviseOnUnknownTypes,
   Chain,
   checkConfig,
   combineProblems,
@@ -95,13 +94,13 @@ export class Gateway {
     // would serve an empty gateway answering 404 to everything.
     if (instance.namedBy !== undefined && directoryKind(instance.environment.configDirectory) !== 'directory')
       throw missingInstance(instance.namedBy, instance.base, 'has no config directory');
-    // A type of a first-party plugin the instance has not added: the error names the package and
-    // the command that adds it. (For the process: createGateway makes the registry itself.)
-    adviseOnUnknownTypes(firstPartyAdvice);
     const loaded = await createGateway({
       instance,
       logger,
       appPackageJson: APP_PACKAGE_JSON,
+      // A type of a first-party plugin the instance has not added: the error names the package and
+      // the command that adds it.
+      unknownTypeAdvice: firstPartyAdvice,
       // Manifests given directly: embedding applications and tests register their own types this way.
       ...(options.plugins ? { plugins: options.plugins } : {}),
     });

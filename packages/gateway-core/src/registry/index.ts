@@ -10,7 +10,6 @@ export {
   summarizePluginPackage,
 } from './plugin-package.ts';
 export {
-  adviseOnUnknownTypes,
   TypeRegistry,
   type TypeRegistryOptions,
   type UnknownTypeAdvice,

@@ -20,7 +20,7 @@ export interface TypeRegistryOptions {
   logger?: Logger;
   /** Export conditions for importing plugin packages; those of this process by default. */
   conditions?: readonly string[];
-  /** What an unknown type's error adds; the process's (`adviseOnUnknownTypes`) by default. */
+  /** What an unknown type's error adds (the reference server: which package provides it); none by default. */
   unknownTypeAdvice?: UnknownTypeAdvice;
 }
 
@@ -31,17 +31,6 @@ export interface TypeRegistryOptions {
  * wrote it (possibly a Java class name).
  */
 export type UnknownTypeAdvice = (type: string) => string | undefined;
-
-let processAdvice: UnknownTypeAdvice | undefined;
-
-/**
- * Sets the advice of every registry of this process that was given none (`undefined`: none). For a
- * server that knows which packages provide types it has not installed, and creates its gateways
- * with `createGateway`, which makes their registries itself.
- */
-export function adviseOnUnknownTypes(advice: UnknownTypeAdvice | undefined): void {
-  processAdvice = advice;
-}
 
 /** Where a set of types comes from: a manifest already in hand, or a package imported on demand. */
 interface Provider {
@@ -249,7 +238,7 @@ export class TypeRegistry implements TypeResolver {
     // Installed since discovery: to restart is what to do. Otherwise, whatever the app advises.
     const then =
       late === undefined
-        ? (this.advice ?? processAdvice)?.(type)
+        ? this.advice?.(type)
         : `'${late.packageName}' (${late.packageDir}) provides it, but was installed after the ` +
           `gateway discovered its plugins: plugins are loaded when the gateway starts, restart it to use ${late.packageName}`;
     return new PorticoError(

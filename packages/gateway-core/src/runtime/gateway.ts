@@ -17,7 +17,7 @@ import type { PluginManifest } from '../heap/heaplet.ts';
 import { isValidatedObject } from '../heap/validated-object.ts';
 import { isRecord } from '../is-record.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
-import type { TypeRegistry } from '../registry/registry.ts';
+import type { TypeRegistry, UnknownTypeAdvice } from '../registry/registry.ts';
 import type { Handler } from '../types.ts';
 import type { ExchangeOptions } from './exchange.ts';
 import { type Instance, readInstance, temporaryDirectoryOf, temporaryDirectoryProblem } from './instance.ts';
@@ -64,6 +64,11 @@ export interface GatewayOptions {
    * app's own, or the embedding application's); none by default.
    */
   appPackageJson?: string;
+  /**
+   * What the error of a type no plugin provides adds (the reference server: the first-party package
+   * that provides it, and the command that adds it); nothing by default.
+   */
+  unknownTypeAdvice?: UnknownTypeAdvice;
 }
 
 /** A gateway from an instance directory: `config/admin.json`, `config/config.json`, `config/routes/`. */

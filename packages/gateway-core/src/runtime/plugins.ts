@@ -7,7 +7,7 @@ import path from 'node:path';
 import { coreManifest } from '../builtins/index.ts';
 import type { PluginManifest } from '../heap/heaplet.ts';
 import type { Logger } from '../logging.ts';
-import { TypeRegistry } from '../registry/registry.ts';
+import { TypeRegistry, type UnknownTypeAdvice } from '../registry/registry.ts';
 import type { Instance } from './instance.ts';
 
 /**
@@ -16,13 +16,19 @@ import type { Instance } from './instance.ts';
  * directory (`inMemory`), `<instance>/plugins` is not read.
  */
 export async function gatewayRegistry(
-  embedder: { plugins?: readonly PluginManifest[]; appPackageJson?: string },
+  embedder: {
+    plugins?: readonly PluginManifest[];
+    appPackageJson?: string;
+    unknownTypeAdvice?: UnknownTypeAdvice;
+  },
   instance: Instance,
   configured: readonly string[],
   inMemory: boolean,
   logger: Logger,
 ): Promise<TypeRegistry> {
-  const registry = new TypeRegistry();
+  const registry = new TypeRegistry(
+    embedder.unknownTypeAdvice === undefined ? {} : { unknownTypeAdvice: embedder.unknownTypeAdvice },
+  );
   registry.register(coreManifest);
   for (const manifest of embedder.plugins ?? []) registry.register(manifest);
   const directories = pluginDirectoriesOf(instance, configured);
