@@ -78,7 +78,7 @@ describe('what npm pack makes of each publishable package', () => {
   });
 
   it.each(publishable)(
-    'packages/%s: publint finds nothing; the tarball holds dist/ and only that',
+    'packages/%s: publint finds nothing; the tarball holds dist/, its LICENSE and only that',
     async (dir) => {
       const { unpacked, manifestBefore } = await packed(dir);
       const packageDir = path.join(root, 'packages', dir);
@@ -96,6 +96,11 @@ describe('what npm pack makes of each publishable package', () => {
       expect(manifest.repository?.directory).toBe(`packages/${dir}`);
 
       const files = filesUnder(unpacked);
+      // npm takes the licence from the package's own folder, not from the repository's root.
+      expect(files).toContain('LICENSE');
+      expect(readFileSync(path.join(unpacked, 'LICENSE'), 'utf8')).toBe(
+        readFileSync(path.join(root, 'LICENSE'), 'utf8'),
+      );
       const missing = exportedFiles(manifest.exports).filter(
         (file) => !existsSync(path.join(unpacked, file)),
       );
