@@ -6,12 +6,12 @@ import { send, waitFor } from '../support/http.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 // What a gateway process loads to serve a proxied request: not undici's index (fetch, WebSocket,
-// caches and mocks: 13 MB it never uses) and not Node's bundled copy of undici, which an ES import
-// of node:http pulls in through the module's lazy WebSocket export (another 13 MB;
-// docs/decisions/0044-undici-by-parts.md). Both are easy to bring back by accident with one import
-// line. Nor Koa's helpers for content negotiation, types and cookies (10 MB;
-// docs/decisions/0008-koa-helpers-on-first-use.md), nor node:http2, which undici's HTTP/2 client loads as it loads (13-15 ms of every start), nor
-// semver, which the plugins' usual core ranges do not need (13-23 ms of a start on a slow machine).
+// caches and mocks, which it never uses) and not Node's bundled copy of undici, which an ES import
+// of node:http pulls in through the module's lazy WebSocket export (docs/decisions/0044-undici-by-parts.md).
+// Both are easy to bring back by accident with one import line. Nor Koa's helpers for content
+// negotiation, types and cookies (docs/decisions/0008-koa-helpers-on-first-use.md), nor node:http2,
+// which undici's HTTP/2 client loads as it loads, nor semver, which the plugins' usual core ranges do
+// not need: each costs memory or start-up time (bench/README.md, "Startup", "Memory at start").
 
 const preload = path.resolve(import.meta.dirname, '../support/footprint.mjs');
 let gateway: RunningGateway | undefined;

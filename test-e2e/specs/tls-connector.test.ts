@@ -216,9 +216,8 @@ describe('TLS connectors', () => {
   });
 
   describe('a client that never finishes its handshake is cut off after headersTimeout', () => {
-    // It was held for ever (measured: still open after 150 seconds): Node's handshakeTimeout (120
-    // seconds) handed the connection to the gateway's HTTP error answer, which cannot be written
-    // before a handshake, and nothing closed it.
+    // It was held for ever: Node's handshakeTimeout (120 seconds) handed the connection to the
+    // gateway's HTTP error answer, which cannot be written before a handshake, and nothing closed it.
     it('one that sends nothing', async () => {
       const heldMs = await heldOpen(port, undefined, HEADERS_TIMEOUT_MS + 5000);
       expect(heldMs).toBeDefined();

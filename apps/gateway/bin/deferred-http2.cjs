@@ -2,7 +2,7 @@
 // What undici's HTTP/2 client gets for `require('node:http2')` in a gateway process (bin/portico.js
 // points it here): Node's http2 module, loaded only when something beyond the ten constants undici
 // reads as it loads is used. The gateway speaks HTTP/1.1 to upstreams, and loading http2 (with
-// node:tls, which it requires) took 13-15 ms of every start (bench/README.md, "Startup").
+// node:tls, which it requires) is a measurable part of every start (bench/README.md, "Startup").
 // The constants are protocol values (RFC 9113 pseudo-header names, nghttp2 error codes); a test
 // checks them against Node's. Any other name, or any function, loads the real module.
 

@@ -36,8 +36,8 @@ const json = (text: string, file: string) =>
  * not be reported.
  */
 describe.skipIf(!available)('names in the compatibility corpus', () => {
-  // Loads every configuration of the corpus with every type: about 1 s alone, past vitest's default 5 s
-  // inside a full run on a machine at a third of its usual speed (2026-11-26).
+  // Loads every configuration of the corpus with every type: on a slow or busy machine, longer than
+  // vitest's default 5 s inside a full run.
   it('gives no warning about a name the gateway knows', { timeout: 30_000 }, async () => {
     const logger = createMemoryLogger();
     const registry = new TypeRegistry({ logger });

@@ -126,8 +126,8 @@ describe('KeyStore reading JCEKS (as the incumbents’ tamper-evident audit keys
     expect(store.key('password')).toBe(store.key('Password'));
   });
 
-  // Wrong-password derivations of 200,000 MD5 rounds each: 4.9 s alone on a machine at a third of its
-  // usual speed (2026-11-26), past vitest's default 5 s inside the full suite.
+  // Wrong-password derivations of 200,000 MD5 rounds each: on a slow or busy machine, longer than
+  // vitest's default 5 s inside the full suite.
   it('refuses wrong passwords: the store digest, a sealed key, a private key', { timeout: 30_000 }, () => {
     expect(() => KeyStore.read(fixture('store.jceks'), 'wrong')).toThrow(WrongPasswordError);
     expect(() => store.key('password', 'wrong')).toThrow('does not decrypt');

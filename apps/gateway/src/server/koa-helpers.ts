@@ -4,7 +4,7 @@ import Module, { createRequire } from 'node:module';
  * The helpers Koa requires when it loads, for features only some middleware use: content
  * negotiation (`ctx.accepts`), type checks (`ctx.is`), `ctx.type =`, `ctx.cookies` and `ctx.assert`.
  * Between them (two copies of mime-types and its database, negotiator, keygrip, http-assert with its
- * own older http-errors and deep-equal ...) they add about 10 MB to every process, and the gateway's
+ * own older http-errors and deep-equal ...) they add megabytes to every process, and the gateway's
  * own traffic uses none of them (docs/decisions/0008-koa-helpers-on-first-use.md). Each maps
  * to the functions Koa reads from the module as it loads, which the stand-in hands out without
  * loading anything.
