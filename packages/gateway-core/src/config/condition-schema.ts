@@ -35,6 +35,7 @@ class ConditionSchema extends Schema<Condition> {
     return fail(ctx, path, `${quoteSetting(ctx, path, raw)} is not a condition`, this.expected);
   }
 
+  // Not #private: a copy made by Schema.clone() would lack a #method.
   private compile(text: string, label: string | undefined, path: string, ctx: ParseContext) {
     try {
       return {

@@ -61,6 +61,7 @@ export function whereWritten(
 /** A run-time expression: compiled while loading, evaluated per request. Plain values are constants. */
 export class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<ExpressionResult<T>>> {
   readonly expected: string;
+  // Not #private: Schema.clone() copies own properties, and a copy would lack #fields.
   private readonly type: T;
 
   constructor(type: T) {

@@ -11,6 +11,7 @@ import { quoteSetting } from './secret-redaction.ts';
  */
 export class ReferenceSchema<T> extends Schema<T> {
   readonly expected: string;
+  // Not #private: Schema.clone() copies own properties, and a copy would lack #fields.
   private readonly kind: ReferenceKind;
   private readonly types: readonly string[] | undefined;
   private readonly guard: ReferenceGuard | undefined;

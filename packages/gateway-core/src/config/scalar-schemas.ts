@@ -72,6 +72,7 @@ export class StringSchema extends ScalarSchema<string> {
 
 export class NumberSchema extends ScalarSchema<number> {
   readonly expected: string;
+  // Not #private: Schema.clone() copies own properties, and a copy would lack #fields.
   private readonly integer: boolean;
   private readonly min: number | undefined;
   private readonly max: number | undefined;
@@ -143,6 +144,7 @@ export class DurationSchema extends ScalarSchema<Duration> {
 export class EnumSchema<T extends string> extends ScalarSchema<T> {
   readonly expected: string;
 
+  // Not #private: Schema.clone() copies own properties, and a copy would lack #fields.
   private readonly values: readonly T[];
 
   constructor(values: readonly T[]) {

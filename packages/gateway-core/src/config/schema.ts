@@ -71,6 +71,7 @@ export abstract class Schema<T> {
     return fail(ctx, path, `the setting ${why}`, this.expected);
   }
 
+  // Not #clone: its copies lack #methods, and are copied again (`.optional().describe()`).
   protected clone(): this {
     return Object.assign(Object.create(Object.getPrototypeOf(this)), this);
   }

@@ -6,6 +6,7 @@ import { child, quoteSetting } from './secret-redaction.ts';
 
 export class ArraySchema<T> extends Schema<T[]> {
   readonly expected: string;
+  // Not #private: Schema.clone() copies own properties, and a copy would lack #fields.
   private readonly item: Schema<T>;
 
   constructor(item: Schema<T>) {
@@ -28,6 +29,7 @@ export class ArraySchema<T> extends Schema<T[]> {
 
 export class MapSchema<T> extends Schema<Record<string, T>> {
   readonly expected: string;
+  // Not #private: Schema.clone() copies own properties, and a copy would lack #fields.
   private readonly value: Schema<T>;
   private readonly key: Schema<string> | undefined;
 
@@ -75,6 +77,7 @@ type ObjectOf<S extends Shape> = {
 export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
   readonly expected = 'an object';
   readonly shape: S;
+  // Not #private: Schema.clone() copies own properties, and a copy would lack #fields.
   /** Keys accepted and ignored (comments, and fields the incumbent reads that we do not need). */
   private readonly ignored: readonly string[];
 
