@@ -959,12 +959,12 @@ describe('compile once', () => {
 
   it('reads getters of model classes but never their methods', () => {
     class Uri {
-      private readonly raw: string;
+      readonly #raw: string;
       constructor(raw: string) {
-        this.raw = raw;
+        this.#raw = raw;
       }
       get path(): string {
-        return this.raw;
+        return this.#raw;
       }
       secret(): string {
         return 'no';

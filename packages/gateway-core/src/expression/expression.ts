@@ -211,9 +211,9 @@ function describeBase(base: unknown): string {
 
 class CompiledExpression<T> implements Expression<T> {
   readonly isConstant: boolean;
-  private readonly evaluator: Evaluator;
-  private readonly constantValue: T | null = null;
-  private readonly warnings: WarningLimiter;
+  readonly #evaluator: Evaluator;
+  readonly #constantValue: T | null = null;
+  readonly #warnings: WarningLimiter;
   readonly text: string;
   readonly expectedType: ExpectedType;
   readonly readsRequestBody: boolean;
@@ -230,8 +230,8 @@ class CompiledExpression<T> implements Expression<T> {
   ) {
     this.text = text;
     this.expectedType = expectedType;
-    this.warnings = warnings;
-    const ctx: CompileContext = { text, warn: (m) => this.warnings.warn(m), constants, names, problems: [] };
+    this.#warnings = warnings;
+    const ctx: CompileContext = { text, warn: (m) => this.#warnings.warn(m), constants, names, problems: [] };
     const parts = parseTemplate(text);
     const compiled = compiling(ctx, () =>
       parts.map((p) => (p.kind === 'text' ? { ev: () => p.text, constant: true } : compileNode(p.node, ctx))),
@@ -246,16 +246,16 @@ class CompiledExpression<T> implements Expression<T> {
     ctx.names = undefined;
     const single = parts.length === 1 && parts[0]!.kind === 'expr' ? parts[0] : undefined;
     if (single) {
-      this.evaluator = compiled[0]!.ev;
+      this.#evaluator = compiled[0]!.ev;
     } else {
       const evs = compiled.map((c) => c.ev);
-      this.evaluator = (b) => {
+      this.#evaluator = (b) => {
         let out = '';
         for (const ev of evs) out += toText(ev(b));
         return out;
       };
     }
-    if (this.isConstant) this.constantValue = this.run(EMPTY_BINDINGS);
+    if (this.isConstant) this.#constantValue = this.#run(EMPTY_BINDINGS);
   }
 
   /**
@@ -269,17 +269,17 @@ class CompiledExpression<T> implements Expression<T> {
   }
 
   evaluate(bindings: Bindings = EMPTY_BINDINGS): T | null {
-    return this.isConstant ? this.constantValue : this.run(bindings);
+    return this.isConstant ? this.#constantValue : this.#run(bindings);
   }
 
-  private run(bindings: Bindings): T | null {
-    if (this.readsEnvironment) return withValuesHidden(() => this.evaluateNow(bindings));
-    return this.evaluateNow(bindings);
+  #run(bindings: Bindings): T | null {
+    if (this.readsEnvironment) return withValuesHidden(() => this.#evaluateNow(bindings));
+    return this.#evaluateNow(bindings);
   }
 
-  private evaluateNow(bindings: Bindings): T | null {
-    const value = guard(this.evaluator, bindings, this.warnings);
-    return convert(value, this.expectedType, this.warnings) as T | null;
+  #evaluateNow(bindings: Bindings): T | null {
+    const value = guard(this.#evaluator, bindings, this.#warnings);
+    return convert(value, this.expectedType, this.#warnings) as T | null;
   }
 }
 
@@ -355,13 +355,13 @@ function warningLimiter(text: string, options: CompileOptions): WarningLimiter {
  * names the expression and where it is written: the route, the heap object, the file and JSON path.
  */
 class WarningLimiter {
-  private last = 0;
-  private suppressed = 0;
+  #last = 0;
+  #suppressed = 0;
 
-  private readonly text: string;
-  private readonly logger: Logger;
-  private readonly origin: Readonly<ExpressionOrigin> | undefined;
-  private readonly jsonPath: string | undefined;
+  readonly #text: string;
+  readonly #logger: Logger;
+  readonly #origin: Readonly<ExpressionOrigin> | undefined;
+  readonly #jsonPath: string | undefined;
 
   constructor(
     text: string,
@@ -369,28 +369,28 @@ class WarningLimiter {
     origin: Readonly<ExpressionOrigin> | undefined,
     jsonPath: string | undefined,
   ) {
-    this.text = text;
-    this.logger = logger;
-    this.origin = origin;
-    this.jsonPath = jsonPath;
+    this.#text = text;
+    this.#logger = logger;
+    this.#origin = origin;
+    this.#jsonPath = jsonPath;
   }
 
   warn(message: string, level: 'warn' | 'info' = 'warn'): void {
     const now = Date.now();
-    if (this.last !== 0 && now - this.last < WARNING_INTERVAL_MS) {
-      this.suppressed++;
+    if (this.#last !== 0 && now - this.#last < WARNING_INTERVAL_MS) {
+      this.#suppressed++;
       return;
     }
     const data: Record<string, unknown> = {
-      ...this.origin,
-      ...(this.jsonPath === undefined ? {} : { jsonPath: this.jsonPath }),
-      expression: this.text,
+      ...this.#origin,
+      ...(this.#jsonPath === undefined ? {} : { jsonPath: this.#jsonPath }),
+      expression: this.#text,
       // Messages quote values briefly (describeValue); this is the bound for any other.
       problem: message.length > PROBLEM_LIMIT ? `${message.slice(0, PROBLEM_LIMIT)}...` : message,
     };
-    if (this.suppressed > 0) data.suppressedSinceLast = this.suppressed;
-    this.logger[level]('expression evaluated to null', data);
-    this.last = now;
-    this.suppressed = 0;
+    if (this.#suppressed > 0) data.suppressedSinceLast = this.#suppressed;
+    this.#logger[level]('expression evaluated to null', data);
+    this.#last = now;
+    this.#suppressed = 0;
   }
 }

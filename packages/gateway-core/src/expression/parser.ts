@@ -30,73 +30,73 @@ const ADDITIVE = new Set(['+', '-']);
 const MULTIPLICATIVE = new Set(['*', '/', '%']);
 
 class Parser {
-  private index = 0;
-  private depth = 0;
-  private readonly tokens: Token[];
-  private readonly text: string;
+  #index = 0;
+  #depth = 0;
+  readonly #tokens: Token[];
+  readonly #text: string;
 
   constructor(tokens: Token[], text: string) {
-    this.tokens = tokens;
-    this.text = text;
+    this.#tokens = tokens;
+    this.#text = text;
   }
 
   parseAll(): Node {
-    if (this.peek().type === 'end') throw this.error('empty expression', 'an expression inside ${...}');
-    const node = this.ternary();
-    if (this.peek().type !== 'end')
-      throw this.error(`unexpected ${describe(this.peek())}`, 'an operator or the end');
+    if (this.#peek().type === 'end') throw this.#error('empty expression', 'an expression inside ${...}');
+    const node = this.#ternary();
+    if (this.#peek().type !== 'end')
+      throw this.#error(`unexpected ${describe(this.#peek())}`, 'an operator or the end');
     return node;
   }
 
-  private peek(): Token {
-    return this.tokens[this.index]!;
+  #peek(): Token {
+    return this.#tokens[this.#index]!;
   }
 
-  private next(): Token {
-    return this.tokens[this.index++]!;
+  #next(): Token {
+    return this.#tokens[this.#index++]!;
   }
 
-  private isOp(value: string): boolean {
-    const t = this.peek();
+  #isOp(value: string): boolean {
+    const t = this.#peek();
     return t.type === 'op' && t.value === value;
   }
 
-  private expectOp(value: string, expected: string): Token {
-    if (!this.isOp(value)) throw this.error(`unexpected ${describe(this.peek())}`, expected);
-    return this.next();
+  #expectOp(value: string, expected: string): Token {
+    if (!this.#isOp(value)) throw this.#error(`unexpected ${describe(this.#peek())}`, expected);
+    return this.#next();
   }
 
-  private error(message: string, expected: string) {
-    return expressionError(message, this.text, this.peek().pos, expected);
+  #error(message: string, expected: string) {
+    return expressionError(message, this.#text, this.#peek().pos, expected);
   }
 
-  private ternary(): Node {
-    this.enter();
+  #ternary(): Node {
+    this.#enter();
     try {
-      return this.conditional();
+      return this.#conditional();
     } finally {
-      this.depth--;
+      this.#depth--;
     }
   }
 
-  private enter(): void {
-    if (++this.depth > MAX_NESTING) {
-      throw this.error('expression nested too deeply', `at most ${MAX_NESTING} levels of nesting`);
+  #enter(): void {
+    if (++this.#depth > MAX_NESTING) {
+      throw this.#error('expression nested too deeply', `at most ${MAX_NESTING} levels of nesting`);
     }
   }
 
-  private conditional(): Node {
-    const test = this.binary(0);
-    if (!this.isOp('?')) return test;
-    const pos = this.next().pos;
-    const consequent = this.ternary();
-    this.expectOp(':', "':' of the conditional operator");
-    const alternate = this.ternary();
+  #conditional(): Node {
+    const test = this.#binary(0);
+    if (!this.#isOp('?')) return test;
+    const pos = this.#next().pos;
+    const consequent = this.#ternary();
+    this.#expectOp(':', "':' of the conditional operator");
+    const alternate = this.#ternary();
     return { kind: 'conditional', test, consequent, alternate, pos };
   }
 
   /** Binary operator levels, lowest first; each level is left-associative. */
-  private static readonly LEVELS: ReadonlySet<string>[] = [
+  static readonly #LEVELS: ReadonlySet<string>[] = [
     new Set(['||']),
     new Set(['&&']),
     EQUALITY,
@@ -105,46 +105,46 @@ class Parser {
     MULTIPLICATIVE,
   ];
 
-  private binary(level: number): Node {
-    if (level === Parser.LEVELS.length) return this.unary();
-    const ops = Parser.LEVELS[level]!;
-    let left = this.binary(level + 1);
+  #binary(level: number): Node {
+    if (level === Parser.#LEVELS.length) return this.#unary();
+    const ops = Parser.#LEVELS[level]!;
+    let left = this.#binary(level + 1);
     for (;;) {
-      const t = this.peek();
+      const t = this.#peek();
       if (t.type === 'op' && t.value === 'instanceof')
-        throw this.error("'instanceof' is not supported", 'an operator');
+        throw this.#error("'instanceof' is not supported", 'an operator');
       if (t.type !== 'op' || !ops.has(t.value)) return left;
-      this.next();
-      const right = this.binary(level + 1);
+      this.#next();
+      const right = this.#binary(level + 1);
       left = { kind: 'binary', op: t.value as BinaryOp, left, right, pos: t.pos };
     }
   }
 
-  private unary(): Node {
-    const t = this.peek();
+  #unary(): Node {
+    const t = this.#peek();
     if (t.type === 'op' && (t.value === '-' || t.value === '!' || t.value === 'empty')) {
-      this.next();
-      this.enter();
-      const operand = this.unary();
-      this.depth--;
+      this.#next();
+      this.#enter();
+      const operand = this.#unary();
+      this.#depth--;
       return { kind: 'unary', op: t.value, operand, pos: t.pos };
     }
-    return this.value();
+    return this.#value();
   }
 
-  private value(): Node {
-    let node = this.primary();
+  #value(): Node {
+    let node = this.#primary();
     for (;;) {
-      if (this.isOp('.')) {
-        this.next();
-        const t = this.next();
+      if (this.#isOp('.')) {
+        this.#next();
+        const t = this.#next();
         const name = t.type === 'identifier' ? t.value : t.type === 'op' ? t.word : undefined;
         if (name === undefined) {
-          this.index--;
-          throw this.error(`unexpected ${describe(t)} after '.'`, 'a property or method name');
+          this.#index--;
+          throw this.#error(`unexpected ${describe(t)} after '.'`, 'a property or method name');
         }
-        if (this.isOp('(')) {
-          node = { kind: 'method', object: node, name, args: this.args(), pos: t.pos };
+        if (this.#isOp('(')) {
+          node = { kind: 'method', object: node, name, args: this.#args(), pos: t.pos };
         } else {
           node = {
             kind: 'member',
@@ -154,10 +154,10 @@ class Parser {
             pos: t.pos,
           };
         }
-      } else if (this.isOp('[')) {
-        const open = this.next();
-        const property = this.ternary();
-        this.expectOp(']', "']'");
+      } else if (this.#isOp('[')) {
+        const open = this.#next();
+        const property = this.#ternary();
+        this.#expectOp(']', "']'");
         node = { kind: 'member', object: node, property, computed: true, pos: open.pos };
       } else {
         return node;
@@ -165,47 +165,47 @@ class Parser {
     }
   }
 
-  private args(): Node[] {
-    this.expectOp('(', "'('");
+  #args(): Node[] {
+    this.#expectOp('(', "'('");
     const args: Node[] = [];
-    if (this.isOp(')')) {
-      this.next();
+    if (this.#isOp(')')) {
+      this.#next();
       return args;
     }
     for (;;) {
-      args.push(this.ternary());
-      if (this.isOp(',')) {
-        this.next();
+      args.push(this.#ternary());
+      if (this.#isOp(',')) {
+        this.#next();
         continue;
       }
-      this.expectOp(')', "',' or ')'");
+      this.#expectOp(')', "',' or ')'");
       return args;
     }
   }
 
-  private primary(): Node {
-    const t = this.peek();
+  #primary(): Node {
+    const t = this.#peek();
     switch (t.type) {
       case 'number':
       case 'string':
-        this.next();
+        this.#next();
         return literal(t.value, t.pos);
       case 'identifier': {
-        this.next();
+        this.#next();
         if (isWordLiteral(t.value)) return literal(wordLiteralValue(t.value), t.pos);
-        if (this.isOp('(')) return { kind: 'call', name: t.value, args: this.args(), pos: t.pos };
+        if (this.#isOp('(')) return { kind: 'call', name: t.value, args: this.#args(), pos: t.pos };
         return { kind: 'identifier', name: t.value, pos: t.pos };
       }
       case 'op':
         if (t.value === '(') {
-          this.next();
-          const inner = this.ternary();
-          this.expectOp(')', "')'");
+          this.#next();
+          const inner = this.#ternary();
+          this.#expectOp(')', "')'");
           return inner;
         }
-        throw this.error(`unexpected ${describe(t)}`, 'a value, a name or a function call');
+        throw this.#error(`unexpected ${describe(t)}`, 'a value, a name or a function call');
       case 'end':
-        throw this.error('unexpected end of expression', 'a value, a name or a function call');
+        throw this.#error('unexpected end of expression', 'a value, a name or a function call');
     }
   }
 }
