@@ -13,25 +13,25 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  */
 export class Creation {
   readonly label: string;
-  private readonly waitingOn = new Set<Creation>();
-  private active = true;
+  readonly #waitingOn = new Set<Creation>();
+  #active = true;
 
   constructor(label: string) {
     this.label = label;
   }
 
   finish(): void {
-    this.active = false;
-    this.waitingOn.clear();
+    this.#active = false;
+    this.#waitingOn.clear();
   }
 
   /** The creations from this one to `target` along waiting edges, both included; undefined if none. */
   pathTo(target: Creation, seen = new Set<Creation>()): Creation[] | undefined {
-    if (!this.active) return undefined;
+    if (!this.#active) return undefined;
     if (this === target) return [this];
     if (seen.has(this)) return undefined;
     seen.add(this);
-    for (const next of this.waitingOn) {
+    for (const next of this.#waitingOn) {
       const path = next.pathTo(target, seen);
       if (path) return [this, ...path];
     }
@@ -39,7 +39,7 @@ export class Creation {
   }
 
   addWait(target: Creation): void {
-    if (this.active) this.waitingOn.add(target);
+    if (this.#active) this.#waitingOn.add(target);
   }
 }
 

@@ -124,18 +124,18 @@ export class Heap implements HeapView {
   readonly temporaryStorageName: string;
   /** See HeapOptions.route. */
   readonly route: string | undefined;
-  private readonly globals: readonly DecorationStep[];
-  private readonly slots = new Map<string, Slot>();
+  readonly #globals: readonly DecorationStep[];
+  readonly #slots = new Map<string, Slot>();
   // The two maps below are made when first needed: a route's heap has no defaults and often no
   // inline declaration, and an empty Map is ~200 bytes (bench/README.md, "Idle memory").
   /** The gateway's default objects (the top-level heap only). */
-  private defaults: Map<string, Slot> | undefined;
+  #defaults: Map<string, Slot> | undefined;
   /** Inline declarations, by the declaration object itself: resolving one again gives the same object. */
-  private inline: Map<object, Slot> | undefined;
-  private readonly objects = new CreatedObjects();
-  private destruction: Promise<void> | undefined;
+  #inline: Map<object, Slot> | undefined;
+  readonly #objects = new CreatedObjects();
+  #destruction: Promise<void> | undefined;
   /** The top-level heap's values shared by the whole gateway (HeapView.shared). */
-  private sharedValues: Map<string, unknown> | undefined;
+  #sharedValues: Map<string, unknown> | undefined;
 
   constructor(options: HeapOptions) {
     this.registry = options.registry;
@@ -159,11 +159,11 @@ export class Heap implements HeapView {
       options.temporaryStorage ?? options.parent?.temporaryStorageName ?? 'TemporaryStorage';
     this.route = options.route ?? options.parent?.route;
     const own = globalSteps(options.globalDecorations ?? [], options.file);
-    this.globals =
+    this.#globals =
       options.parent !== undefined && own.length === 0
-        ? options.parent.globals
-        : [...(options.parent?.globals ?? []), ...own];
-    if (options.defaults !== undefined) this.setDefaults(options.defaults);
+        ? options.parent.#globals
+        : [...(options.parent === undefined ? [] : options.parent.#globals), ...own];
+    if (options.defaults !== undefined) this.#setDefaults(options.defaults);
   }
 
   /**
@@ -178,7 +178,7 @@ export class Heap implements HeapView {
     for (const result of results) {
       errors.push(...result.errors);
       if (result.name === undefined) continue;
-      if (this.slots.has(result.name)) {
+      if (this.#slots.has(result.name)) {
         errors.push(
           new PorticoError(
             ErrorCode.DUPLICATE_NAME,
@@ -199,14 +199,14 @@ export class Heap implements HeapView {
       if (refused !== undefined) {
         // Unusable: using the name reports the problem again rather than "no object named".
         errors.push(refused);
-        this.slots.set(result.name, slotOf({ ...result, declaration: undefined, errors: [refused] }));
+        this.#slots.set(result.name, slotOf({ ...result, declaration: undefined, errors: [refused] }));
         continue;
       }
-      this.slots.set(result.name, slotOf(result));
+      this.#slots.set(result.name, slotOf(result));
       if (result.declaration !== undefined) added.push(result.declaration);
     }
     // Checked once every name of this heap is known: a decoration may name a decorator declared later.
-    for (const declaration of added) errors.push(...this.localDecorationProblems(declaration));
+    for (const declaration of added) errors.push(...this.#localDecorationProblems(declaration));
     return errors;
   }
 
@@ -215,8 +215,8 @@ export class Heap implements HeapView {
    * the route loader, so that a mistake is reported even when no object of the route is created.
    */
   globalDecorationProblems(): PorticoError[] {
-    const parentCount = this.parent?.globals.length ?? 0;
-    return this.globals.slice(parentCount).flatMap((step) => this.decoratorProblem(step, [], true) ?? []);
+    const parentCount = this.parent === undefined ? 0 : this.parent.#globals.length;
+    return this.#globals.slice(parentCount).flatMap((step) => this.#decoratorProblem(step, [], true) ?? []);
   }
 
   /**
@@ -233,7 +233,7 @@ export class Heap implements HeapView {
     fields: Iterable<string>,
     warn = true,
   ): PorticoError | undefined {
-    const decorators = this.decoratorsInScope();
+    const decorators = this.#decoratorsInScope();
     const meant = likelyMeant(name, [...fields, ...decorators]);
     if (meant !== undefined) {
       return new PorticoError(
@@ -253,7 +253,7 @@ export class Heap implements HeapView {
 
   /** The object named `name`, created on first use; with `kind`, it must be of that kind. */
   get<T = unknown>(name: string, kind?: Kind): Promise<T> {
-    return this.lookup(name, kind, undefined, NOWHERE) as Promise<T>;
+    return this.#lookup(name, kind, undefined, NOWHERE) as Promise<T>;
   }
 
   /**
@@ -267,7 +267,7 @@ export class Heap implements HeapView {
   ): Promise<T> {
     if (ref instanceof Reference) {
       const site = { file: ref.file ?? this.file, jsonPath: ref.jsonPath };
-      const object = this.resolveValue(ref.value, kind, ref.types, site);
+      const object = this.#resolveValue(ref.value, kind, ref.types, site);
       const guard = ref.guard;
       if (guard === undefined) return object as Promise<T>;
       return object.then((value) => {
@@ -279,16 +279,16 @@ export class Heap implements HeapView {
         });
       });
     }
-    return this.resolveValue(ref, kind, undefined, { file: this.file, jsonPath }) as Promise<T>;
+    return this.#resolveValue(ref, kind, undefined, { file: this.file, jsonPath }) as Promise<T>;
   }
 
   /** Creates every object this heap declares; returns the problems instead of stopping at the first. */
   async createAll(): Promise<PorticoError[]> {
     const errors: PorticoError[] = [];
     const seen = new Set<string>();
-    for (const slot of [...this.slots.values()]) {
+    for (const slot of [...this.#slots.values()]) {
       try {
-        await this.instantiate(slot, undefined, undefined, NOWHERE);
+        await this.#instantiate(slot, undefined, undefined, NOWHERE);
       } catch (error) {
         const where = { file: this.file, jsonPath: slot.declaration?.jsonPath ?? this.jsonPath };
         // An object that failed because a dependency did repeats that dependency's problems.
@@ -304,28 +304,28 @@ export class Heap implements HeapView {
 
   /** Destroys every object this heap created, newest first; safe to call more than once. */
   destroy(): Promise<void> {
-    this.destruction ??= this.destroyAll();
-    return this.destruction;
+    this.#destruction ??= this.#destroyAll();
+    return this.#destruction;
   }
 
   /** The objects this heap has created and not destroyed, oldest first, as created (undecorated). */
   created(): unknown[] {
-    return this.objects.list();
+    return this.#objects.list();
   }
 
   /** The names this heap declares, in declaration order (parents and defaults left out). */
   names(): string[] {
-    return [...this.slots.keys()];
+    return [...this.#slots.keys()];
   }
 
   /** Whether `get(name)` finds a declaration: here, in a parent, or among the defaults. */
   has(name: string): boolean {
-    return this.find(name) !== undefined;
+    return this.#find(name) !== undefined;
   }
 
   shared<T>(key: string, make: (logger: Logger) => T): T {
     if (this.parent !== undefined) return this.parent.shared(key, make);
-    const values = (this.sharedValues ??= new Map());
+    const values = (this.#sharedValues ??= new Map());
     if (!values.has(key)) values.set(key, make(this.logger));
     return values.get(key) as T;
   }
@@ -334,8 +334,8 @@ export class Heap implements HeapView {
   namesInScope(): string[] {
     const names = new Set<string>();
     for (let heap: Heap | undefined = this; heap; heap = heap.parent) {
-      for (const name of heap.slots.keys()) names.add(name);
-      for (const name of heap.defaults?.keys() ?? []) names.add(name);
+      for (const name of heap.#slots.keys()) names.add(name);
+      for (const name of heap.#defaults?.keys() ?? []) names.add(name);
     }
     return [...names].sort();
   }
@@ -351,7 +351,7 @@ export class Heap implements HeapView {
     });
   }
 
-  private setDefaults(defaults: readonly unknown[]): void {
+  #setDefaults(defaults: readonly unknown[]): void {
     if (this.parent !== undefined) {
       throw new PorticoError(ErrorCode.CONFIG, 'default objects belong to the top-level heap only');
     }
@@ -359,27 +359,27 @@ export class Heap implements HeapView {
     // The defaults come from the gateway's code, not from an operator: a bad one is a bug.
     if (errors.length > 0) throw errors[0];
     for (const result of results) {
-      this.defaults ??= new Map();
-      if (this.defaults.has(result.name!)) {
+      this.#defaults ??= new Map();
+      if (this.#defaults.has(result.name!)) {
         throw new PorticoError(ErrorCode.DUPLICATE_NAME, `two default objects are named '${result.name}'`);
       }
-      this.defaults.set(result.name!, slotOf(result));
+      this.#defaults.set(result.name!, slotOf(result));
     }
   }
 
-  private find(name: string): { heap: Heap; slot: Slot } | undefined {
+  #find(name: string): { heap: Heap; slot: Slot } | undefined {
     for (let heap: Heap | undefined = this; heap; heap = heap.parent) {
-      const slot = heap.slots.get(name) ?? heap.defaults?.get(name);
+      const slot = heap.#slots.get(name) ?? heap.#defaults?.get(name);
       if (slot !== undefined) return { heap, slot };
     }
     return undefined;
   }
 
-  private resolveValue(value: unknown, kind: Kind, types: readonly string[] | undefined, site: Site) {
+  #resolveValue(value: unknown, kind: Kind, types: readonly string[] | undefined, site: Site) {
     // An object reading the request body makes whatever is being loaded with it read it too.
     if (typeof value === 'string' && value !== '')
-      return this.lookup(value, kind, types, site).then(usedObject);
-    if (isRecord(value)) return this.createInline(value, kind, types, site).then(usedObject);
+      return this.#lookup(value, kind, types, site).then(usedObject);
+    if (isRecord(value)) return this.#createInline(value, kind, types, site).then(usedObject);
     return Promise.reject(
       problem(
         site.file,
@@ -390,14 +390,14 @@ export class Heap implements HeapView {
     );
   }
 
-  private async lookup(
+  async #lookup(
     name: string,
     kind: Kind | undefined,
     types: readonly string[] | undefined,
     site: Site,
   ) {
-    this.assertAlive(name);
-    const found = this.find(name);
+    this.#assertAlive(name);
+    const found = this.#find(name);
     if (found === undefined) {
       throw new PorticoError(
         ErrorCode.REFERENCE,
@@ -405,29 +405,29 @@ export class Heap implements HeapView {
         { ...located(site), expected: `the name of ${kind === undefined ? 'a heap object' : article(kind)}` },
       );
     }
-    return found.heap.instantiate(found.slot, kind, types, site);
+    return found.heap.#instantiate(found.slot, kind, types, site);
   }
 
-  private createInline(
+  #createInline(
     value: Record<string, unknown>,
     kind: Kind,
     types: readonly string[] | undefined,
     site: Site,
   ) {
-    this.assertAlive(String(value.type));
-    let slot = this.inline?.get(value);
+    this.#assertAlive(String(value.type));
+    let slot = this.#inline?.get(value);
     if (slot === undefined) {
       const file = site.file ?? this.file;
       const jsonPath = site.jsonPath ?? '$';
       const name = (type: string) => `${type}${file === undefined ? '' : `@${file}`}#${jsonPath}`;
       slot = slotOf(readDeclaration(value, { file, jsonPath }, name));
-      (this.inline ??= new Map()).set(value, slot);
+      (this.#inline ??= new Map()).set(value, slot);
     }
-    return this.instantiate(slot, kind, types, site);
+    return this.#instantiate(slot, kind, types, site);
   }
 
   /** The object of a slot of this heap: created once, shared by concurrent requests for it. */
-  private async instantiate(
+  async #instantiate(
     slot: Slot,
     kind: Kind | undefined,
     types: readonly string[] | undefined,
@@ -442,12 +442,12 @@ export class Heap implements HeapView {
       if (cycle !== undefined) throw cycleError(cycle, site.jsonPath === undefined ? declaration : site);
       return slot.creating.promise;
     }
-    this.assertAlive(declaration.name);
+    this.#assertAlive(declaration.name);
     const creation = new Creation(declaration.name);
     waitFor(creation);
     // Started on the next tick so that the slot shows the creation before any of its work runs.
     const promise = Promise.resolve().then(() =>
-      runCreation(creation, () => this.create(declaration, heaplet)),
+      runCreation(creation, () => this.#create(declaration, heaplet)),
     );
     slot.creating = { promise, creation };
     try {
@@ -501,13 +501,13 @@ export class Heap implements HeapView {
    * Creates and decorates an object; it is marked as reading the request body when an expression of
    * its configuration or decorations, or an object it uses, does (see `body-reads.ts`).
    */
-  private async create(declaration: Declaration, heaplet: Heaplet): Promise<unknown> {
-    const { value, reads } = await collectRequestBodyReads(() => this.createDecorated(declaration, heaplet));
+  async #create(declaration: Declaration, heaplet: Heaplet): Promise<unknown> {
+    const { value, reads } = await collectRequestBodyReads(() => this.#createDecorated(declaration, heaplet));
     if (reads) markRequestBodyReader(value);
     return value;
   }
 
-  private async createDecorated(declaration: Declaration, heaplet: Heaplet): Promise<unknown> {
+  async #createDecorated(declaration: Declaration, heaplet: Heaplet): Promise<unknown> {
     const { name, file, jsonPath } = declaration;
     const validating = this.environment.validating === true;
     const options = {
@@ -519,7 +519,7 @@ export class Heap implements HeapView {
       object: name,
     };
     const config = validating
-      ? await this.checkedConfig(heaplet, declaration, options)
+      ? await this.#checkedConfig(heaplet, declaration, options)
       : parseConfig(heaplet.config, declaration.config, options);
     // Validating, every reference is tried, so that all the problems behind the first are reported.
     const resolved = await resolveReferences(config, (ref) => this.resolve(ref, ref.kind), validating);
@@ -563,7 +563,7 @@ export class Heap implements HeapView {
       throw locate(error, declaration, `cannot create '${name}' (${declaration.type})`);
     }
     // Tracked before decoration, so that an object whose decoration fails is still destroyed.
-    this.objects.track(name, heaplet.type, object, releases);
+    this.#objects.track(name, heaplet.type, object, releases);
     this.logger.debug(`created heap object ${name}`, { type: heaplet.type });
     const info = {
       name,
@@ -572,7 +572,7 @@ export class Heap implements HeapView {
       objectPath: objectPath(name, this.file),
       ...(declaration.logSink === undefined ? {} : { logSink: declaration.logSink }),
     };
-    return decorate(object, info, localSteps(declaration), this.globals, (step) => this.decoratorFor(step));
+    return decorate(object, info, localSteps(declaration), this.#globals, (step) => this.#decoratorFor(step));
   }
 
   /**
@@ -580,7 +580,7 @@ export class Heap implements HeapView {
    * references name (inline declarations especially, which nothing else creates) are still tried,
    * and their problems thrown with the config's own.
    */
-  private async checkedConfig(
+  async #checkedConfig(
     heaplet: Heaplet,
     declaration: Declaration,
     options: ParseOptions,
@@ -602,7 +602,7 @@ export class Heap implements HeapView {
    * decorator may not have a CONFIG error.
    */
   decorator(name: string, value: unknown, where: Where): Promise<DecorationToApply> {
-    return this.decoratorFor({ name, value, ...where }, true) as Promise<DecorationToApply>;
+    return this.#decoratorFor({ name, value, ...where }, true) as Promise<DecorationToApply>;
   }
 
   /**
@@ -610,16 +610,16 @@ export class Heap implements HeapView {
    * `decoration` schema reads it; a name that is not a decorator is a REFERENCE error, one that
    * names nothing is undefined (ignored) unless `required` or a likely misspelling.
    */
-  private async decoratorFor(step: DecorationStep, required = false): Promise<DecorationToApply | undefined> {
+  async #decoratorFor(step: DecorationStep, required = false): Promise<DecorationToApply | undefined> {
     if (!required && !this.has(step.name)) {
       // Reported (warned about, or refused) when declared; ignored here.
       const problem = this.unknownDecoration(step.name, step, DECLARATION_FIELDS, false);
       if (problem !== undefined) throw problem;
       return undefined;
     }
-    const problem = this.decoratorProblem(step);
+    const problem = this.#decoratorProblem(step);
     if (problem !== undefined) throw problem;
-    const found = this.find(step.name)!;
+    const found = this.#find(step.name)!;
     const declaration = found.slot.declaration;
     const heaplet =
       declaration === undefined
@@ -627,8 +627,8 @@ export class Heap implements HeapView {
         : await found.heap.heapletFor(declaration, 'decorator', undefined, step);
     // Read before the decorator is created: a wrong value is reported without it.
     const value =
-      heaplet?.decoration === undefined ? step.value : this.decorationValue(heaplet.decoration, step);
-    const decorator = await found.heap.instantiate(found.slot, 'decorator', undefined, step);
+      heaplet?.decoration === undefined ? step.value : this.#decorationValue(heaplet.decoration, step);
+    const decorator = await found.heap.#instantiate(found.slot, 'decorator', undefined, step);
     // Validating, the decoration is checked (its value, its decorator) and nothing is decorated.
     if (isValidatedObject(decorator)) return { decorator: LEAVES_AS_IT_IS, value };
     if (!isDecorator(decorator)) {
@@ -642,7 +642,7 @@ export class Heap implements HeapView {
   }
 
   /** A decoration's value read with its decorator's schema, at the decoration's own place. */
-  private decorationValue(schema: Schema<unknown>, step: DecorationStep): unknown {
+  #decorationValue(schema: Schema<unknown>, step: DecorationStep): unknown {
     return parseConfig(schema, step.value, {
       ...(step.file === undefined ? {} : { file: step.file }),
       jsonPath: step.jsonPath ?? '$',
@@ -657,12 +657,12 @@ export class Heap implements HeapView {
    * or an object that is not a decorator. A name whose type is not known yet passes here; creating
    * it reports the type.
    */
-  private decoratorProblem(
+  #decoratorProblem(
     step: DecorationStep,
     fields: readonly string[] = DECLARATION_FIELDS,
     lenient = false,
   ): PorticoError | undefined {
-    const found = this.find(step.name);
+    const found = this.#find(step.name);
     if (found === undefined && lenient) return this.unknownDecoration(step.name, step, fields);
     const type = found?.slot.declaration?.type;
     const actual = type === undefined ? undefined : this.registry.kindOf(type);
@@ -672,7 +672,7 @@ export class Heap implements HeapView {
     }
     if (found !== undefined && actual === undefined) return undefined;
     const what = actual === undefined ? '' : ` ('${step.name}' is ${article(actual)})`;
-    const known = this.decoratorsInScope();
+    const known = this.#decoratorsInScope();
     return new PorticoError(
       ErrorCode.REFERENCE,
       `unknown decorator '${step.name}'${what}; decorators in scope: ${known.join(', ') || 'none'}`,
@@ -681,7 +681,7 @@ export class Heap implements HeapView {
   }
 
   /** The decorations of a declaration that cannot apply, found when it is declared. */
-  private localDecorationProblems(declaration: Declaration): PorticoError[] {
+  #localDecorationProblems(declaration: Declaration): PorticoError[] {
     const steps = localSteps(declaration);
     const [first] = steps;
     if (first === undefined) return [];
@@ -689,29 +689,29 @@ export class Heap implements HeapView {
     if (kind !== undefined && kind !== 'filter' && kind !== 'handler') {
       return [notDecoratable(first, declaration.name)];
     }
-    return steps.flatMap((step) => this.decoratorProblem(step, DECLARATION_FIELDS, true) ?? []);
+    return steps.flatMap((step) => this.#decoratorProblem(step, DECLARATION_FIELDS, true) ?? []);
   }
 
-  private decoratorsInScope(): string[] {
+  #decoratorsInScope(): string[] {
     return this.namesInScope().filter((name) => {
-      const type = this.find(name)?.slot.declaration?.type;
+      const type = this.#find(name)?.slot.declaration?.type;
       return type !== undefined && this.registry.kindOf(type) === 'decorator';
     });
   }
 
-  private async destroyAll(): Promise<void> {
+  async #destroyAll(): Promise<void> {
     // Creations still under way finish (or fail) first, so that what they create is released too.
     const slots = [
-      ...this.slots.values(),
-      ...(this.defaults?.values() ?? []),
-      ...(this.inline?.values() ?? []),
+      ...this.#slots.values(),
+      ...(this.#defaults?.values() ?? []),
+      ...(this.#inline?.values() ?? []),
     ];
     await Promise.allSettled(slots.map((slot) => slot.creating?.promise));
-    await this.objects.destroyAll(this.logger);
+    await this.#objects.destroyAll(this.logger);
   }
 
-  private assertAlive(name: string): void {
-    if (this.destruction === undefined) return;
+  #assertAlive(name: string): void {
+    if (this.#destruction === undefined) return;
     const heap = this.file === undefined ? 'the heap' : `the heap of ${this.file}`;
     throw new PorticoError(ErrorCode.REFERENCE, `${heap} is destroyed; '${name}' cannot be created`);
   }

@@ -51,33 +51,33 @@ interface Entry {
  * resolved, so a gateway pays only for the plugins its configuration names.
  */
 export class TypeRegistry implements TypeResolver {
-  private readonly coreVersion: string;
-  private readonly logger: Logger;
-  private readonly conditions: readonly string[];
-  private readonly advice: UnknownTypeAdvice | undefined;
+  readonly #coreVersion: string;
+  readonly #logger: Logger;
+  readonly #conditions: readonly string[];
+  readonly #advice: UnknownTypeAdvice | undefined;
   /** Canonical type → entry. */
-  private readonly types = new Map<string, Entry>();
+  readonly #types = new Map<string, Entry>();
   /** Type or alias → entry. */
-  private readonly names = new Map<string, Entry>();
+  readonly #names = new Map<string, Entry>();
   /** Manifests and package folders already registered, so registering one again changes nothing. */
-  private readonly registered = new Set<unknown>();
+  readonly #registered = new Set<unknown>();
   /** Where `discover` looked: looked at again for a type no package provided then. */
-  private readonly discovered: DiscoveryOptions[] = [];
+  readonly #discovered: DiscoveryOptions[] = [];
 
   constructor(options: TypeRegistryOptions = {}) {
-    this.coreVersion = options.coreVersion ?? CORE_VERSION;
-    this.logger = options.logger ?? consoleLogger;
-    this.conditions = options.conditions ?? activeConditions();
-    this.advice = options.unknownTypeAdvice;
+    this.#coreVersion = options.coreVersion ?? CORE_VERSION;
+    this.#logger = options.logger ?? consoleLogger;
+    this.#conditions = options.conditions ?? activeConditions();
+    this.#advice = options.unknownTypeAdvice;
   }
 
   /** Registers the heaplets of a manifest in hand (the core's own, or a plugin imported by the app). */
   register(manifest: PluginManifest, source: string = manifest?.name): void {
-    const checked = checkManifest(manifest, source, this.coreVersion);
-    if (this.registered.has(checked)) return;
+    const checked = checkManifest(manifest, source, this.#coreVersion);
+    if (this.#registered.has(checked)) return;
     const heaplets = new Map(checked.heaplets.map((heaplet) => [heaplet.type, heaplet]));
     const provider: Provider = { label: `'${source}'`, load: async () => heaplets };
-    this.claim(
+    this.#claim(
       provider,
       checked.heaplets.map((heaplet) => ({
         type: heaplet.type,
@@ -85,7 +85,7 @@ export class TypeRegistry implements TypeResolver {
         aliases: heaplet.aliases ?? [],
       })),
     );
-    this.registered.add(checked);
+    this.#registered.add(checked);
   }
 
   /**
@@ -95,18 +95,18 @@ export class TypeRegistry implements TypeResolver {
   registerPackage(pkg: PluginPackage): void {
     checkPluginPackage(pkg);
     const identity = `${path.resolve(pkg.packageDir)}\0${pkg.packageName}`;
-    if (this.registered.has(identity)) return;
+    if (this.#registered.has(identity)) return;
     let loading: Promise<ReadonlyMap<string, Heaplet>> | undefined;
     const provider: Provider = {
       label: `'${pkg.packageName}' (${pkg.packageDir})`,
       // Concurrent first uses share one import; a failed import fails the same way every time.
       load: () => {
-        loading ??= this.importPackage(pkg);
+        loading ??= this.#importPackage(pkg);
         return loading;
       },
     };
     const aliases = Object.entries(pkg.aliases ?? {});
-    this.claim(
+    this.#claim(
       provider,
       pkg.types.map((type) => ({
         type,
@@ -114,14 +114,14 @@ export class TypeRegistry implements TypeResolver {
         aliases: aliases.filter(([, target]) => target === type).map(([alias]) => alias),
       })),
     );
-    this.registered.add(identity);
+    this.#registered.add(identity);
   }
 
   /** Registers every plugin package the app depends on or a plugin directory holds; returns their names. */
   async discover(options: DiscoveryOptions): Promise<string[]> {
-    const packages = await discoverPluginPackages(options, this.logger);
+    const packages = await discoverPluginPackages(options, this.#logger);
     for (const pkg of packages) this.registerPackage(pkg);
-    this.discovered.push(options);
+    this.#discovered.push(options);
     return packages.map((pkg) => pkg.packageName);
   }
 
@@ -130,8 +130,8 @@ export class TypeRegistry implements TypeResolver {
    * a type of another kind is a REFERENCE error saying what was expected.
    */
   async resolve(type: string, kind?: Kind): Promise<Heaplet> {
-    const entry = this.entryOf(type);
-    if (entry === undefined) throw await this.unknownType(type, kind);
+    const entry = this.#entryOf(type);
+    if (entry === undefined) throw await this.#unknownType(type, kind);
     if (kind !== undefined && entry.kind !== kind) {
       throw new PorticoError(
         ErrorCode.REFERENCE,
@@ -145,31 +145,31 @@ export class TypeRegistry implements TypeResolver {
 
   /** The kind of a type, alias or Java class name, without importing anything; undefined if unknown. */
   kindOf(type: string): Kind | undefined {
-    return this.entryOf(type)?.kind;
+    return this.#entryOf(type)?.kind;
   }
 
   /** The canonical type names (aliases left out), sorted, of one kind or of all. */
   knownTypes(kind?: Kind): string[] {
-    return [...this.types.values()]
+    return [...this.#types.values()]
       .filter((entry) => kind === undefined || entry.kind === kind)
       .map((entry) => entry.type)
       .sort();
   }
 
-  private entryOf(type: string): Entry | undefined {
-    const entry = this.names.get(type);
+  #entryOf(type: string): Entry | undefined {
+    const entry = this.#names.get(type);
     if (entry !== undefined) return entry;
     const simple = simpleClassName(type);
-    return simple === undefined ? undefined : this.names.get(simple);
+    return simple === undefined ? undefined : this.#names.get(simple);
   }
 
   /** Adds all the names of a provider, or none of them when one is taken. */
-  private claim(provider: Provider, types: { type: string; kind: Kind; aliases: readonly string[] }[]): void {
+  #claim(provider: Provider, types: { type: string; kind: Kind; aliases: readonly string[] }[]): void {
     const added = new Map<string, Entry>();
     for (const { type, kind, aliases } of types) {
       const entry: Entry = { type, kind, provider };
       for (const name of [type, ...aliases]) {
-        const taken = this.names.get(name) ?? added.get(name);
+        const taken = this.#names.get(name) ?? added.get(name);
         if (taken !== undefined) {
           const what = name === type ? `type '${name}'` : `alias '${name}' (of '${type}')`;
           throw new PorticoError(
@@ -182,12 +182,12 @@ export class TypeRegistry implements TypeResolver {
       }
     }
     for (const [name, entry] of added) {
-      this.names.set(name, entry);
-      if (name === entry.type) this.types.set(name, entry);
+      this.#names.set(name, entry);
+      if (name === entry.type) this.#types.set(name, entry);
     }
   }
 
-  private async importPackage(pkg: PluginPackage): Promise<ReadonlyMap<string, Heaplet>> {
+  async #importPackage(pkg: PluginPackage): Promise<ReadonlyMap<string, Heaplet>> {
     const file = path.join(pkg.packageDir, 'package.json');
     let module: { default?: unknown };
     let packageRange: string | undefined;
@@ -200,8 +200,8 @@ export class TypeRegistry implements TypeResolver {
       };
       const peer = json.peerDependencies?.['@portico/gateway-core'];
       packageRange = typeof peer === 'string' ? peer : undefined;
-      const entry = resolveEntry(pkg.packageDir, json, this.conditions);
-      this.logger.debug(`importing plugin ${pkg.packageName} from ${entry}`);
+      const entry = resolveEntry(pkg.packageDir, json, this.#conditions);
+      this.#logger.debug(`importing plugin ${pkg.packageName} from ${entry}`);
       module = await import(pathToFileURL(entry).href);
     } catch (error) {
       if (isPorticoError(error)) throw error;
@@ -213,7 +213,7 @@ export class TypeRegistry implements TypeResolver {
     }
     try {
       refuseSecondCore(module.default, pkg.packageName);
-      const manifest = checkManifest(module.default, pkg.packageName, this.coreVersion, packageRange);
+      const manifest = checkManifest(module.default, pkg.packageName, this.#coreVersion, packageRange);
       if (packageRange === undefined && manifest.core === undefined) {
         throw new PorticoError(
           ErrorCode.MANIFEST,
@@ -228,17 +228,17 @@ export class TypeRegistry implements TypeResolver {
     }
   }
 
-  private async unknownType(type: string, kind: Kind | undefined): Promise<PorticoError> {
+  async #unknownType(type: string, kind: Kind | undefined): Promise<PorticoError> {
     const known = this.knownTypes(kind);
     const lower = type.toLowerCase();
-    const near = [...this.names.keys()].find((name) => name.toLowerCase() === lower);
+    const near = [...this.#names.keys()].find((name) => name.toLowerCase() === lower);
     const hint = near === undefined ? '' : ` (did you mean '${near}'?)`;
     const list = known.length > 0 ? known.join(', ') : 'none';
-    const late = await this.providedSince(type);
+    const late = await this.#providedSince(type);
     // Installed since discovery: to restart is what to do. Otherwise, whatever the app advises.
     const then =
       late === undefined
-        ? this.advice?.(type)
+        ? this.#advice?.(type)
         : `'${late.packageName}' (${late.packageDir}) provides it, but was installed after the ` +
           `gateway discovered its plugins: plugins are loaded when the gateway starts, restart it to use ${late.packageName}`;
     return new PorticoError(
@@ -257,11 +257,11 @@ export class TypeRegistry implements TypeResolver {
    * read again, nothing imported): one installed, or updated, since. Undefined when there is none, or
    * when nothing was discovered.
    */
-  private async providedSince(type: string): Promise<PluginPackage | undefined> {
+  async #providedSince(type: string): Promise<PluginPackage | undefined> {
     const simple = simpleClassName(type);
     const provides = (pkg: PluginPackage) =>
       [...pkg.types, ...Object.keys(pkg.aliases ?? {})].some((name) => name === type || name === simple);
-    for (const options of this.discovered) {
+    for (const options of this.#discovered) {
       try {
         const found = (await discoverPluginPackages(options, QUIET)).find(provides);
         if (found !== undefined) return found;
