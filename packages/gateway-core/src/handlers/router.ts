@@ -97,14 +97,14 @@ export class Router implements Handler {
     this.#timer = setInterval(() => void this.scan(), interval);
     this.#timer.unref();
     // When the directory does not exist yet, the periodic scan finds it, then watches it.
-    if (this.#directoryProblem === undefined) this.watch();
+    if (this.#directoryProblem === undefined) this.#watch();
   }
 
   /** Watches the directory for changes (a scan follows each), once it exists. */
-  private watch(): void {
+  #watch(): void {
     if (this.#watcher !== undefined || this.#destroyed) return;
     try {
-      const watcher = watch(this.#options.directory, () => this.scheduleScan());
+      const watcher = watch(this.#options.directory, () => this.#scheduleScan());
       watcher.on('error', () => watcher.close());
       watcher.unref();
       this.#watcher = watcher;
@@ -113,7 +113,7 @@ export class Router implements Handler {
     }
   }
 
-  private scheduleScan(): void {
+  #scheduleScan(): void {
     clearTimeout(this.#debounce);
     this.#debounce = setTimeout(() => void this.scan(), 50);
     this.#debounce.unref();
@@ -194,7 +194,7 @@ export class Router implements Handler {
       this.#rescan = false;
       if (this.#destroyed) return;
       try {
-        await this.scanOnce();
+        await this.#scanOnce();
       } catch (error) {
         this.#options.logger.error('route scan failed', {
           directory: this.#options.directory,
@@ -205,30 +205,30 @@ export class Router implements Handler {
     return this.#scanning;
   }
 
-  private async scanOnce(): Promise<void> {
-    const files = await this.listRouteFiles();
+  async #scanOnce(): Promise<void> {
+    const files = await this.#listRouteFiles();
     const seen = new Set(files.keys());
     // Removed first, then added or modified, as the incumbents do.
-    for (const id of [...this.#loaded.keys()]) if (!seen.has(id)) this.unload(id, 'removed');
+    for (const id of [...this.#loaded.keys()]) if (!seen.has(id)) this.#unload(id, 'removed');
     for (const id of [...this.#failures.keys()]) if (!seen.has(id)) this.#failures.delete(id);
     for (const [id, { file, mtimeMs }] of files) {
       const current = this.#loaded.get(id);
       const failed = this.#failures.get(id);
       if (current?.mtimeMs === mtimeMs || (!current && failed?.mtimeMs === mtimeMs)) continue;
       if (current && failed?.mtimeMs === mtimeMs) continue;
-      await this.load(id, file, mtimeMs);
+      await this.#load(id, file, mtimeMs);
     }
-    this.order();
+    this.#order();
   }
 
   /** Route files: names ending in lowercase `.json`; everything else is ignored. */
-  private async listRouteFiles(): Promise<Map<string, { file: string; mtimeMs: number }>> {
+  async #listRouteFiles(): Promise<Map<string, { file: string; mtimeMs: number }>> {
     const out = new Map<string, { file: string; mtimeMs: number }>();
     let names: string[];
     try {
       names = await readdir(this.#options.directory);
     } catch (error) {
-      this.directoryUnreadable(error);
+      this.#directoryUnreadable(error);
       return out;
     }
     if (this.#directoryProblem !== undefined) {
@@ -236,7 +236,7 @@ export class Router implements Handler {
         directory: this.#options.directory,
       });
       // Started without it: from now on, changes are seen at once, not at the next scan only.
-      if (this.#timer !== undefined) this.watch();
+      if (this.#timer !== undefined) this.#watch();
     }
     this.#directoryProblem = undefined;
     for (const name of names.sort()) {
@@ -253,7 +253,7 @@ export class Router implements Handler {
   }
 
   /** Records (and, when it is new, logs as a warning) why the directory could not be listed. */
-  private directoryUnreadable(error: unknown): void {
+  #directoryUnreadable(error: unknown): void {
     const { directory, declaredAt, logger } = this.#options;
     const reason =
       (error as NodeJS.ErrnoException).code === 'ENOENT'
@@ -270,7 +270,7 @@ export class Router implements Handler {
     );
     if (this.#directoryProblem?.message !== problem.message) {
       const { file, jsonPath } = problem.details;
-      logger.warn(`${problem.message}; ${this.lookedForAgain()}`, {
+      logger.warn(`${problem.message}; ${this.#lookedForAgain()}`, {
         ...(file === undefined ? {} : { file }),
         jsonPath,
       });
@@ -279,14 +279,14 @@ export class Router implements Handler {
   }
 
   /** What happens next to a routes directory that cannot be read, as its warning says. */
-  private lookedForAgain(): string {
+  #lookedForAgain(): string {
     const { scanInterval } = this.#options;
     return scanInterval.isZero
       ? 'scanInterval is disabled: the routes are read once, so restart the gateway once it is there'
       : `it is looked for every ${scanInterval} (scanInterval), and its routes load once it is there`;
   }
 
-  private async load(id: string, file: string, mtimeMs: number): Promise<void> {
+  async #load(id: string, file: string, mtimeMs: number): Promise<void> {
     const { logger, heap } = this.#options;
     const previous = this.#loaded.get(id);
     let route: Route;
@@ -323,18 +323,18 @@ export class Router implements Handler {
     this.#loaded.set(id, { route, mtimeMs });
     logger.info(previous ? 'route reloaded' : 'route loaded', { route: id, routeName: route.name, file });
     if (previous) {
-      this.order();
+      this.#order();
       void previous.route
         .destroy()
         .catch((e: unknown) => logger.error('route destroy failed', { route: id, error: String(e) }));
     }
   }
 
-  private unload(id: string, why: string): void {
+  #unload(id: string, why: string): void {
     const loaded = this.#loaded.get(id);
     if (!loaded) return;
     this.#loaded.delete(id);
-    this.order();
+    this.#order();
     this.#options.logger.info(`route ${why}`, { route: id });
     void loaded.route
       .destroy()
@@ -343,7 +343,7 @@ export class Router implements Handler {
       );
   }
 
-  private order(): void {
+  #order(): void {
     const routes = [...this.#loaded.values()]
       .map((l) => l.route)
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

@@ -161,9 +161,9 @@ export class ClientHandler implements Handler {
   protected readonly dispatcher: Dispatcher;
   protected readonly soTimeoutMs: number;
   /** Whether X-Forwarded-* are sent. */
-  protected readonly forwardedHeaders: boolean;
+  readonly #forwardedHeaders: boolean;
   /** Whether a request may go to the host its client named (see ClientHandlerOptions). */
-  protected readonly allowHostFromClient: boolean;
+  readonly #allowHostFromClient: boolean;
   readonly #trustedProxies: TrustedProxies | undefined;
   readonly #retries: RetrySettings | false;
   /** The soTimeout of every exchange in flight; none when it is unlimited. */
@@ -179,8 +179,8 @@ export class ClientHandler implements Handler {
     this.soTimeoutMs = timeoutMs(soTimeout);
     this.#idle = this.soTimeoutMs > 0 ? new IdleWatch(this.soTimeoutMs) : undefined;
     this.#retries = options.retries ?? CLIENT_DEFAULTS.retries;
-    this.forwardedHeaders = options.forwardedHeaders ?? false;
-    this.allowHostFromClient = options.allowHostFromClient ?? false;
+    this.#forwardedHeaders = options.forwardedHeaders ?? false;
+    this.#allowHostFromClient = options.allowHostFromClient ?? false;
     this.#trustedProxies = trustedProxies(options.trustedProxies, {
       file: options.file,
       jsonPath: options.jsonPath ?? '$',
@@ -276,7 +276,7 @@ export class ClientHandler implements Handler {
       // A field that cannot be written: nothing is sent, and the answer is a 502 naming why.
       return this.#answered(Promise.reject(this.failure(error, target.origin, context)), context);
     }
-    return this.send(context, request, target, headers, prepared.body);
+    return this.#send(context, request, target, headers, prepared.body);
   }
 
   /**
@@ -292,7 +292,7 @@ export class ClientHandler implements Handler {
     const route = context.router?.routeName;
     const where = route ? `route ${JSON.stringify(route)}` : 'the configuration';
     let problem: string | undefined;
-    if (!this.allowHostFromClient) {
+    if (!this.#allowHostFromClient) {
       problem =
         `its host ${JSON.stringify(uri.host)} is the one the client's request named (its Host field or ` +
         `target), and nothing in ${where} replaced it with an upstream (a baseURI, the baseURI ` +
@@ -316,7 +316,7 @@ export class ClientHandler implements Handler {
 
   /** The X-Forwarded-* values for this request, when the handler sends them. */
   protected forwarded(context: Context, request: Request): Forwarded | undefined {
-    if (!this.forwardedHeaders) return undefined;
+    if (!this.#forwardedHeaders) return undefined;
     return forwardedFor(context.client, request, originalUri(context), this.#trustedProxies);
   }
 
@@ -341,7 +341,7 @@ export class ClientHandler implements Handler {
   }
 
   /** Sends the request; a failed first attempt goes on to the retries, if it may have any. */
-  private send(
+  #send(
     context: Context,
     request: Request,
     target: UpstreamTarget,
