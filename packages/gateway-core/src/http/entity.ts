@@ -131,13 +131,13 @@ export class Entity implements ElObject {
     if (this.#bytes) return this.#bytes;
     if (this.#stored) {
       if (this.#stored.length > maxBytes) throw entityTooLarge(maxBytes);
-      this.#bytes = await this.readAll(this.#stored.stream(), maxBytes);
+      this.#bytes = await this.#readAll(this.#stored.stream(), maxBytes);
       return this.#bytes;
     }
     this.#sourceToStream();
     if (!this.#stream) return EMPTY;
     if (this.#consumed && !this.#buffering) throw new Error('the entity stream was already consumed');
-    this.#buffering ??= this.readAll(this.#stream, maxBytes);
+    this.#buffering ??= this.#readAll(this.#stream, maxBytes);
     this.#consumed = true;
     try {
       this.#bytes = await this.#buffering;
@@ -155,7 +155,7 @@ export class Entity implements ElObject {
    * Reads a stream to its end. Past the bound it stops reading without destroying the stream: the
    * source may be the client's connection, which must stay open to carry the 413.
    */
-  private async readAll(stream: Readable, maxBytes: number): Promise<Buffer> {
+  async #readAll(stream: Readable, maxBytes: number): Promise<Buffer> {
     if (this.declaredLength !== undefined && this.declaredLength > maxBytes) throw entityTooLarge(maxBytes);
     return collect(stream, maxBytes);
   }

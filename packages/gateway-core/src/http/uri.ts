@@ -270,6 +270,7 @@ export class Uri implements ElObject {
     return copy;
   }
 
+  // Not #parts: the public `with` names its type (Uri['parts']), which a #method cannot give.
   private parts() {
     const { scheme, userInfo, host, port, rawPath, rawQuery, rawFragment } = this;
     return { scheme, userInfo, host, port, rawPath, rawQuery, rawFragment };
