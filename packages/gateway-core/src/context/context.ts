@@ -232,8 +232,8 @@ export class Context {
  * and under load that closure kept its request's whole graph (context, request, response, upstream
  * exchange) alive across scavenges until the next mark-compact: V8 allocates a property's accessor
  * pair directly in the old generation, and a scavenge treats whatever an old object points to as
- * alive. About 1.1 KB more per request promoted, for every route with a condition (measured,
- * bench/README.md, "Garbage collection").
+ * alive: more promoted per request, for every route with a condition (bench/README.md, "Garbage
+ * collection").
  */
 const CONTEXTS = fromContext((context) => context.contexts);
 const SESSION = fromContext((context) => context.session);

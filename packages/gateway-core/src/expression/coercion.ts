@@ -60,8 +60,8 @@ const DISPLAY_DEPTH = 9;
 /**
  * `within` holds the collections being printed around `value`: one of them met again prints as Java
  * prints a map or list holding itself (`(this Map)`, `(this Collection)`), not once more, so that a
- * map holding itself in several entries prints in time linear in its size (it printed every path up
- * to the depth bound: eight entries holding their map took 36 seconds).
+ * map holding itself in several entries prints in time linear in its size, not once per path up to
+ * the depth bound (exponential in the number of such entries).
  */
 function display(value: unknown, within: object[]): string {
   if (value === null || value === undefined) return 'null';

@@ -260,7 +260,7 @@ class CompiledExpression<T> implements Expression<T> {
 
   /**
    * Parsed again when asked (only load-time analysis asks, once or twice per expression): keeping
-   * the tree of every route's condition cost about 0.4 KB per route for the life of the route.
+   * the tree of every route's condition cost memory for the life of the route.
    */
   get ast(): Node | undefined {
     const parts = parseTemplate(this.text);

@@ -31,7 +31,7 @@ describe('a pattern made at run time is held to a budget', () => {
   it.each([
     ['(?i)(a|b){1000}x', '(?i)(a|b){1000}x', 3003],
     ['(a|b)? 300 times', '(a|b)?'.repeat(300), 1202],
-  ] as const)('%s against 16 KB is refused at once (it took 1.5 to 1.8 s)', (_name, pattern, size) => {
+  ] as const)('%s against 16 KB is refused at once, not run', (_name, pattern, size) => {
     for (const text of [FIND, WHOLE, SPLIT, REPLACE]) {
       const { value, ms, problems } = run(text, input, pattern);
       expect(value, text).toBeNull();
@@ -61,7 +61,7 @@ describe('a pattern made at run time is held to a budget', () => {
   });
 
   it('runs on the linear engine from the first character: a+b on 64 KB of a is not quadratic', () => {
-    // V8's backtracking engine took 3 s here: its switch to the linear engine never came.
+    // On V8's backtracking engine this is quadratic: its switch to the linear engine never came.
     const { value, ms, problems } = run(FIND, 'a'.repeat(64 * 1024), 'a+b');
     expect(problems).toEqual([]);
     expect(value).toBe(false);

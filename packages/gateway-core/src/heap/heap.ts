@@ -390,12 +390,7 @@ export class Heap implements HeapView {
     );
   }
 
-  async #lookup(
-    name: string,
-    kind: Kind | undefined,
-    types: readonly string[] | undefined,
-    site: Site,
-  ) {
+  async #lookup(name: string, kind: Kind | undefined, types: readonly string[] | undefined, site: Site) {
     this.#assertAlive(name);
     const found = this.#find(name);
     if (found === undefined) {
@@ -427,12 +422,7 @@ export class Heap implements HeapView {
   }
 
   /** The object of a slot of this heap: created once, shared by concurrent requests for it. */
-  async #instantiate(
-    slot: Slot,
-    kind: Kind | undefined,
-    types: readonly string[] | undefined,
-    site: Site,
-  ) {
+  async #instantiate(slot: Slot, kind: Kind | undefined, types: readonly string[] | undefined, site: Site) {
     const declaration = slot.declaration;
     if (declaration === undefined) throw combine(slot.problems);
     const heaplet = await this.heapletFor(declaration, kind, types, site);
@@ -580,11 +570,7 @@ export class Heap implements HeapView {
    * references name (inline declarations especially, which nothing else creates) are still tried,
    * and their problems thrown with the config's own.
    */
-  async #checkedConfig(
-    heaplet: Heaplet,
-    declaration: Declaration,
-    options: ParseOptions,
-  ): Promise<unknown> {
+  async #checkedConfig(heaplet: Heaplet, declaration: Declaration, options: ParseOptions): Promise<unknown> {
     const references: Reference[] = [];
     const { value, errors } = checkConfig(heaplet.config, declaration.config, { ...options, references });
     if (errors.length === 0) return value;

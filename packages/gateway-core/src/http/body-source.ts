@@ -5,8 +5,8 @@ import type { Readable, Writable } from 'node:stream';
  * object in between. It becomes a Readable only when something else wants to read it (a filter
  * buffering it, a plugin piping it). The upstream client's responses are such bodies: a proxied
  * response nobody reads goes from undici's parser to the client's socket with nothing allocated for
- * it but the chunks (measured: undici's Readable body, its pipe and its promise machinery were about
- * a quarter of the CPU time of a proxied request; bench/README.md).
+ * it but the chunks: undici's Readable body, its pipe and its promise machinery were a large share of
+ * the CPU time of a proxied request (bench/README.md).
  */
 export interface BodySource {
   /** The body as a stream. Called at most once, and never after `pipeTo` or `discard`. */

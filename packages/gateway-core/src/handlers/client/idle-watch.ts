@@ -24,7 +24,7 @@ function tickFor(timeoutMs: number): number {
  *
  * Not a Set: a Set under this churn reallocates its table as it grows and shrinks, and a table that
  * was promoted before it was replaced still points at exchanges, which then survive every scavenge
- * until the next mark-compact (measured: 3 KB per request into the old generation). For the same
+ * until the next mark-compact (bench/README.md, "Garbage collection"). For the same
  * reason an exchange let go of forgets its neighbours.
  *
  * An exchange silent for `timeoutMs` is told so between `timeoutMs` and `timeoutMs` plus two ticks

@@ -10,9 +10,9 @@ import type {
 
 /**
  * The undici dispatchers the upstream client uses, loaded from their own modules rather than
- * from undici's index. The index loads all of undici (fetch, WebSocket, caches, mocks ...): 28 MB of
- * resident memory in every process against 15 MB for the dispatchers (Node 24, undici 8.12.4, measured
- * with `process.memoryUsage().rss` after each require; bench/README.md). undici has no `exports` map,
+ * from undici's index. The index loads all of undici (fetch, WebSocket, caches, mocks ...), about
+ * twice the resident memory of the dispatchers alone in every process (bench/README.md, "Memory at
+ * start"). undici has no `exports` map,
  * so these paths are its published files; its version is pinned in package.json, and every upstream
  * test goes through these classes, so an upgrade that moves them fails the tests at once.
  */
