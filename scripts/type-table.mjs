@@ -27,9 +27,15 @@ export const UPDATE = 'npm run type-table';
 export const STATUS_FILE = 'docs/type-status.json';
 export const NAMES_FILE = 'docs/type-names.json';
 
-/** Where the specification and the corpus are looked for. */
+/**
+ * Where the specification and the corpus are looked for: PORTICO_SPEC and PORTICO_CORPUS, else the
+ * shared folder beside the repository. The specification sits beside the corpus, so a corpus named
+ * by PORTICO_CORPUS tells where the specification is too.
+ */
 export function sourceFolders(root, env = process.env) {
-  const shared = path.resolve(root, '../shared');
+  const shared = env.PORTICO_CORPUS
+    ? path.dirname(path.resolve(env.PORTICO_CORPUS))
+    : path.resolve(root, '../shared');
   return {
     spec: env.PORTICO_SPEC ?? path.join(shared, 'spec'),
     corpus: env.PORTICO_CORPUS ?? path.join(shared, 'compat-corpus'),

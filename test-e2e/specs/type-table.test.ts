@@ -18,7 +18,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const script = path.join(root, 'scripts/type-table.mjs');
-const specRoot = process.env.PORTICO_SPEC ?? path.resolve(root, '../shared/spec');
+// As the generator looks for it (sourceFolders): beside the corpus PORTICO_CORPUS names, if it names one.
+const shared = process.env.PORTICO_CORPUS
+  ? path.dirname(path.resolve(process.env.PORTICO_CORPUS))
+  : path.resolve(root, '../shared');
+const specRoot = process.env.PORTICO_SPEC ?? path.join(shared, 'spec');
 
 /**
  * `npm run type-table ...args` (node with the source condition, as the npm script runs it): its exit
