@@ -47,7 +47,10 @@ function regex(value: unknown, inputLength: number): RegExp {
   return runtimeJavaRegex(toText(value), inputLength);
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
+// Standard base64 is whole groups of four, padded, as the incumbents' decoder wants: a text whose
+// length is not a multiple of four is refused. The URL form is written without padding, so there
+// the last group may be short.
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const BASE64URL = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}(?:==)?|[A-Za-z0-9_-]{3}=?)?$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
