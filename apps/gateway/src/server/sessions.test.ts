@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { defineHeaplet, definePlugin, type Handler, Request, Response, s } from '@portico/gateway-core';
@@ -12,6 +12,7 @@ import {
   startTcpRelay,
   waitFor,
 } from '@portico/test-support';
+import { Redis } from 'ioredis';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequestListener } from './app.ts';
@@ -296,6 +297,19 @@ describe('server-side sessions', () => {
       });
   });
 
+  it('leave a failed Redis unasked for store.retryAfter, 5 seconds by default, finite and above zero', () => {
+    const store = (config: unknown) => checkConfig(sessionSchema, { store: config }, { logger });
+    expect(store({ type: 'redis', uri: 'redis://r' }).value!.store.retryAfter.toMillis()).toBe(5000);
+    expect(
+      store({ type: 'redis', uri: 'redis://r', retryAfter: '30 seconds' }).value!.store.retryAfter.toMillis(),
+    ).toBe(30_000);
+    for (const retryAfter of ['0 ms', 'unlimited'])
+      expect(store({ type: 'redis', uri: 'redis://r', retryAfter }).errors[0]).toMatchObject({
+        code: 'PORTICO_E_CONFIG',
+        details: { jsonPath: '$.store.retryAfter', expected: 'a duration above zero such as "5 seconds"' },
+      });
+  });
+
   it('refuse a Redis store without its uri', () => {
     expect(checkConfig(sessionSchema, { store: { type: 'redis' } }, { logger }).errors[0]).toMatchObject({
       code: 'PORTICO_E_CONFIG',
@@ -398,16 +412,24 @@ describe('server-side sessions', () => {
  * session change that cannot be stored must not be answered as done, with a cookie naming nothing.
  */
 describe.skipIf(!redis)('server-side sessions in Redis, when Redis fails', () => {
-  const settings = (uri: string) => ({
-    store: {
-      type: 'redis',
-      uri,
-      prefix: `portico:test:outage:${process.pid}:${Date.now()}:`,
-      timeout: '300 ms',
-    },
-  });
+  let prefix = '';
+  const settings = (uri: string, store: Record<string, unknown> = {}) => {
+    prefix = `portico:test:outage:${process.pid}:${Date.now()}:`;
+    return { store: { type: 'redis', uri, prefix, timeout: '300 ms', ...store } };
+  };
   const since = (before: number, level: string) =>
     logger.records.slice(before).filter((r) => r.level === level);
+  const messages = (before: number, level: string) => since(before, level).map((r) => r.message);
+  /** The session store's own server-side sessions, opened directly, through `uri`. */
+  const supportWith = async (uri: string, store: Record<string, unknown>) => {
+    const support = await SessionSupport.create(
+      checkConfig(sessionSchema, settings(uri, store), { logger }).value!,
+      logger,
+    );
+    cleanups.push(() => support.close());
+    return support;
+  };
+  const requestWith = (cookie: string) => new Request({ uri: 'http://gw.example/', headers: { cookie } });
 
   // A write during an outage was answered 200 with a cookie for a session that was never stored.
   it('answer 500 without a cookie to a change that cannot be stored; reads see no session; one coded line', async () => {
@@ -467,7 +489,155 @@ describe.skipIf(!redis)('server-side sessions in Redis, when Redis fails', () =>
       intervalMs: 100,
     });
   }, 30_000);
+
+  // Each request asked a Redis that had stopped answering and waited store.timeout for it: with a
+  // silent Redis, every request carrying a session cookie cost a timeout (two when it wrote).
+  it('stop asking a Redis that stopped answering: requests meanwhile send no command', async () => {
+    const relay = await startTcpRelay(redis!);
+    cleanups.push(() => relay.close());
+    const tap = await tapped(relay.url);
+    const call = await servedWith(settings(tap.url, { retryAfter: '1 hour' }));
+    const stored = await call('/count');
+    expect(stored.status).toBe(200);
+    const before = logger.records.length;
+    relay.freeze();
+    cleanups.push(async () => relay.thaw());
+    // The first read waits for its timeout, and opens the breaker.
+    expect(await call('/read', stored.cookie)).toMatchObject({ status: 200, text: 'none' });
+    const asked = tap.commands(prefix);
+    for (let i = 0; i < 10; i++) {
+      expect(await call('/read', stored.cookie)).toMatchObject({
+        status: 200,
+        text: 'none',
+        cookie: undefined,
+      });
+      expect(await call('/count', stored.cookie)).toMatchObject({ status: 500, cookie: undefined });
+      expect(await call('/count')).toMatchObject({ status: 500, cookie: undefined });
+    }
+    expect(tap.commands(prefix) - asked).toBe(0);
+    expect(since(before, 'error')).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^the session store is unavailable/),
+        data: expect.objectContaining({ code: 'PORTICO_E_SESSION' }),
+      }),
+    ]);
+  }, 30_000);
+
+  // Half-open: once the wait is over one request asks, the others meanwhile do not.
+  it('ask again after store.retryAfter with one request only, and say so', async () => {
+    const relay = await startTcpRelay(redis!);
+    cleanups.push(() => relay.close());
+    const tap = await tapped(relay.url);
+    const support = await supportWith(tap.url, { retryAfter: '50 ms' });
+    const cookie = 'IG_SESSIONID=half-open';
+    relay.freeze();
+    cleanups.push(async () => relay.thaw());
+    const before = logger.records.length;
+    expect((await support.open(requestWith(cookie))).data()).toEqual({});
+    // Three times the wait: a timer never fires early, however busy the machine.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const asked = tap.commands(prefix);
+    const handles = await Promise.all(Array.from({ length: 5 }, () => support.open(requestWith(cookie))));
+    for (const handle of handles) expect(handle.data()).toEqual({});
+    expect(tap.commands(prefix) - asked).toBe(1);
+    expect(
+      messages(before, 'info').filter((m) => m.startsWith('the session store is asked again')),
+    ).toHaveLength(1);
+  }, 30_000);
+
+  // The end of an outage was noticed only on a new connection or a write that succeeded: a Redis
+  // that answered reads again stayed "unavailable" in the log for as long as nobody wrote.
+  it('notice the end of an outage on a read that succeeds, and say it once', async () => {
+    const relay = await startTcpRelay(redis!);
+    cleanups.push(() => relay.close());
+    const call = await servedWith(settings(relay.url, { retryAfter: '50 ms' }));
+    const stored = await call('/count');
+    const before = logger.records.length;
+    relay.freeze();
+    expect(await call('/read', stored.cookie)).toMatchObject({ status: 200, text: 'none' });
+    expect(messages(before, 'error')).toEqual([expect.stringMatching(/^the session store is unavailable/)]);
+    relay.thaw();
+    // Reads only: nothing is written, and the connection is the one that was frozen.
+    await waitFor('Redis again', async () => (await call('/read', stored.cookie)).text === '1', {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
+    for (let i = 0; i < 3; i++) expect((await call('/read', stored.cookie)).text).toBe('1');
+    expect(messages(before, 'info').filter((m) => m === 'the session store answers again')).toHaveLength(1);
+    expect(messages(before, 'error')).toHaveLength(1);
+  }, 30_000);
+
+  // A WRONGTYPE reply (another program's value of another type under the prefix) declared an
+  // outage, logged as "the session store is unavailable", though Redis was answering.
+  it('read a key of another type as no session, say what it is, and declare no outage', async () => {
+    const call = await servedWith(settings(redis!));
+    const other = new Redis(redis!);
+    cleanups.push(async () => {
+      await other.del(`${prefix}not-a-session`);
+      other.disconnect();
+    });
+    await other.hset(`${prefix}not-a-session`, 'field', 'value');
+    const before = logger.records.length;
+    for (let i = 0; i < 3; i++)
+      expect(await call('/read', 'IG_SESSIONID=not-a-session')).toMatchObject({
+        status: 200,
+        text: 'none',
+        cookie: undefined,
+      });
+    const written = await call('/count', 'IG_SESSIONID=not-a-session');
+    expect(written).toMatchObject({ status: 200, text: '1' });
+    expect(written.cookie).not.toBe('IG_SESSIONID=not-a-session');
+    expect(await other.type(`${prefix}not-a-session`)).toBe('hash');
+    expect(since(before, 'error')).toEqual([]);
+    expect(since(before, 'warn')).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^a session key holds another type of value/),
+        data: expect.objectContaining({ code: 'PORTICO_E_SESSION', prefix }),
+      }),
+    ]);
+    // The problem names the prefix, never the session id (a credential).
+    expect(JSON.stringify(since(before, 'warn'))).not.toContain('not-a-session');
+    expect(messages(before, 'info')).not.toContain('the session store answers again');
+  });
 });
+
+/**
+ * A TCP forwarder in front of `target` that keeps what clients write, counted as it leaves the
+ * gateway (a frozen relay further on holds it): `commands(key)` is how many commands named a key
+ * starting with `key` were sent.
+ */
+async function tapped(target: string) {
+  const { port } = new URL(target);
+  let sent = '';
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(port), '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.on('data', (chunk: Buffer) => {
+      sent += chunk.toString('latin1');
+    });
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
+  );
+  return {
+    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    commands: (key: string) => sent.split(key).length - 1,
+  };
+}
 
 const SECRET = Buffer.alloc(32, 7).toString('base64');
 

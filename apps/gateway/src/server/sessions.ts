@@ -94,6 +94,7 @@ export class SessionSupport implements SessionProducer {
             settings.store.uri!,
             settings.store.prefix,
             settings.store.timeout.toMillis(),
+            settings.store.retryAfter.toMillis(),
             logger,
           )
         : memoryStore(settings.store.maxSessions, logger);
@@ -308,9 +309,20 @@ function memoryStore(maxSessions: number, logger: Logger): Store {
  * `timeoutMs` when Redis stops answering. While Redis fails, a session that cannot be read is none
  * (the request goes on without it) and one that cannot be stored or removed rejects (its request is
  * answered 500, without the cookie): said once when the outage begins, not for every request.
+ *
+ * A command that got no answer opens a circuit breaker: for `retryAfterMs` Redis is not asked at all
+ * (each request answered as in the outage at once, instead of after a timeout of its own), then the
+ * first request to come asks again (said), the others meanwhile still not asking; its answer closes
+ * the breaker, its failure opens it again.
  */
-async function redisStore(uri: string, prefix: string, timeoutMs: number, logger: Logger): Promise<Store> {
-  const { Redis } = await import('ioredis');
+async function redisStore(
+  uri: string,
+  prefix: string,
+  timeoutMs: number,
+  retryAfterMs: number,
+  logger: Logger,
+): Promise<Store> {
+  const { Redis, ReplyError } = await import('ioredis');
   const target = redisClientArguments(uri);
   const options = {
     ...target.options,
@@ -321,31 +333,76 @@ async function redisStore(uri: string, prefix: string, timeoutMs: number, logger
   };
   // Through Sentinel (redis-sentinel://), the client asks for the group's primary and follows failovers.
   const client = target.uri === undefined ? new Redis(options) : new Redis(target.uri, options);
-  let down = false;
+  const retryAfter = `${retryAfterMs} ms`;
+  /**
+   * The outage under way: `silent` when Redis did not answer (ended by any answer), `refusing` when
+   * it answered a change with an error (out of memory, a read-only replica: ended by a change that
+   * succeeds, for such a Redis still answers reads).
+   */
+  let down: 'silent' | 'refusing' | undefined;
+  /** While the breaker is open, the time (performance.now()) until which Redis is not asked; else 0. */
+  let openUntil = 0;
+  /** Whether the one request of the half-open breaker is asking. */
+  let probing = false;
+  /** Whether this outage's first new try was said (the later ones go to the debug log). */
+  let askedAgain = false;
+  let wrongTypeSaid = false;
   /** A failure of Redis, the outage it begins logged once; the error the request fails with. */
   const failure = (error: unknown): PorticoError => {
     const message = error instanceof Error ? error.message : String(error);
-    if (!down) {
-      down = true;
+    // An error reply is an answer: asking again costs no timeout, so the breaker stays as it was.
+    const answered = error instanceof ReplyError;
+    if (!answered) {
+      openUntil = performance.now() + retryAfterMs;
+      probing = false;
+    }
+    if (down === undefined) {
+      askedAgain = false;
       logger.error(
         'the session store is unavailable: sessions read as none and changes are answered 500 until it answers again',
-        { code: ErrorCode.SESSION, store: 'redis', error: message },
+        {
+          code: ErrorCode.SESSION,
+          store: 'redis',
+          error: message,
+          ...(answered ? {} : { retryAfter }),
+        },
       );
     }
+    if (!answered || down === undefined) down = answered ? 'refusing' : 'silent';
     return new PorticoError(ErrorCode.SESSION, `the session store is unavailable: ${message}`, {
       logged: true,
       cause: error,
     });
   };
-  // An outage ends with a new connection or a write that succeeds, not with a read: a Redis out of
-  // memory (maxmemory, noeviction) still answers reads and refuses every write.
-  const answering = () => {
-    if (!down) return;
-    down = false;
+  /** An answer from Redis: the breaker closes, and a change accepted (or a reconnection) ends any outage. */
+  const answering = (change: boolean) => {
+    openUntil = 0;
+    probing = false;
+    if (down === undefined || (down === 'refusing' && !change)) return;
+    down = undefined;
     logger.info('the session store answers again', { store: 'redis' });
   };
+  /** Whether a command may be sent: never while the breaker is open; once it is half-open, by one request. */
+  const mayAsk = (): boolean => {
+    if (openUntil === 0) return true;
+    if (probing || performance.now() < openUntil) return false;
+    probing = true;
+    const said = askedAgain ? logger.debug.bind(logger) : logger.info.bind(logger);
+    askedAgain = true;
+    said('the session store is asked again', { store: 'redis', retryAfter });
+    return true;
+  };
+  const notAsked = () =>
+    new PorticoError(
+      ErrorCode.SESSION,
+      `the session store is unavailable: not asked for ${retryAfter} after it failed`,
+      {
+        logged: true,
+      },
+    );
   client.on('error', failure);
-  client.on('ready', answering);
+  // A new connection: Redis answered its ready check.
+  client.on('ready', () => answering(true));
   // Commands are not queued while disconnected (requests must not hang in an outage), so wait for
   // the first connection, within reason, before serving.
   await new Promise<void>((resolve) => {
@@ -355,20 +412,44 @@ async function redisStore(uri: string, prefix: string, timeoutMs: number, logger
       resolve();
     });
   });
-  const write = async (command: Promise<unknown>) => {
+  /** Sends a command unless the breaker is open; an answer closes it, a failure rejects. */
+  const ask = async <T>(command: () => Promise<T>, change: boolean): Promise<T> => {
+    if (!mayAsk()) throw notAsked();
+    let answer: T;
     try {
-      await command;
+      answer = await command();
     } catch (error) {
       throw failure(error);
     }
-    answering();
+    answering(change);
+    return answer;
   };
   return {
     async get(id) {
-      const text = await client.get(prefix + id).catch((error: unknown) => {
+      let text: string | null;
+      if (!mayAsk()) return undefined;
+      try {
+        text = await client.get(prefix + id);
+      } catch (error) {
+        // Another program's value of another type under the prefix: Redis answered, it is no session.
+        const reply = error instanceof ReplyError ? (error as Error).message : '';
+        if (reply.startsWith('WRONGTYPE')) {
+          answering(false);
+          const said = wrongTypeSaid ? logger.debug.bind(logger) : logger.warn.bind(logger);
+          wrongTypeSaid = true;
+          // The prefix, never the key: the rest of the key is a session id, a credential.
+          said('a session key holds another type of value: read as no session', {
+            code: ErrorCode.SESSION,
+            store: 'redis',
+            prefix,
+            error: reply,
+          });
+          return undefined;
+        }
         failure(error);
-        return null;
-      });
+        return undefined;
+      }
+      answering(false);
       try {
         return text === null ? undefined : (JSON.parse(text) as Session);
       } catch {
@@ -376,17 +457,18 @@ async function redisStore(uri: string, prefix: string, timeoutMs: number, logger
         return undefined;
       }
     },
-    set: (id, value, ttlMs) =>
-      write(client.set(prefix + id, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs)))),
-    // Not a sign the outage ended: Redis out of memory still renews what it holds.
-    touch: (id, ttlMs) =>
-      client.pexpire(prefix + id, Math.max(1, Math.round(ttlMs))).then(
-        (found) => found === 1,
-        (error: unknown) => {
-          throw failure(error);
-        },
-      ),
-    destroy: (id) => write(client.del(prefix + id)),
+    set: async (id, value, ttlMs) => {
+      await ask(
+        () => client.set(prefix + id, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs))),
+        true,
+      );
+    },
+    // Not a sign that a refusal of changes ended: Redis out of memory still renews what it holds.
+    touch: async (id, ttlMs) =>
+      (await ask(() => client.pexpire(prefix + id, Math.max(1, Math.round(ttlMs))), false)) === 1,
+    destroy: async (id) => {
+      await ask(() => client.del(prefix + id), true);
+    },
     async close() {
       await client.quit().catch(() => client.disconnect());
     },

@@ -25,7 +25,7 @@ const DEFAULT_MAX_SESSIONS = 100_000;
  * sessions.ts), used when no heap object named `Session` exists and config.json names no `session`
  * producer. admin.json `session`, in the incumbents' shape:
  * `{"timeout": "30 minutes", "cookie": {"name", "path", "domain", "secure", "httpOnly", "sameSite"},
- *   "store": {"type": "memory", "maxSessions"} | {"type": "redis", "uri": "redis://...", "prefix", "timeout"}}`.
+ *   "store": {"type": "memory", "maxSessions"} | {"type": "redis", "uri": "redis://...", "prefix", "timeout", "retryAfter"}}`.
  *
  * It costs nothing to a request that neither carries the session cookie nor uses the session: the
  * session is an empty object made on first use, and only a session that was used and changed is
@@ -60,6 +60,15 @@ export const sessionSchema = s.object({
       // Portico's own: how long one Redis command may take before it fails its request (reading:
       // as no session; writing: 500), so that a Redis that stops answering holds no request longer.
       timeout: redisTimeout(),
+      // Portico's own: how long Redis is not asked after a command failed for want of an answer (a
+      // circuit breaker: reads are none and changes 500 at once), after which one request tries.
+      retryAfter: s
+        .duration()
+        .refine(
+          (wait) => (wait.isZero || wait.isUnlimited ? 'the wait must be finite and above zero' : undefined),
+          'a duration above zero such as "5 seconds"',
+        )
+        .default(() => Duration.parse('5 seconds')),
     })
     // A Redis store without its address silently kept each process's sessions in its own memory.
     .refine(
@@ -73,6 +82,7 @@ export const sessionSchema = s.object({
       prefix: 'portico:session:',
       maxSessions: DEFAULT_MAX_SESSIONS,
       timeout: Duration.parse('1 second'),
+      retryAfter: Duration.parse('5 seconds'),
     })),
 });
 export type SessionSettings = Infer<typeof sessionSchema>;
