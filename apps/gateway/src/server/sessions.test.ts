@@ -74,6 +74,20 @@ const visits = definePlugin({
       }),
     }),
     defineHeaplet({
+      type: 'HeldSignOut',
+      kind: 'handler',
+      config: s.object({}),
+      create: (): Handler => ({
+        async handle(context) {
+          // The session was read when the request arrived; it is emptied once the test releases it.
+          heldReader.reached();
+          await heldReader.released;
+          for (const key of Object.keys(context.session)) delete context.session[key];
+          return new Response({ status: 200, entity: 'signed out' });
+        },
+      }),
+    }),
+    defineHeaplet({
       type: 'SessionFree',
       kind: 'handler',
       config: s.object({}),
@@ -120,6 +134,13 @@ async function listenerWith(session: unknown) {
     JSON.stringify({
       condition: "${request.uri.path == '/held-read'}",
       handler: { type: 'HeldSessionReader' },
+    }),
+  );
+  writeFileSync(
+    path.join(base, 'config', 'routes', 'count-sign-out.json'),
+    JSON.stringify({
+      condition: "${request.uri.path == '/held-sign-out'}",
+      handler: { type: 'HeldSignOut' },
     }),
   );
   writeFileSync(
@@ -599,6 +620,35 @@ describe.skipIf(!redis)('server-side sessions in Redis, when Redis fails', () =>
     expect(JSON.stringify(since(before, 'warn'))).not.toContain('not-a-session');
     expect(messages(before, 'info')).not.toContain('the session store answers again');
   });
+
+  // A sign-out the store cannot carry out must not be answered as done: the session lives on in
+  // Redis, so the client keeps its cookie (an expired cookie would leave it no way to sign out again).
+  it('answer 500 and keep the cookie when a sign-out cannot remove its session', async () => {
+    Object.assign(heldReader, hold());
+    const relay = await startTcpRelay(redis!);
+    cleanups.push(() => relay.close());
+    const call = await servedWith(settings(relay.url, { retryAfter: '50 ms' }));
+    const stored = await call('/count');
+    expect(stored).toMatchObject({ status: 200, text: '1' });
+    const signingOut = call('/held-sign-out', stored.cookie);
+    await heldReader.arrived;
+    await relay.cut();
+    heldReader.release();
+    const refused = await signingOut;
+    expect(refused).toMatchObject({ status: 500, text: 'Internal Server Error', cookie: undefined });
+    await relay.restore();
+    // The session is still there, and signing out again removes it.
+    await waitFor('Redis again', async () => (await call('/read', stored.cookie)).text === '1', {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
+    Object.assign(heldReader, hold());
+    const again = call('/held-sign-out', stored.cookie);
+    await heldReader.arrived;
+    heldReader.release();
+    expect(await again).toMatchObject({ status: 200, text: 'signed out', cookie: 'IG_SESSIONID=' });
+    expect((await call('/read', stored.cookie)).text).toBe('none');
+  }, 30_000);
 });
 
 /**
