@@ -213,6 +213,25 @@ describe('portico validate', () => {
     );
   });
 
+  it('reports an admin.json encodedSeparators that is none of reject, decode, keep', async () => {
+    const base = instance({
+      'config/admin.json': { encodedSeparators: 'drop' },
+      'config/config.json': router,
+      'config/routes/10-ok.json': ok,
+    });
+    const { code, stderr } = await validate(base);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `PORTICO_E_CONFIG ${path.join(base, 'config/admin.json')} $.encodedSeparators: "drop" is not one of reject, decode, keep (expected one of reject, decode, keep)`,
+    );
+    const fine = instance({
+      'config/admin.json': { encodedSeparators: 'Decode' },
+      'config/config.json': router,
+      'config/routes/10-ok.json': ok,
+    });
+    expect((await validate(fine)).code).toBe(0);
+  });
+
   it('reports the route files of a router nested in a route', async () => {
     const base = instance({
       'config/config.json': router,

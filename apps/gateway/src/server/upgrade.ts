@@ -28,6 +28,7 @@ export function upgradeListener(
     handler: gateway.handler,
     logger,
     divert: (request: Request) => (reserved(request.uri) ? NOT_FOUND : undefined),
+    encodedSeparators: gateway.settings.encodedSeparators,
   };
   return (req, socket, head) => handleUpgrade(req, socket, head, options);
 }

@@ -1,9 +1,20 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientInfo } from '../context/context.ts';
-import { clientOf, toRequest } from './arrival.ts';
+import { Request } from '../http/message.ts';
+import {
+  ArrivalAnswer,
+  arrive,
+  clientOf,
+  decodeSeparators,
+  type EncodedSeparators,
+  hasEncodedSeparator,
+  refusalFields,
+  toRequest,
+} from './arrival.ts';
 
 // A real server: each request's Host goes through toRequest, and the answer says what came of it.
 let server: http.Server;
@@ -91,5 +102,126 @@ describe('the client of a connection', () => {
     expect(clients).toHaveLength(2);
     expect(clients[1]).toBe(clients[0]);
     expect(clients[0]!.remoteAddress).toBe('127.0.0.1');
+  });
+});
+
+/** A request as Node hands it over, without a socket: what `arrive` reads of it. */
+function incoming(target: string): http.IncomingMessage {
+  return {
+    url: target,
+    method: 'GET',
+    httpVersion: '1.1',
+    httpVersionMajor: 1,
+    httpVersionMinor: 1,
+    rawHeaders: ['Host', 'gw.example'],
+    headers: { host: 'gw.example' },
+    socket: { remoteAddress: '::ffff:192.0.2.7', remotePort: 40123 },
+  } as unknown as http.IncomingMessage;
+}
+
+/** What arrival makes of a target: the path routes and the upstream see, or the status it answers. */
+function arrivalOf(target: string, separators?: EncodedSeparators): string | number {
+  const arrived = arrive(incoming(target), undefined, false, separators);
+  return arrived instanceof Request ? arrived.uri.pathAndQuery : arrived.status;
+}
+
+describe('a separator hidden in the request path (encodedSeparators)', () => {
+  const hidden = [
+    '/public/..%2fprivate/secret',
+    '/public/..%2Fprivate/secret',
+    '/public%2f..%2fprivate%2fsecret',
+    '/%2fprivate/secret',
+    '/%2Fprivate/secret',
+    '/public/..\\private/secret',
+    '/public/..%5cprivate/secret',
+    '/public/..%5Cprivate/secret',
+    'http://gw.example/public/..%2Fprivate/secret',
+  ];
+
+  it.each(hidden)('%s: refused with 400 by default (reject), in the gateway’s own form', (target) => {
+    const answer = arrive(incoming(target), undefined, false);
+    expect(answer).toBeInstanceOf(ArrivalAnswer);
+    const refusal = answer as ArrivalAnswer;
+    expect([refusal.status, refusal.reason, refusal.body, refusal.last]).toEqual([
+      400,
+      'Bad Request',
+      'Bad Request',
+      true,
+    ]);
+    expect(String(refusal.cause)).toContain('an encoded separator (%2F, %5C or \\) in the request path');
+    expect(arrivalOf(target, 'reject')).toBe(400);
+  });
+
+  it.each(hidden)('%s: decoded, then normalised once, to /private/secret (decode)', (target) => {
+    expect(arrivalOf(target, 'decode')).toBe('/private/secret');
+  });
+
+  it.each([
+    ['/public/..%2fprivate/secret', '/public/..%2fprivate/secret'],
+    ['/public%2f..%2fprivate%2fsecret', '/public%2f..%2fprivate%2fsecret'],
+    ['/%2fprivate/secret', '/%2fprivate/secret'],
+    ['/public/..\\private/secret', '/public/..\\private/secret'],
+    // Only the separator is kept: the dot segments around it are resolved as in every path.
+    ['/a/../public/..%2fprivate', '/public/..%2fprivate'],
+  ])('%s: kept as it came (keep), as %s', (target, path) => {
+    expect(arrivalOf(target, 'keep')).toBe(path);
+  });
+
+  it.each<[string, EncodedSeparators]>([
+    ['/files/a%2Fb', 'decode'],
+    ['/files/a%2Fb', 'keep'],
+  ])('%s (%s) is what the request’s URI says throughout: no second decoding', (target, separators) => {
+    const arrived = arrive(incoming(target), undefined, false, separators) as Request;
+    expect(arrived.uri.rawPath).toBe(separators === 'decode' ? '/files/a/b' : '/files/a%2Fb');
+  });
+
+  it.each([
+    '/',
+    '/api/v1/users/12345',
+    '/search?q=a%2Fb%5C',
+    '/files/report%202024.pdf',
+    '/a%2',
+    '/a%',
+    '/a%25%32%46',
+    '/a%2eb',
+    '/a%2gb',
+    '/a%5db',
+  ])('%s holds no hidden separator: the same path under every setting', (target) => {
+    const paths = (['reject', 'decode', 'keep'] as const).map((separators) => arrivalOf(target, separators));
+    expect(new Set(paths).size).toBe(1);
+    expect(hasEncodedSeparator(target.split('?')[0]!)).toBe(false);
+  });
+
+  it('the query is never looked at', () => {
+    expect(arrivalOf('/x?next=%2Fprivate%5C..\\', 'reject')).toBe('/x?next=%2Fprivate%5C..\\');
+  });
+
+  it('decodeSeparators makes each a slash in one pass and leaves every other escape', () => {
+    expect(decodeSeparators('/a%2F%2fb%5C%5cc\\d%2e%20%2')).toBe('/a//b//c/d%2e%20%2');
+    expect(decodeSeparators('/plain')).toBe('/plain');
+    expect(decodeSeparators('%2F')).toBe('/');
+    expect(decodeSeparators('%252F')).toBe('%252F');
+  });
+
+  it('agrees with a reference definition on any path', () => {
+    const alphabet = fc.constantFrom('a', '/', '%', '2', '5', 'f', 'F', 'c', 'C', '\\', '.', 'e');
+    const reference = /%2f|%5c|\\/i;
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 16 }), (chars) => {
+        const path = `/${chars.join('')}`;
+        expect(hasEncodedSeparator(path)).toBe(reference.test(path));
+        expect(decodeSeparators(path)).toBe(path.replace(/%2f|%5c|\\/gi, '/'));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('the refusal is logged with the client who sent it', () => {
+    const cause = (arrive(incoming('/%2F'), undefined, false) as ArrivalAnswer).cause;
+    expect(refusalFields(incoming('/%2F'), cause)).toEqual({
+      error: expect.stringContaining('encoded separator'),
+      client: '192.0.2.7',
+      clientPort: 40123,
+    });
   });
 });

@@ -85,6 +85,59 @@ const CODING_NOT_IMPLEMENTED = ownAnswer(501, 'Not Implemented');
 const SERVER_OPTIONS = new ArrivalAnswer(200, 'OK', '', false);
 
 /**
+ * What arrival does with a separator hidden in the request path: `%2F` or `%5C` (in either case), or
+ * a raw `\` (admin.json `encodedSeparators`). The gateway's normal form reads none of them as `/`,
+ * while an upstream that decodes before it normalises (nginx), or reads `\` as `/`, does: the route
+ * condition and the upstream would read two different paths.
+ * - `reject` (the default): 400, before any route sees the request.
+ * - `decode`: each is read as `/` (as browsers read `\` in an http URL), then the path is normalised
+ *   as any other, so routes and the upstream see one and the same path.
+ * - `keep`: left as it came (`%2F` is data inside a segment), for applications whose identifiers
+ *   hold encoded slashes; an upstream that decodes them may read another path than routes did.
+ */
+export type EncodedSeparators = 'reject' | 'decode' | 'keep';
+
+/**
+ * Whether a raw path holds a hidden separator: `\`, or `%2F` / `%5C` in any case. Two native scans,
+ * and for each `%` two characters looked at: ordinary paths, without `\` or `%`, cost the scans.
+ */
+export function hasEncodedSeparator(rawPath: string): boolean {
+  if (rawPath.indexOf('\\') >= 0) return true;
+  for (let i = rawPath.indexOf('%'); i >= 0; i = rawPath.indexOf('%', i + 1))
+    if (escapesSeparator(rawPath, i)) return true;
+  return false;
+}
+
+/** Whether the escape at `i` (a `%`) is `%2F` or `%5C`, in either case. */
+function escapesSeparator(rawPath: string, i: number): boolean {
+  const high = rawPath.charCodeAt(i + 1);
+  // ASCII letters' case bit: `F` and `f` are both 102, `C` and `c` both 99.
+  const low = rawPath.charCodeAt(i + 2) | 0x20;
+  return (high === 50 /* 2 */ && low === 102) /* f */ || (high === 53 /* 5 */ && low === 99) /* c */;
+}
+
+/**
+ * `rawPath` with every hidden separator (`\`, `%2F`, `%5C`) made a `/`, in one pass; other escapes
+ * are left as they came. Normalised afterwards, as every path is.
+ */
+export function decodeSeparators(rawPath: string): string {
+  let decoded = '';
+  let from = 0;
+  for (let i = 0; i < rawPath.length; i++) {
+    const c = rawPath.charCodeAt(i);
+    if (c === 92 /* \ */) {
+      decoded += `${rawPath.slice(from, i)}/`;
+      from = i + 1;
+    } else if (c === 37 /* % */ && escapesSeparator(rawPath, i)) {
+      decoded += `${rawPath.slice(from, i)}/`;
+      from = i + 3;
+      i += 2;
+    }
+  }
+  return decoded + rawPath.slice(from);
+}
+
+/**
  * A request as it arrives, for every path (plain requests and upgrades alike): the Request routes
  * are to see, or the answer arrival gives itself. In order: an HTTP version other than 1.x (505), a
  * transfer coding other than chunked (501), a Host or request target `toRequest` refuses (400), then
@@ -97,13 +150,14 @@ export function arrive(
   req: IncomingMessage,
   maxBytes: number | undefined,
   upgrade: boolean,
+  separators: EncodedSeparators = 'reject',
 ): Request | ArrivalAnswer {
   if (req.httpVersionMajor !== 1) return VERSION_NOT_SUPPORTED;
   const codings = req.headers['transfer-encoding'];
   if (codings !== undefined && !isChunkedOnly(codings)) return CODING_NOT_IMPLEMENTED;
   let request: Request;
   try {
-    request = requestOf(req, maxBytes, !upgrade);
+    request = requestOf(req, maxBytes, !upgrade, separators);
   } catch (error) {
     return ownAnswer(400, 'Bad Request', error);
   }
@@ -132,6 +186,19 @@ export function declaresBody(req: IncomingMessage): boolean {
 
 const ZEROS = /^0+$/;
 
+/**
+ * What the debug line about a request refused on arrival says: why, and who sent it (the client's
+ * address and port), so that a refusal can be told from a client's mistake and traced to it.
+ */
+export function refusalFields(req: IncomingMessage, cause: unknown): Record<string, unknown> {
+  const socket = req.socket as IncomingMessage['socket'] | undefined;
+  return {
+    error: String(cause),
+    client: plainAddress(socket?.remoteAddress ?? ''),
+    clientPort: socket?.remotePort ?? 0,
+  };
+}
+
 export function badRequest(message: string): PorticoError {
   return new PorticoError(ErrorCode.BAD_REQUEST, message, { expected: 'a well-formed HTTP/1.1 request' });
 }
@@ -142,21 +209,27 @@ export function badRequest(message: string): PorticoError {
  * the scheme is the connection's; the path is normalised once, here. The Host field is rewritten to
  * the authority in its normal form (`x:080` is `x:80`), so that a filter-set Host is the only Host that
  * can differ from the URI's, and so the only one ever forwarded.
- * `arrival` removes the connection's own headers (not for upgrades, which need them). The gateway's
- * own paths go through `arrive`, which also answers what no route can serve.
+ * `arrival` removes the connection's own headers (not for upgrades, which need them).
+ * `encodedSeparators` says what a separator hidden in the path becomes (`reject`, the default, throws).
+ * The gateway's own paths go through `arrive`, which also answers what no route can serve.
  */
 export function toRequest(
   req: IncomingMessage,
-  options: { maxBytes?: number | undefined; arrival?: boolean } = {},
+  options: { maxBytes?: number | undefined; arrival?: boolean; encodedSeparators?: EncodedSeparators } = {},
 ): Request {
-  return requestOf(req, options.maxBytes, options.arrival === true);
+  return requestOf(req, options.maxBytes, options.arrival === true, options.encodedSeparators ?? 'reject');
 }
 
-function requestOf(req: IncomingMessage, maxBytes: number | undefined, arrival: boolean): Request {
+function requestOf(
+  req: IncomingMessage,
+  maxBytes: number | undefined,
+  arrival: boolean,
+  separators: EncodedSeparators,
+): Request {
   const secure = (req.socket as TLSSocket).encrypted === true;
   const scheme = secure ? 'https' : 'http';
   const headers = Headers.fromRaw(req.rawHeaders);
-  const uri = requestUri(req, scheme, headers);
+  const uri = requestUri(req, scheme, headers, separators);
   if (arrival) {
     // The connection's own fields, and every field Connection lists, are removed on arrival, so that
     // no filter mistakes them for the request's own and a client cannot name a header a filter adds
@@ -181,7 +254,12 @@ function requestOf(req: IncomingMessage, maxBytes: number | undefined, arrival: 
   return request;
 }
 
-function requestUri(req: IncomingMessage, scheme: string, headers: Headers): Uri {
+function requestUri(
+  req: IncomingMessage,
+  scheme: string,
+  headers: Headers,
+  separators: EncodedSeparators,
+): Uri {
   const target = req.url ?? '/';
   const hosts = hostFields(req.rawHeaders);
   if (hosts > 1) throw badRequest('more than one Host field');
@@ -218,7 +296,14 @@ function requestUri(req: IncomingMessage, scheme: string, headers: Headers): Uri
   } else {
     throw badRequest('a request target that is neither a path nor an absolute http(s) URI');
   }
-  const rawPath = normalizeRawPath(uri.rawPath);
+  let rawPath = uri.rawPath;
+  // Decided here, once, on the path alone (never the query), before it is normalised.
+  if (separators !== 'keep' && hasEncodedSeparator(rawPath)) {
+    if (separators === 'reject')
+      throw badRequest('an encoded separator (%2F, %5C or \\) in the request path');
+    rawPath = decodeSeparators(rawPath);
+  }
+  rawPath = normalizeRawPath(rawPath);
   if (rawPath !== uri.rawPath) uri.rawPath = rawPath;
   // Host always says what the URI's authority says, in its normal form.
   const authority = uri.host === null ? null : `${uri.host}${uri.port === null ? '' : `:${uri.port}`}`;

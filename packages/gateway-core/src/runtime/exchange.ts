@@ -13,7 +13,16 @@ import type { Request, Response } from '../http/message.ts';
 import { ownResponse } from '../http/own-answer.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { ArrivalAnswer, arrive, clientOf, declaresBody, faultyFraming, ownAnswer } from './arrival.ts';
+import {
+  ArrivalAnswer,
+  arrive,
+  clientOf,
+  declaresBody,
+  type EncodedSeparators,
+  faultyFraming,
+  ownAnswer,
+  refusalFields,
+} from './arrival.ts';
 import { disposeOf } from './dispose.ts';
 
 /**
@@ -50,6 +59,11 @@ export interface ExchangeOptions {
    * choice is made on the path as arrival normalised it, once.
    */
   divert?: (request: Request) => ExchangeOptions | undefined;
+  /**
+   * What arrival does with a separator hidden in a request path (`%2F`, `%5C`, `\`): admin.json
+   * `encodedSeparators`; `reject` (400) when absent.
+   */
+  encodedSeparators?: EncodedSeparators;
 }
 
 /**
@@ -105,11 +119,11 @@ export function handleExchange(
     req.resume();
     return ANSWERED;
   }
-  const arrived = arrive(req, options.maxBufferedBodySize, false);
+  const arrived = arrive(req, options.maxBufferedBodySize, false, options.encodedSeparators);
   if (arrived instanceof ArrivalAnswer) {
     // Answered before any route sees it, its body (if any) read and let go of. After a refusal the
     // connection closes: what else it carries cannot be trusted to be framed as the client meant.
-    if (arrived.cause !== undefined) options.logger.debug('bad request', { error: String(arrived.cause) });
+    if (arrived.cause !== undefined) options.logger.debug('bad request', refusalFields(req, arrived.cause));
     req.resume();
     // A body nobody wants (OPTIONS * with one) is not waited for: the connection ends after the
     // answer, so a body sent slowly holds nothing (no route's bodyIdleTimeout bounds it here).

@@ -366,6 +366,7 @@ export class Gateway {
       logger: this.logger,
       maxBufferedBodySize: this.settings.limits.maxBufferedBodySize,
       bodyIdleTimeout: this.settings.limits.bodyIdleTimeout.toMillis(),
+      encodedSeparators: this.settings.encodedSeparators,
       ...(sessions ? { sessions } : {}),
     };
   }
@@ -388,7 +389,11 @@ export class Gateway {
    * routes and filters as any other; a handler that proxies WebSockets takes the socket over.
    */
   upgrade(req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
-    return handleUpgrade(req, socket, head, { handler: this.handler, logger: this.logger });
+    return handleUpgrade(req, socket, head, {
+      handler: this.handler,
+      logger: this.logger,
+      encodedSeparators: this.settings.encodedSeparators,
+    });
   }
 
   /**

@@ -85,7 +85,7 @@ export * from '../registry/index.ts';
 export { isFilter, isHandler } from '../types.ts';
 
 // Loading and serving a gateway.
-export { clientOf, toRequest } from './arrival.ts';
+export { clientOf, type EncodedSeparators, toRequest } from './arrival.ts';
 export { type ExchangeOptions, handleExchange, writeResponse } from './exchange.ts';
 export {
   type BaseGatewayOptions,

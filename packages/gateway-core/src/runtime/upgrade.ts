@@ -7,7 +7,14 @@ import { nodeHttp } from '../http/node-http.ts';
 import { answerSocket, endSocketWith } from '../http/own-answer.ts';
 import type { Logger } from '../logging.ts';
 import type { Handler } from '../types.ts';
-import { ArrivalAnswer, arrive, clientOf, declaresBody } from './arrival.ts';
+import {
+  ArrivalAnswer,
+  arrive,
+  clientOf,
+  declaresBody,
+  type EncodedSeparators,
+  refusalFields,
+} from './arrival.ts';
 import { disposeOf } from './dispose.ts';
 import { type ExchangeOptions, failureAnswer, handleExchange } from './exchange.ts';
 
@@ -21,6 +28,8 @@ export interface UpgradeOptions {
    * under its administrative prefix this way.
    */
   divert?: (request: Request) => Handler | undefined;
+  /** What arrival does with a separator hidden in the path, as for a plain request (`reject` when absent). */
+  encodedSeparators?: EncodedSeparators;
 }
 
 /**
@@ -50,16 +59,16 @@ async function serveUpgrade(
   req: IncomingMessage,
   socket: Socket,
   head: Buffer,
-  { handler, logger, divert }: UpgradeOptions,
+  { handler, logger, divert, encodedSeparators }: UpgradeOptions,
 ): Promise<void> {
   socket.on('error', () => socket.destroy());
   // HTTP/1.0 has no Upgrade (RFC 9110 §7.8: a server ignores it there): a plain request, which the
   // exchange adapter's own arrival checks. One with content is refused below, as any upgrade's is.
   if (req.httpVersion === '1.0' && !declaresBody(req))
-    return servePlain(req, socket, logger, handler, divert);
-  const arrived = arrive(req, undefined, true);
+    return servePlain(req, socket, logger, handler, divert, encodedSeparators);
+  const arrived = arrive(req, undefined, true, encodedSeparators);
   if (arrived instanceof ArrivalAnswer) {
-    if (arrived.cause !== undefined) logger.debug('bad upgrade request', { error: String(arrived.cause) });
+    if (arrived.cause !== undefined) logger.debug('bad upgrade request', refusalFields(req, arrived.cause));
     return answerArrival(socket, arrived);
   }
   // A request's content belongs to it, not to the protocol it switches to (RFC 9110 §7.8), but Node
@@ -103,11 +112,13 @@ function servePlain(
   logger: Logger,
   handler: Handler,
   divert: UpgradeOptions['divert'],
+  encodedSeparators: EncodedSeparators | undefined,
 ): Promise<void> {
   const res = new nodeHttp.ServerResponse(req);
   res.assignSocket(socket);
   res.once('finish', () => socket.destroySoon());
   const exchange: ExchangeOptions = { handler, logger };
+  if (encodedSeparators !== undefined) exchange.encodedSeparators = encodedSeparators;
   if (divert !== undefined)
     exchange.divert = (request) => {
       const other = divert(request);
