@@ -1,11 +1,14 @@
 import type { IncomingMessage } from 'node:http';
-import { toRequest } from '@portico/gateway-core/runtime';
+import { type EncodedSeparators, toRequest } from '@portico/gateway-core/runtime';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isReserved } from './reserved-prefix.ts';
+import { isReserved, reservedPrefix } from './reserved-prefix.ts';
 
-/** The path a route sees (`request.uri.path`) when the gateway's arrival reads this request target. */
-function pathRoutesSee(target: string): string {
+/**
+ * The request a route sees when the gateway's arrival reads this request target, with admin.json
+ * `encodedSeparators` as given (`keep` by default here: every path has one).
+ */
+function arrived(target: string, separators: EncodedSeparators = 'keep') {
   const req = {
     url: target,
     method: 'GET',
@@ -14,14 +17,20 @@ function pathRoutesSee(target: string): string {
     headers: { host: 'gw.example' },
     socket: {},
   } as unknown as IncomingMessage;
-  return toRequest(req).uri.path;
+  return toRequest(req, { encodedSeparators: separators });
 }
 
-/** The definition: under the prefix as a route would see the path, in any case, `;` ending a segment. */
-function reservedByDefinition(target: string, prefix: string): boolean {
-  const path = pathRoutesSee(target).toLowerCase();
+/**
+ * The definition: under the prefix as a route would see the path, in any case, `;` ending a segment,
+ * and so a separator kept hidden (`%2F`, or `\\` which `%5C` decodes to).
+ */
+function reservedByDefinition(target: string, prefix: string, separators?: EncodedSeparators): boolean {
+  const path = arrived(target, separators).uri.path.toLowerCase();
   const reserved = `/${prefix.toLowerCase()}`;
-  return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
+  if (path === reserved) return true;
+  if (!path.startsWith(reserved)) return false;
+  const rest = path.slice(reserved.length);
+  return ['/', ';', '\\', '%2f'].some((end) => rest.startsWith(end));
 }
 
 describe('isReserved', () => {
@@ -39,7 +48,14 @@ describe('isReserved', () => {
     ['/x/.%2e;y/openig/ping', true],
     ['/openigx/ping', false],
     ['/api/openig', false],
-    ['/openig%2Fping', false],
+    // With encodedSeparators keep (reject refuses them, decode makes them `/`): an upstream that
+    // decodes would read /openig/ping.
+    ['/openig%2Fping', true],
+    ['/openig%5cping', true],
+    ['/openig\\ping', true],
+    // Its decoded view is /openig%2Fping: reserved too (an upstream decoding twice reads /openig/ping).
+    ['/openig%252Fping', true],
+    ['/openig%252ping', false],
     ['/static/app.min.js', false],
     ['/', false],
   ])('%s is reserved: %s', (path, expected) => {
@@ -51,7 +67,21 @@ describe('isReserved', () => {
     const segment = fc.stringMatching(/^[a-zA-Z0-9%.;_~-]{0,8}$/);
     const paths = fc
       .array(
-        fc.oneof(segment, fc.constantFrom('openig', 'OPENIG', '..', '.', '', '%6fpenig', '..;x', '%2e%2E')),
+        fc.oneof(
+          segment,
+          fc.constantFrom(
+            'openig',
+            'OPENIG',
+            '..',
+            '.',
+            '',
+            '%6fpenig',
+            '..;x',
+            '%2e%2E',
+            'openig%2F',
+            '..\\x',
+          ),
+        ),
         {
           maxLength: 5,
         },
@@ -63,5 +93,24 @@ describe('isReserved', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('checks the path routes see under every encodedSeparators setting', () => {
+    const check = reservedPrefix('openig');
+    const segment = fc.stringMatching(/^[a-zA-Z0-9%.;\\_~-]{0,8}$/);
+    const paths = fc
+      .array(fc.oneof(segment, fc.constantFrom('openig', '..', '', 'openig%2f', 'x%5C..', 'openig\\x')), {
+        maxLength: 5,
+      })
+      .map((segments) => `/${segments.join('/')}`);
+    fc.assert(
+      fc.property(paths, fc.constantFrom<EncodedSeparators>('keep', 'decode'), (path, separators) => {
+        expect(check(arrived(path, separators).uri)).toBe(reservedByDefinition(path, 'openig', separators));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(check(arrived('/openig%2Fping', 'decode').uri)).toBe(true);
+    expect(check(arrived('/x%2F..%2Fopenig%5Cping', 'decode').uri)).toBe(true);
+    expect(() => arrived('/openig%2Fping', 'reject')).toThrow(/encoded separator/);
   });
 });

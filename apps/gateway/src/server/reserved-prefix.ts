@@ -5,7 +5,9 @@ import { normalizeRawPath } from '@portico/gateway-core/runtime';
  * True when a request path is under the reserved prefix as routes would see it: the path in the
  * gateway's one normal form (empty and dot segments resolved, `..;x` and `%2E%2E` included, as the
  * gateway forwards it), decoded (`/%6Fpenig/ping`), without regard to case; a path parameter
- * (`/openig;x`) ends the segment.
+ * (`/openig;x`) ends the segment, and so does a separator arrival kept hidden (`/openig%2Fping`,
+ * `/openig\ping`, with admin.json `encodedSeparators: keep`): an upstream that decodes it would
+ * read a path under the prefix, so no route is offered it.
  */
 export function isReserved(rawPath: string, prefix: string): boolean {
   return reservedPrefix(prefix)(new Uri({ rawPath: normalizeRawPath(rawPath) }));
@@ -22,6 +24,15 @@ export function reservedPrefix(prefix: string): (uri: Uri) => boolean {
   const reserved = `/${prefix.toLowerCase()}`;
   return (uri) => {
     const path = (uri.rawPath.includes('%') ? uri.path : uri.rawPath).toLowerCase();
-    return path === reserved || (path.startsWith(reserved) && '/;'.includes(path[reserved.length]!));
+    return path === reserved || (path.startsWith(reserved) && endsSegment(path, reserved.length));
   };
+}
+
+/**
+ * Whether the decoded path's segment ends at `at`: `/`, a path parameter's `;`, or a separator
+ * arrival kept hidden (`\`, which `%5C` decodes to, or `%2f`, which the decoded view keeps encoded).
+ */
+function endsSegment(path: string, at: number): boolean {
+  const c = path[at]!;
+  return c === '/' || c === ';' || c === '\\' || (c === '%' && path.startsWith('%2f', at));
 }
