@@ -162,6 +162,27 @@ describe('responses on one connection stay one per request, in order, through po
     });
   });
 
+  // Node answered 417 itself, unseen by the gateway's count of what a connection carries; the
+  // gateway's own 417 takes its turn like any response (held, past the 8 served at once).
+  it.each([1, 9])(
+    'a 417 (an Expect other than 100-continue) behind %i slow responses: after them, in the gateway’s form',
+    async (slow) => {
+      const reply = await raw(
+        gw.url,
+        'GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(slow) +
+          'GET /reflect HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\n\r\n' +
+          'GET /reflect HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      );
+      expect(statuses(reply.text)).toEqual([...Array<number>(slow).fill(200), 417, 200]);
+      const at = reply.text.indexOf('HTTP/1.1 417 ');
+      // Every slow response whole before it, the 417's own body after it, then the next request's.
+      expect(reply.text.slice(0, at).split('last part').length - 1).toBe(slow);
+      expect(reply.text.slice(at)).toMatch(
+        /^HTTP\/1\.1 417 Expectation Failed\r\n[\s\S]*?Content-Length: 18\r\n[\s\S]*?\r\n\r\nExpectation FailedHTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nreflected$/,
+      );
+    },
+  );
+
   it('CONNECT: 501 after the responses before it, then closed; nothing tunnelled or forwarded', async () => {
     const before = seen.length;
     const reply = await raw(

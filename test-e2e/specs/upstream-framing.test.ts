@@ -285,15 +285,41 @@ describe('upstream status lines and framing, through portico start', () => {
       expect(reply.text.endsWith('\r\n\r\nhello')).toBe(true);
     });
 
-    it('any other expectation is answered 417 by Node, and nothing goes upstream', async () => {
+    /** The head of a response in `text` with its Date left out (the one field that changes). */
+    const undated = (text: string) => text.replace(/^Date: .*\r\n/gim, '');
+    /** The gateway's own 417: the reason phrase as a text/plain body, as every answer of its own. */
+    const EXPECTATION_FAILED = (connection: string) =>
+      'HTTP/1.1 417 Expectation Failed\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: 18\r\n' +
+      `${connection}\r\n\r\nExpectation Failed`;
+
+    it('any other expectation: the gateway’s own 417, nothing upstream; with a body the connection then closes', async () => {
+      const connections = received.length;
+      // Node answered this itself: `Transfer-Encoding: chunked` with no content and no Content-Type.
+      const reply = await raw(
+        gw.url,
+        'POST /echo HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Length: 5\r\n\r\nhello' +
+          'GET /plain HTTP/1.1\r\nHost: x\r\n\r\n',
+      );
+      expect(reply.closedByServer).toBe(true);
+      // One answer only: the request pipelined after the body is not served.
+      expect(undated(reply.text)).toBe(EXPECTATION_FAILED('Connection: close'));
+      expect(received.slice(connections).join('')).toBe('');
+    });
+
+    it('without a body the connection is kept: the next request on it is served', async () => {
       const connections = received.length;
       const reply = await raw(
         gw.url,
-        'POST /echo HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Length: 5\r\n' +
-          'Connection: close\r\n\r\nhello',
+        'GET /plain HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n' +
+          'GET /plain HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
       );
-      expect(reply.status).toBe(417);
-      expect(received.slice(connections).join('')).toBe('');
+      const text = undated(reply.text);
+      const first = EXPECTATION_FAILED('Connection: keep-alive\r\nKeep-Alive: timeout=5');
+      expect(text.slice(0, first.length)).toBe(first);
+      expect(text.slice(first.length)).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nplain$/);
+      // Only the second request went upstream.
+      expect(received.slice(connections).join('')).toMatch(/^GET \/plain HTTP\/1\.1\r\n/);
+      expect(received.slice(connections).join('')).not.toMatch(/^expect:/im);
     });
 
     // Known limitation (docs/decisions/0055-upstream-100-continue.md): undici's HTTP/1.1 client destroys the connection

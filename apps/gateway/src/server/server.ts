@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duration, Logger, PluginManifest } from '@portico/gateway-core';
-import { answerSocket } from '@portico/gateway-core/runtime';
+import { answerSocket, refuseExpectation } from '@portico/gateway-core/runtime';
 import { addAnswering, afterAnswered, answering, answeringCount, removeAnswering } from './answering.ts';
 import { createRequestListener } from './app.ts';
 import { Gateway } from './gateway.ts';
@@ -80,21 +80,28 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     release(socket);
     if (inFlight === 0) idle?.();
   }
-  const track: http.RequestListener = (req, res) => {
-    inFlight++;
-    received++;
-    const socket = req.socket;
-    if (addAnswering(socket, res)) {
-      carrying.add(socket);
-      socket.once('close', () => carrying.delete(socket));
-    }
-    // Once stopping, an answer closes its connection, so the client's next request opens a new one
-    // (refused) instead of arriving on a connection about to be destroyed.
-    if (draining) res.shouldKeepAlive = false;
-    // Once: a response abandoned with its connection (abandon, below) may still hear Node's own.
-    res.once('close', settled);
-    serveInTurn(listener, req, res, answeringCount(socket));
-  };
+  /** `serve`, for each request in its turn, counted and kept by its connection until it settles. */
+  const track =
+    (serve: http.RequestListener): http.RequestListener =>
+    (req, res) => {
+      inFlight++;
+      received++;
+      const socket = req.socket;
+      if (addAnswering(socket, res)) {
+        carrying.add(socket);
+        socket.once('close', () => carrying.delete(socket));
+      }
+      // Once stopping, an answer closes its connection, so the client's next request opens a new one
+      // (refused) instead of arriving on a connection about to be destroyed.
+      if (draining) res.shouldKeepAlive = false;
+      // Once: a response abandoned with its connection (abandon, below) may still hear Node's own.
+      res.once('close', settled);
+      serveInTurn(serve, req, res, answeringCount(socket));
+    };
+  const request = track(listener);
+  // An `Expect` other than 100-continue: without a listener for it, Node answered 417 itself, in a
+  // form of its own and unseen by the count above (docs/decisions/0056-expect-continue-at-the-gateway.md).
+  const expectation = track((req, res) => refuseExpectation(req, res, logger));
   try {
     for (const [index, connector] of connectors.entries()) {
       const tls = options.port === undefined ? gateway.connectorTls[index] : undefined;
@@ -103,9 +110,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       const server = tls
         ? (await import('node:https')).createServer(
             { ...serverOptions, ...handshakeOptions(serverOptions), ...tls },
-            track,
+            request,
           )
-        : nodeHttp.createServer(serverOptions, track);
+        : nodeHttp.createServer(serverOptions, request);
       server.maxHeadersCount = limits.maxHeadersCount;
       server.on('connection', (socket: Socket) => {
         active.add(socket);
@@ -118,6 +125,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         upgradeInTurn(socket, head, (early) => void upgrade(req, socket, early));
       });
       server.on('connect', refuseConnect);
+      server.on('checkExpectation', expectation);
       server.on('clientError', answerClientError);
       if (tls) {
         // node:https hands a handshake that failed or timed out to 'clientError', whose answer is an

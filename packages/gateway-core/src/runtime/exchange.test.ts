@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Context } from '../context/context.ts';
 import { entityTooLarge } from '../http/entity.ts';
@@ -7,6 +7,7 @@ import { Headers } from '../http/headers.ts';
 import { type Request, Response } from '../http/message.ts';
 import { createMemoryLogger } from '../logging.ts';
 import type { Handler } from '../types.ts';
+import { refuseExpectation } from './exchange.ts';
 import { koaExchange } from './koa.ts';
 import { exchangeListener } from './serve.ts';
 
@@ -228,5 +229,68 @@ describe('divert: other options, chosen once a request has arrived', () => {
     expect(await send(url, '/x', 'too long')).toEqual([200, 'main too long']);
     expect(opens).toBe(1);
     expect(asked).toEqual(['/admin/ping', '/admin/ping', '/x']);
+  });
+});
+
+describe('an expectation other than 100-continue (refuseExpectation, on Node’s checkExpectation)', () => {
+  /** Writes `bytes` to the server and reads until it closes the connection (or 2 s pass). */
+  async function exchange(url: string, bytes: string): Promise<string> {
+    const { port } = new URL(url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let text = '';
+    socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+    socket.write(bytes);
+    const timer = setTimeout(() => socket.destroy(), 2000);
+    await new Promise((resolve) => socket.once('close', resolve));
+    clearTimeout(timer);
+    return text.replace(/^Date: .*\r\n/gim, '');
+  }
+
+  let handled: string[] = [];
+  async function gateway(): Promise<string> {
+    handled = [];
+    const url = await serve(
+      exchangeListener({
+        handler: handlerOf(async (_, request) => {
+          handled.push(request.uri.path);
+          return new Response({ status: 200, entity: 'ok' });
+        }),
+        logger,
+      }),
+    );
+    servers.at(-1)!.on('checkExpectation', (req, res) => refuseExpectation(req, res, logger));
+    return url;
+  }
+  const FAILED =
+    'HTTP/1.1 417 Expectation Failed\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: 18\r\n';
+
+  it('without a body: 417 in the gateway’s own form, the handler not asked, the connection kept', async () => {
+    const text = await exchange(
+      await gateway(),
+      'GET /a HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
+    expect(text).toMatch(
+      /^HTTP\/1\.1 417 Expectation Failed\r\nContent-Type: text\/plain; charset=UTF-8\r\nContent-Length: 18\r\nConnection: keep-alive\r\nKeep-Alive: timeout=\d+\r\n\r\nExpectation FailedHTTP\/1\.1 200 /,
+    );
+    expect(handled).toEqual(['/b']);
+  });
+
+  it('with a body: 417, then the connection closes; nothing pipelined after it is served', async () => {
+    const text = await exchange(
+      await gateway(),
+      'POST /a HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 5\r\n\r\nhello' +
+        'GET /b HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
+    expect(text).toBe(`${FAILED}Connection: close\r\n\r\nExpectation Failed`);
+    expect(handled).toEqual([]);
+  });
+
+  it('behind a request that ends its connection: not answered at all', async () => {
+    const text = await exchange(
+      await gateway(),
+      'GET /a HTTP/1.1\r\nHost: a b\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n',
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*\r\n\r\nBad Request$/);
+    expect(handled).toEqual([]);
   });
 });

@@ -179,6 +179,21 @@ function endConnectionWith(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /**
+ * A request whose `Expect` holds something other than `100-continue` (Node's 'checkExpectation'): an
+ * expectation the gateway cannot meet (RFC 9110 §10.1.1), so no route sees the request. It is
+ * answered as arrival answers, with 417 in the gateway's own form (Node's own answer was an empty
+ * chunked body without a Content-Type), in its turn among the responses of the connection (Node
+ * writes a ServerResponse only after those before it). A body nobody wants is not waited for: the
+ * connection ends after the answer, as after `OPTIONS *` with a body; without one it is kept.
+ */
+export function refuseExpectation(req: IncomingMessage, res: ServerResponse, logger: Logger): void {
+  req.resume();
+  logger.debug('expectation failed', { expect: req.headers.expect });
+  if (declaresBody(req)) endConnectionWith(req, res);
+  writeResponse(res, plain(417, 'Expectation Failed'), req.method ?? 'GET', logger);
+}
+
+/**
  * What fails before the handler runs (a session store that cannot be read, a server-side store gone
  * away) fails the exchange as a session that cannot be saved does: a 500, logged, rather than a
  * connection dropped without an answer.

@@ -86,7 +86,7 @@ export { isFilter, isHandler } from '../types.ts';
 
 // Loading and serving a gateway.
 export { clientOf, type EncodedSeparators, toRequest } from './arrival.ts';
-export { type ExchangeOptions, handleExchange, writeResponse } from './exchange.ts';
+export { type ExchangeOptions, handleExchange, refuseExpectation, writeResponse } from './exchange.ts';
 export {
   type BaseGatewayOptions,
   type ConfigGatewayOptions,
