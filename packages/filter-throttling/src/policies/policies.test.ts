@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type PorticoError, Request } from '@portico/gateway-core';
+import { DEFAULT_SCRIPT_TIMEOUT_MS } from '@portico/gateway-core/scripting';
 import { resolveTokens, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import type { BucketRate } from '../bucket/index.ts';
@@ -335,6 +336,21 @@ describe('ScriptableThrottlingPolicy', () => {
     const { policy, logger } = policyFrom('ScriptableThrottlingPolicy', js(source));
     expect(await rateOf(await policy)).toBeNull();
     expect(logger.records.some((r) => r.level === 'error' && message.test(r.message))).toBe(true);
+  });
+
+  it('stops a script that runs too long by its time bound, and logs which bound', async () => {
+    // The bound is what stops it, however long that took on this machine: the log names it.
+    const { policy, logger } = policyFrom('ScriptableThrottlingPolicy', js('for (;;) {}'));
+    expect(await rateOf(await policy)).toBeNull();
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: expect.stringMatching(/script failed/),
+        data: expect.objectContaining({
+          error: `Script execution timed out after ${DEFAULT_SCRIPT_TIMEOUT_MS}ms`,
+        }),
+      }),
+    );
   });
 
   it('lets every request through a ThrottlingFilter when its script answers null', async () => {
