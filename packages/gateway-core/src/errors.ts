@@ -48,6 +48,11 @@ export const ErrorCode = {
    * installed the peer dependency beside it). Names both folders.
    */
   SECOND_CORE: 'PORTICO_E_SECOND_CORE',
+  /**
+   * A secret cannot be had: no store holds its ID, it is of another kind than asked (a password
+   * where a private key is needed), or a store cannot be read. Never shows a secret's value.
+   */
+  SECRET: 'PORTICO_E_SECRET',
 } as const;
 
 /**

@@ -4,10 +4,17 @@
  */
 
 /** What a heap object is, for references and decoration. `object` is anything else (sessions, stores ...). */
-export type Kind = 'filter' | 'handler' | 'decorator' | 'audit-handler' | 'object';
+export type Kind = 'filter' | 'handler' | 'decorator' | 'audit-handler' | 'secret-store' | 'object';
 
 /** Every kind, for checking what package.json files and manifests declare. */
-export const KINDS: readonly Kind[] = ['filter', 'handler', 'decorator', 'audit-handler', 'object'];
+export const KINDS: readonly Kind[] = [
+  'filter',
+  'handler',
+  'decorator',
+  'audit-handler',
+  'secret-store',
+  'object',
+];
 
 /** 'a filter', 'an audit-handler', 'an object': kinds as messages name them. */
 export function article(kind: Kind): string {

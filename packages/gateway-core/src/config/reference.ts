@@ -1,7 +1,7 @@
 import { brand, hasBrand } from '../brand.ts';
 
 /** The kinds of heap object a reference may name. */
-export type ReferenceKind = 'filter' | 'handler' | 'decorator' | 'audit-handler' | 'object';
+export type ReferenceKind = 'filter' | 'handler' | 'decorator' | 'audit-handler' | 'secret-store' | 'object';
 
 /** A check of the object a reference names, made by the heap once it has the object. */
 export interface ReferenceGuard {

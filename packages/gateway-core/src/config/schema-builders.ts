@@ -7,6 +7,7 @@ import type { ReferenceKind } from './reference.ts';
 import { ReferenceSchema } from './reference-schema.ts';
 import { BooleanSchema, DurationSchema, EnumSchema, NumberSchema, StringSchema } from './scalar-schemas.ts';
 import type { Schema } from './schema.ts';
+import { SecretsProviderSchema } from './secrets-provider-schema.ts';
 import { AnySchema, ArraySchema, MapSchema, ObjectSchema, type Shape } from './structure-schemas.ts';
 
 /** The schema builders a heaplet's `config` is written with: `s.object({ header: s.string() })`. */
@@ -40,4 +41,10 @@ export const s = {
   headerName: () => s.token('a header name'),
   /** `true`, `false`, `"${...}"` or `{"expression": "${...}", "label": "..."}`, compiled at load. */
   condition,
+  /**
+   * A `secretsProvider` setting: a secret store or SecretsProvider by name or inline, or an array of
+   * them; `create` gets a SecretsProvider. Optional by convention, the heap's default standing in:
+   * `config.secretsProvider ?? heap.secrets`.
+   */
+  secretsProvider: () => new SecretsProviderSchema(),
 };

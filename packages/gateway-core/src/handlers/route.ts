@@ -4,7 +4,7 @@ import { checkConfig } from '../config/parse-config.ts';
 import type { Infer } from '../config/schema.ts';
 import { s } from '../config/schema-builders.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
-import { combineProblems, ErrorCode, PorticoError, problemsOf } from '../errors.ts';
+import { combineProblems, ErrorCode, isPorticoError, PorticoError, problemsOf } from '../errors.ts';
 import { collectRequestBodyReads } from '../expression/body-reads.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import type { Heap } from '../heap/heap.ts';
@@ -37,7 +37,7 @@ const routeSchema = s.object({
   monitor: s.any().optional(),
   /** Values the route's expressions read by name, at load and per request (`${frConfigs.amUrl}`). */
   properties: s.map(s.any()).optional(),
-  /** Secret stores: not supported yet; a route that declares them fails to load, saying so. */
+  /** The route's secret stores (`{"stores": [...]}`), read by its heap (declareSecrets). */
   secrets: s.any().optional(),
 });
 const ROUTE_FIELDS = new Set([...Object.keys(routeSchema.shape), 'comment', 'comments']);
@@ -229,7 +229,6 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     if (more.length > 0 && !validating) throw combine(more, file);
     problems.push(...more);
   };
-  if (config.secrets !== undefined) found([secretsUnsupported(file)]);
   const heap = parentHeap.child({
     jsonPath: '$.heap',
     route: routeName,
@@ -241,8 +240,10 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
   });
   try {
     const declared = config.heap === undefined ? [] : heap.declare(config.heap, '$.heap');
+    if (config.secrets !== undefined) declared.push(...heap.declareSecrets(config.secrets));
     declared.push(...heap.globalDecorationProblems());
     found(declared);
+    if (config.secrets !== undefined) found(await secretsBlockProblems(heap));
     const decorators = entryDecorations(heap, isRecord(json) ? json : {}, ROUTE_FIELDS, file, problems);
     // No handler written: the schema said so; nothing more to check of it.
     if (config.handler === undefined) throw combine(problems, file);
@@ -365,13 +366,15 @@ function routeProperties(value: unknown): Record<string, unknown> | undefined {
 }
 
 /**
- * `secrets` (secret stores) is a field of the incumbents that Portico does not implement yet: said
- * plainly, with the code of a type still to come, rather than mistaken for a decorator.
+ * The problems of the stores of a `secrets` block (a name that is no secret store, a store that
+ * cannot be created), reported when its file loads rather than at the first secret asked for.
  */
-export function secretsUnsupported(file: string | undefined): PorticoError {
-  return new PorticoError(ErrorCode.UNKNOWN_TYPE, 'secret stores (`secrets`) are not supported yet', {
-    jsonPath: '$.secrets',
-    expected: 'secrets given to each object in its own configuration',
-    ...(file === undefined ? {} : { file }),
-  });
+export async function secretsBlockProblems(heap: Heap): Promise<PorticoError[]> {
+  try {
+    await heap.secretStores();
+    return [];
+  } catch (error) {
+    if (!isPorticoError(error)) throw error;
+    return problemsOf(error);
+  }
 }

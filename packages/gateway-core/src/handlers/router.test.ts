@@ -471,10 +471,6 @@ describe('Router', () => {
     expect(message('java')).toMatch(
       /^unknown type 'org\.example\.restart\.GreetingHandler'; known handler types: [^;]*; plugins are loaded when the gateway starts: if the package providing it was installed since, restart the gateway$/,
     );
-    // Not said of what no plugin could provide.
-    write('secrets.json', route('a', undefined, { secrets: { stores: [] } }));
-    await router.scan();
-    expect(message('secrets')).not.toContain('restart');
   });
 
   it("gives the restart hint to the registry's unknown type only, told by its details, not its words", async () => {
@@ -557,13 +553,16 @@ describe('Router', () => {
     ]);
   });
 
-  it('refuses secret stores with a clear error instead of reading them as a decorator', async () => {
-    const { router } = await setup({ 'a.json': route('a', undefined, { secrets: { stores: [] } }) });
-    expect(router.failures[0]!.problems[0]).toMatchObject({
-      code: 'PORTICO_E_UNKNOWN_TYPE',
-      message: expect.stringContaining('secret stores'),
-      details: { jsonPath: '$.secrets' },
+  it("reads a route's secrets block as its secret stores, not as a decorator", async () => {
+    const { router } = await setup({
+      'a.json': route('a', undefined, { secrets: { stores: [] } }),
+      'b.json': route('b', undefined, { secrets: { stores: [{ type: 'NoSuchSecretStore' }] } }),
+      'c.json': route('c', undefined, { secrets: { stores: ['LabelHandler-less'] } }),
     });
+    expect(router.failures.map((f) => [f.id, f.problems.map((p) => [p.code, p.details.jsonPath])])).toEqual([
+      ['b', [['PORTICO_E_UNKNOWN_TYPE', '$.secrets.stores[0].type']]],
+      ['c', [['PORTICO_E_REFERENCE', '$.secrets.stores[0]']]],
+    ]);
   });
 
   it('lets an in-flight request finish when its route is removed, then destroys the route', async () => {

@@ -1,5 +1,6 @@
 import type { Kind } from '../kinds.ts';
 import type { Logger } from '../logging.ts';
+import type { SecretsProvider } from '../secrets/secrets.ts';
 
 /**
  * The heap as a plugin sees it: what `create` and a decorator may look up beyond the references
@@ -20,4 +21,10 @@ export interface HeapView {
    * process (a reload, tests) never do. A key is namespaced by its package (`@portico/x:what`).
    */
   shared<T>(key: string, make: (logger: Logger) => T): T;
+  /**
+   * The secrets of objects that name no `secretsProvider`: the stores of this route's `secrets`
+   * block, then the secret stores this heap declares, then its parent's (up to config.json's and
+   * admin.json's). Without a store declared, nothing reads the environment for a secret.
+   */
+  readonly secrets: SecretsProvider;
 }

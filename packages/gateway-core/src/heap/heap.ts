@@ -10,6 +10,7 @@ import { openigObject } from '../expression/environment.ts';
 import { isRecord } from '../is-record.ts';
 import { article, type Kind } from '../kinds.ts';
 import type { Logger } from '../logging.ts';
+import { providerOf, type SecretStore, type SecretsProvider } from '../secrets/secrets.ts';
 import { CreatedObjects, type Release, release } from './created-objects.ts';
 import { Creation, runCreation, waitFor } from './creation.ts';
 import {
@@ -41,6 +42,7 @@ import {
   isDecorator,
 } from './heaplet.ts';
 import { resolveReferences } from './references.ts';
+import { readSecretsBlock, type SecretsBlockEntry } from './secrets-block.ts';
 import { isValidatedObject, ValidatedObject } from './validated-object.ts';
 
 /**
@@ -136,6 +138,10 @@ export class Heap implements HeapView {
   #destruction: Promise<void> | undefined;
   /** The top-level heap's values shared by the whole gateway (HeapView.shared). */
   #sharedValues: Map<string, unknown> | undefined;
+  /** The stores of the `secrets` block of this heap's file, in order (declareSecrets). */
+  #secretsBlock: readonly SecretsBlockEntry[] = [];
+  #secrets: SecretsProvider | undefined;
+  #secretStores: Promise<readonly SecretStore[]> | undefined;
 
   constructor(options: HeapOptions) {
     this.registry = options.registry;
@@ -173,7 +179,60 @@ export class Heap implements HeapView {
   declare(declarations: unknown, jsonPath: string = this.jsonPath): PorticoError[] {
     const { results, errors: all } = readHeap(declarations, { file: this.file, jsonPath });
     // Without results, the problem is the heap itself (not an array); otherwise each result has its own.
-    const errors: PorticoError[] = results.length === 0 ? [...all] : [];
+    return [...(results.length === 0 ? all : []), ...this.#add(results)];
+  }
+
+  /**
+   * Adds the `secrets` block of this heap's file (`{"stores": [...]}`): its inline stores are
+   * declared here, and its stores come first in `secrets`. Returns every problem found.
+   */
+  declareSecrets(block: unknown, jsonPath = '$.secrets'): PorticoError[] {
+    const { entries, errors } = readSecretsBlock(block, { file: this.file, jsonPath });
+    const declared = entries.flatMap((entry) => (entry.declared === undefined ? [] : [entry.declared]));
+    this.#secretsBlock = entries.filter((entry) => entry.name !== undefined);
+    return [...errors, ...this.#add(declared)];
+  }
+
+  get secrets(): SecretsProvider {
+    this.#secrets ??= providerOf(() => this.secretStores());
+    return this.#secrets;
+  }
+
+  /**
+   * The stores `secrets` asks, created on first use: the `secrets` block's, this heap's other secret
+   * stores in declaration order, then the parent's. The loaders call it to report a broken store of
+   * a `secrets` block when the file loads.
+   */
+  secretStores(): Promise<readonly SecretStore[]> {
+    this.#secretStores ??= this.#collectSecretStores().catch((error: unknown) => {
+      // A store that failed is tried (and reported) again by the next query.
+      this.#secretStores = undefined;
+      throw error;
+    });
+    return this.#secretStores;
+  }
+
+  async #collectSecretStores(): Promise<readonly SecretStore[]> {
+    const sites = new Map(this.#secretsBlock.map((entry) => [entry.name!, entry.jsonPath]));
+    for (const [name, slot] of this.#slots) {
+      const type = slot.declaration?.type;
+      if (type !== undefined && !sites.has(name) && this.registry.kindOf(type) === 'secret-store') {
+        sites.set(name, slot.declaration!.jsonPath);
+      }
+    }
+    const own: SecretStore[] = [];
+    for (const [name, jsonPath] of sites) {
+      own.push(
+        (await this.#lookup(name, 'secret-store', undefined, { file: this.file, jsonPath })) as SecretStore,
+      );
+    }
+    const inherited = this.parent === undefined ? [] : await this.parent.secretStores();
+    return [...own, ...inherited.filter((store) => !own.includes(store))];
+  }
+
+  /** Adds declarations read from this heap's file; returns their problems. */
+  #add(results: readonly DeclarationResult[]): PorticoError[] {
+    const errors: PorticoError[] = [];
     const added: Declaration[] = [];
     for (const result of results) {
       errors.push(...result.errors);

@@ -9,7 +9,7 @@ import { resolveTokens } from '../config/tokens.ts';
 import { combineProblems, ErrorCode, isPorticoError, PorticoError, problemsOf } from '../errors.ts';
 import { decoratedEntryHandler, entryDecorations } from '../handlers/entry-decorations.ts';
 import { bufferingRequestBodyFor } from '../handlers/request-body-buffer.ts';
-import { secretsUnsupported } from '../handlers/route.ts';
+import { secretsBlockProblems } from '../handlers/route.ts';
 import { Router } from '../handlers/router.ts';
 import { isSessionProducer, type SessionProducer } from '../handlers/session-producer.ts';
 import { Heap } from '../heap/heap.ts';
@@ -126,7 +126,10 @@ export async function createGateway(options: CreateGatewayOptions): Promise<Gate
     heaps.unshift(configHeap);
     problems.push(...declareConfigHeap(configHeap, config));
     if (problems.length > 0) throw combineProblems(problems);
-    if (config.fields.secrets !== undefined) throw secretsUnsupported(instance.configFile);
+    if (config.fields.secrets !== undefined) {
+      const broken = await secretsBlockProblems(configHeap);
+      if (broken.length > 0) throw combineProblems(broken);
+    }
     const handler = await mainHandler(configHeap, config, instance.configFile);
     const session = await resolveSession(config.fields.session, configHeap, instance.configFile);
     return new Gateway({
@@ -250,6 +253,7 @@ function configHeapOf(adminHeap: Heap, config: ConfigJson, file: string | undefi
 /** Declares config.json's objects: its heap, and its logSink and temporaryStorage when written inline. */
 function declareConfigHeap(configHeap: Heap, config: ConfigJson): PorticoError[] {
   const problems = config.fields.heap === undefined ? [] : configHeap.declare(config.fields.heap, '$.heap');
+  if (config.fields.secrets !== undefined) problems.push(...configHeap.declareSecrets(config.fields.secrets));
   const { logSink, temporaryStorage } = config;
   if (logSink?.declaration) problems.push(...configHeap.declare([logSink.declaration], '$.logSink'));
   if (temporaryStorage?.declaration) {

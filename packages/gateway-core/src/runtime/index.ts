@@ -45,7 +45,7 @@ export { Chain, ChainHeaplet, ChainOfFiltersHeaplet } from '../handlers/chain.ts
 export * from '../handlers/client/index.ts';
 export { type DispatchBinding, DispatchHandler, DispatchHandlerHeaplet } from '../handlers/dispatch.ts';
 export { bufferingRequestBodyFor } from '../handlers/request-body-buffer.ts';
-export { loadRoute, Route, type RouteInfo, secretsUnsupported } from '../handlers/route.ts';
+export { loadRoute, Route, type RouteInfo } from '../handlers/route.ts';
 export {
   DEFAULT_MAX_ROUTE_FILE_SIZE,
   isUnrouted,

@@ -84,7 +84,7 @@ export const configSchema = s.object({
   session: s.ref<Reference>('object').optional(),
   // OpenIG's monitoring switch: Portico always counts traffic.
   monitor: s.any().optional(),
-  // Secret stores: refused with a clear error (not supported yet), not read as a decorator.
+  // Secret stores (`{"stores": [...]}`), read by config.json's heap (declareSecrets); not a decorator.
   secrets: s.any().optional(),
   globalDecorators: s.map(s.any()).optional(),
 });

@@ -23,6 +23,8 @@ export interface PluginHeapOptions {
   environment?: Partial<GatewayEnvironment>;
   /** Objects used for names the heap does not declare, as the gateway's defaults (`LogSink`, `capture` ...). */
   defaults?: readonly unknown[];
+  /** A `secrets` block (`{"stores": [...]}`), as a route file's. */
+  secrets?: unknown;
 }
 
 /**
@@ -52,6 +54,7 @@ export function pluginHeap(options: PluginHeapOptions = {}) {
     ...(options.defaults === undefined ? {} : { defaults: options.defaults }),
   });
   const errors = options.heap === undefined ? [] : heap.declare(options.heap);
+  if (options.secrets !== undefined) errors.push(...heap.declareSecrets(options.secrets));
   if (errors.length > 0) throw errors[0];
   return { heap, logger, environment, registry };
 }
