@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PorticoError, problemsOf } from '../errors.ts';
 import { setSystemProperty } from '../expression/implicit.ts';
 import { resolveTokens } from './tokens.ts';
 
@@ -66,5 +67,23 @@ describe('configuration tokens', () => {
     expect(resolveTokens({ v: value }, { env })).toEqual({
       v: `${text.replaceAll('\\&{', '&{')}!${text.replaceAll('\\&{', '&{')}`,
     });
+  });
+
+  it('reports every token without a value in the file, each at its path, not the first only', () => {
+    let thrown: unknown;
+    try {
+      resolveTokens(
+        { a: '&{no.one}', b: ['ok &{ig.host}', 'x&{no.two}'], c: { d: '&{unclosed' } },
+        { env, file: 'config.json' },
+      );
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(PorticoError);
+    expect(problemsOf(thrown as PorticoError).map((p) => `${p.details.jsonPath}: ${p.message}`)).toEqual([
+      "$.a: the configuration token 'no.one' has no value and no default",
+      "$.b[1]: the configuration token 'no.two' has no value and no default",
+      `$.c.d: unclosed '&{' in "&{unclosed"`,
+    ]);
   });
 });

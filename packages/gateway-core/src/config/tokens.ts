@@ -1,4 +1,4 @@
-import { ErrorCode, PorticoError } from '../errors.ts';
+import { combineProblems, ErrorCode, PorticoError } from '../errors.ts';
 import { getSystemProperties } from '../expression/implicit.ts';
 import { markFromEnvironment } from './from-environment.ts';
 import { childPath } from './parse-context.ts';
@@ -17,16 +17,27 @@ export function resolveTokens(
   options: { file?: string; env?: NodeJS.ProcessEnv } = {},
 ): unknown {
   const env = options.env ?? process.env;
+  // Every token without a value is reported, not the first: the file is not read further anyway.
+  const problems: PorticoError[] = [];
+  const substituted = (text: string, path: string, found?: Found): string => {
+    try {
+      return substitute(text, path, env, options.file, found);
+    } catch (error) {
+      if (!(error instanceof PorticoError)) throw error;
+      problems.push(error);
+      return text;
+    }
+  };
   /** Resolves `item`, the value at `key` of `out` (being built), marking it when it came from the environment. */
   const at = (out: object, key: string, item: unknown, path: string): unknown => {
     if (typeof item !== 'string' || !item.includes('&{')) return walk(item, path);
     const found = { fromEnvironment: false };
-    const text = substitute(item, path, env, options.file, found);
+    const text = substituted(item, path, found);
     if (found.fromEnvironment) markFromEnvironment(out, key, item);
     return text;
   };
   const walk = (v: unknown, path: string): unknown => {
-    if (typeof v === 'string') return v.includes('&{') ? substitute(v, path, env, options.file) : v;
+    if (typeof v === 'string') return v.includes('&{') ? substituted(v, path) : v;
     if (Array.isArray(v)) {
       const out: unknown[] = [];
       for (const [i, item] of v.entries()) out.push(at(out, String(i), item, `${path}[${i}]`));
@@ -46,7 +57,9 @@ export function resolveTokens(
     }
     return v;
   };
-  return walk(value, '$');
+  const resolved = walk(value, '$');
+  if (problems.length > 0) throw combineProblems(problems);
+  return resolved;
 }
 
 export function tokenEnvironmentName(token: string): string {
