@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import fileAttributes from '@portico/filter-file-attributes';
-import { type Context, Request, Response } from '@portico/gateway-core';
+import { type Context, type Handler, Request, Response } from '@portico/gateway-core';
 import { Entity } from '@portico/gateway-core/http-helpers';
 import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
@@ -66,6 +66,18 @@ function application(password = 'secret') {
   });
 }
 
+/** Reads each request's body as a stream before `handler` sees it, as the upstream client sends it. */
+function streamingTo(handler: Handler, bodies: string[]): Handler {
+  return {
+    async handle(context, request) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request.entity.stream() ?? []) chunks.push(chunk as Buffer);
+      bodies.push(Buffer.concat(chunks).toString());
+      return handler.handle(context, request);
+    },
+  };
+}
+
 function credentialsContext(): Context {
   return testContext({ attributes: { user: 'ann', password: 'secret' } });
 }
@@ -115,6 +127,26 @@ describe('PasswordReplayFilter with loginPage', () => {
     expect(app.requests.map((r) => `${r.method} ${r.uri.path}`)).toEqual(['GET /login', 'POST /login']);
     expect(app.requests[1]!.entity.toString()).toBe('username=ann&password=secret&csrf=tok-123');
     expect(context.attributes.extracted).toEqual({ csrf: 'tok-123', absent: null, isLoginPage: true });
+  });
+
+  it('keeps the body of a request for the login page for the login request, after fetching the page', async () => {
+    const filter = await filterFrom({
+      loginPage: true,
+      loginPageExtractions: [{ name: 'csrf', pattern: 'name="csrf" value="([^"]*)"' }],
+      request: {
+        ...LOGIN_FORM,
+        form: { username: ["${request.entity.form['user'][0]}"], csrf: ['${attributes.extracted.csrf}'] },
+      },
+    });
+    const app = application();
+    const request = new Request({
+      method: 'POST',
+      uri: 'http://app.example.com/login',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': '6' },
+      entity: Readable.from([Buffer.from('user=b')]),
+    });
+    await filter.filter(credentialsContext(), request, streamingTo(app.handler, []));
+    expect(app.requests[1]!.entity.toString()).toBe('username=b&csrf=tok-123');
   });
 
   it('evaluates loginPage against the request only, reading its body when it asks for it', async () => {
@@ -190,11 +222,9 @@ describe('PasswordReplayFilter with loginPageContentMarker', () => {
       headers: { 'Content-Length': '5' },
       entity: Readable.from([Buffer.from('hello')]),
     });
-    await filter.filter(credentialsContext(), request, app.handler);
-    const bodies = await Promise.all(
-      app.requests.filter((r) => r.method === 'PUT').map((r) => r.entity.text()),
-    );
-    expect(bodies).toEqual(['hello', 'hello']);
+    const bodies: string[] = [];
+    await filter.filter(credentialsContext(), request, streamingTo(app.handler, bodies));
+    expect(bodies).toEqual(['hello', 'username=ann&password=secret&csrf=tok-123', 'hello']);
   });
 
   it('gives each send a copy: what a filter further on changes does not reach the next send', async () => {

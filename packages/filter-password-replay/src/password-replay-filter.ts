@@ -72,6 +72,9 @@ export class PasswordReplayFilter implements Filter {
     if (held instanceof Promise) held = await held;
     if (!held) return next.handle(context, request);
     if (this.#options.extractions.length > 0) {
+      // Read first (within the server's bound), so that the login request's expressions can still
+      // read the body once the page has been fetched with it.
+      if (!request.entity.isEmpty) await request.entity.bytes();
       const page = await next.handle(context, copyOf(request));
       const text = await pageText(page);
       page.entity.discard();
