@@ -66,8 +66,9 @@ const DEPLOYMENT_REFERENCES = /^(no heap object named |no data source named )/;
 
 /**
  * Problems a corpus file may have today without being a compatibility failure: a type still to come,
- * a reference to what the deployment provides, a configuration token that needs its environment, or
- * a deployment file the corpus does not hold.
+ * a reference to what the deployment provides, a configuration token that needs its environment, a
+ * deployment file the corpus does not hold, or a secret read from stores the declaration does not
+ * see (a config.json's `secrets` block, declared outside the one declaration a suite loads).
  */
 export function awaitsLaterWork(problem: PorticoError): boolean {
   return (
@@ -75,6 +76,7 @@ export function awaitsLaterWork(problem: PorticoError): boolean {
     (problem.code === ErrorCode.REFERENCE && DEPLOYMENT_REFERENCES.test(problem.message)) ||
     /configuration token '.*' has no value/.test(problem.message) ||
     // A file of the deployment that the corpus does not publish (a keystore under /var/secrets).
-    /^the keystore file '.*' does not exist$/.test(problem.message)
+    /^the keystore file '.*' does not exist$/.test(problem.message) ||
+    (problem.code === ErrorCode.SECRET && /^no secret store is declared, /.test(problem.message))
   );
 }
