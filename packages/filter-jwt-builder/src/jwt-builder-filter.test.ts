@@ -213,6 +213,24 @@ describe('JwtBuilderFilter encrypts', () => {
     const { built } = await run(filter, asAlice());
     expect((await jwtDecrypt(built!.value, rsa.privateKey)).payload).toEqual(CLAIMS);
   });
+
+  it('signed then encrypted when signature.encryption says how, as PingGateway writes it', async () => {
+    const aes = secret(32);
+    keys.set('sign', p256.privateKey);
+    keys.set('enc', aes);
+    const filter = await filterFrom({
+      template: TEMPLATE,
+      signature: {
+        secretId: 'sign',
+        algorithm: 'ES256',
+        encryption: { secretId: 'enc', algorithm: 'A256KW', method: 'A256GCM' },
+      },
+    });
+    const decrypted = await compactDecrypt((await run(filter, asAlice())).built!.value, aes);
+    expect(decrypted.protectedHeader).toMatchObject({ alg: 'A256KW', enc: 'A256GCM', cty: 'JWT' });
+    const inner = new TextDecoder().decode(decrypted.plaintext);
+    expect((await jwtVerify(inner, p256.publicKey)).payload).toEqual(CLAIMS);
+  });
 });
 
 describe('JwtBuilderFilter refuses at load, naming the file and the JSON path', () => {
@@ -251,6 +269,19 @@ describe('JwtBuilderFilter refuses at load, naming the file and the JSON path', 
       at('encryption.algorithm'),
     ],
     ['an unknown encryption method', encrypting('dir', 'A512GCM'), at('encryption.method')],
+    [
+      'signature.encryption without a method, at its own path',
+      { signature: { secretId: 'k', encryption: { secretId: 'k', algorithm: 'dir' } } },
+      at('signature.encryption.method'),
+    ],
+    [
+      'both encryption and signature.encryption',
+      {
+        signature: { secretId: 'k', encryption: { secretId: 'k', algorithm: 'dir', method: 'A256GCM' } },
+        ...encrypting('dir', 'A256GCM'),
+      },
+      '$.heap[1].config',
+    ],
     ['a template that is neither a map nor an expression', { template: 42 }, '$.heap[1].config.template'],
     ['no template', { template: undefined }, '$.heap[1].config.template'],
     ['an unknown setting', { signatur: {} }, '$.heap[1].config.signatur'],
@@ -309,6 +340,21 @@ describe('JwtBuilderFilter refuses at load, naming the file and the JSON path', 
     });
     const material = key.type === 'secret' ? key.export().toString('base64') : 'PRIVATE KEY';
     expect(error.toString()).not.toContain(material);
+  });
+
+  it('a key of the wrong kind in signature.encryption, at its secretId', async () => {
+    keys.set('sign', p256.privateKey);
+    keys.set('k', rsa.publicKey);
+    const error = await failure(
+      filterFrom({
+        template: TEMPLATE,
+        signature: { secretId: 'sign', algorithm: 'ES256', ...encrypting('A128KW', 'A128GCM') },
+      }),
+    );
+    expect(error).toMatchObject({
+      code: 'PORTICO_E_SECRET',
+      details: { file: FILE, jsonPath: '$.heap[1].config.signature.encryption.secretId' },
+    });
   });
 
   it('a secret no store holds (PORTICO_E_SECRET, naming the ID)', async () => {

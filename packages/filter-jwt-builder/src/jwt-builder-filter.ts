@@ -83,6 +83,13 @@ export class JwtBuilderFilter implements Filter {
   }
 }
 
+/** How the JWT is encrypted: at the top level, or inside `signature` as PingGateway's later releases write it. */
+const encryptionSchema = s.object({
+  secretId: s.string(),
+  algorithm: s.enumOf(KEY_MANAGEMENT_ALGORITHMS),
+  method: s.enumOf(ENCRYPTION_METHODS),
+});
+
 export const JwtBuilderFilterHeaplet = defineHeaplet({
   type: 'JwtBuilderFilter',
   kind: 'filter',
@@ -96,27 +103,25 @@ export const JwtBuilderFilterHeaplet = defineHeaplet({
         .object({
           secretId: s.string(),
           algorithm: s.enumOf(SIGNATURE_ALGORITHMS).default('RS256'),
+          // Read rather than ignored: a signed-only token where encryption was asked for would leak claims.
+          encryption: encryptionSchema.optional(),
         })
         .optional(),
-      encryption: s
-        .object({
-          secretId: s.string(),
-          algorithm: s.enumOf(KEY_MANAGEMENT_ALGORITHMS),
-          method: s.enumOf(ENCRYPTION_METHODS),
-        })
-        .optional(),
+      encryption: encryptionSchema.optional(),
     })
-    .refine(
-      (config) =>
-        config.signature === undefined && config.encryption === undefined
-          ? 'neither signature nor encryption is set: Portico builds no unsecured (alg none) JWT'
-          : undefined,
-      'a signature, an encryption, or both',
-    ),
+    .refine((config) => {
+      if (config.signature === undefined && config.encryption === undefined)
+        return 'neither signature nor encryption is set: Portico builds no unsecured (alg none) JWT';
+      if (config.signature?.encryption !== undefined && config.encryption !== undefined)
+        return 'both encryption and signature.encryption are set: say how to encrypt once';
+      return undefined;
+    }, 'a signature, an encryption, or both'),
   create: async ({ config, heap, name, logger, configAt }) => {
     // Read once and tried here, so that a missing or unfit key fails the load, not a request.
     const secrets = config.secretsProvider ?? heap.secrets;
-    const { signature, encryption } = config;
+    const { signature } = config;
+    const encryption = config.encryption ?? signature?.encryption;
+    const encryptionAt = config.encryption === undefined ? ['signature', 'encryption'] : ['encryption'];
     return new JwtBuilderFilter({
       name,
       template: config.template,
@@ -136,7 +141,7 @@ export const JwtBuilderFilterHeaplet = defineHeaplet({
           encryption.secretId,
           encryption.algorithm,
           encryption.method,
-          configAt('encryption', 'secretId'),
+          configAt(...encryptionAt, 'secretId'),
         )),
     });
   },
