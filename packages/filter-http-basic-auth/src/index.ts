@@ -2,7 +2,13 @@ import { definePlugin } from '@portico/gateway-core';
 import pkg from '../package.json' with { type: 'json' };
 import { HttpBasicAuthFilterHeaplet } from './http-basic-auth-filter.ts';
 
-export { HttpBasicAuthFilter, HttpBasicAuthFilterHeaplet } from './http-basic-auth-filter.ts';
+export { HttpBasicAuthErrorCode } from './credentials.ts';
+export {
+  HttpBasicAuthFilter,
+  HttpBasicAuthFilterHeaplet,
+  type HttpBasicAuthSettings,
+  MAX_CHALLENGED_ORIGINS,
+} from './http-basic-auth-filter.ts';
 
 /** The plugin manifest the gateway imports when a configuration first uses one of its types. */
 export default definePlugin({
