@@ -1,12 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
-import os from 'node:os';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { raw, send, waitFor } from '../support/http.ts';
+import { type RunningNginx, startNginx } from '../support/nginx.ts';
 
 /**
  * A separator hidden in a request path (issue 36): `%2F`, `%5C` (either case) or a raw `\`. Portico
@@ -34,77 +33,27 @@ const FORMS = [
 const seen: string[] = [];
 let upstream: http.Server;
 let upstreamUrl: string;
-let nginx: { url: string; process: ChildProcess; accessLog: string; stop(): Promise<void> } | undefined;
+let nginx: (RunningNginx & { accessLog: string }) | undefined;
 const gateways: Partial<Record<'default' | 'reject' | 'decode' | 'keep', RunningGateway>> = {};
 
-/** A free loopback port (for nginx, which is told its port). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /**
- * A real nginx on 127.0.0.1 with its own prefix, pid, error log and temporary paths, serving
- * `private <uri>` under `/private/` and `public <uri>` elsewhere: `$uri` is the path as nginx read it,
- * decoded and normalised. Its access log records each request as it arrived and as nginx read it.
+ * A real nginx serving `private <uri>` under `/private/` and `public <uri>` elsewhere: `$uri` is the
+ * path as nginx read it, decoded and normalised. Its access log records each request as it arrived
+ * and as nginx read it.
  */
-async function startNginx(): Promise<typeof nginx> {
-  const prefix = mkdtempSync(path.join(os.tmpdir(), 'portico-e2e-nginx-'));
-  for (const dir of ['logs', 'temp']) mkdirSync(path.join(prefix, dir), { recursive: true });
-  const port = await freePort();
-  const temp = (name: string) => path.join(prefix, 'temp', name);
-  const accessLog = path.join(prefix, 'logs/access.log');
-  writeFileSync(
-    path.join(prefix, 'nginx.conf'),
-    `worker_processes 1;
-daemon off;
-master_process on;
-pid ${path.join(prefix, 'nginx.pid')};
-error_log ${path.join(prefix, 'logs/error.log')} warn;
-events { worker_connections 256; }
-http {
-  log_format seen '$request_uri $uri';
+async function startNginxUpstream(): Promise<typeof nginx> {
+  let accessLog = '';
+  const running = await startNginx(({ port, prefix }) => {
+    accessLog = path.join(prefix, 'logs/access.log');
+    return `  log_format seen '$request_uri $uri';
   access_log ${accessLog} seen;
-  client_body_temp_path ${temp('client_body')};
-  proxy_temp_path ${temp('proxy')};
-  fastcgi_temp_path ${temp('fastcgi')};
-  uwsgi_temp_path ${temp('uwsgi')};
-  scgi_temp_path ${temp('scgi')};
-  default_type text/plain;
   server {
     listen 127.0.0.1:${port};
     location /private/ { return 200 'private $uri'; }
     location / { return 200 'public $uri'; }
-  }
-}
-`,
-  );
-  const child = spawn(
-    'nginx',
-    ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), '-e', path.join(prefix, 'logs/error.log')],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    'nginx to answer',
-    async () => (await send(`${url}/ready`).catch(() => undefined))?.status === 200,
-    {
-      timeoutMs: 10_000,
-    },
-  );
-  return {
-    url,
-    process: child,
-    accessLog,
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGQUIT');
-      await exited;
-    },
-  };
+  }`;
+  });
+  return { ...running, accessLog };
 }
 
 /** The paths nginx has read (`$uri`), from its access log. */
@@ -143,7 +92,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  nginx = await startNginx();
+  nginx = await startNginxUpstream();
   const env = { PORTICO_LOG_LEVEL: 'debug' };
   [gateways.default, gateways.reject, gateways.decode, gateways.keep] = await Promise.all([
     startGateway({ base: instance(), env }),

@@ -1,13 +1,12 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
-import os from 'node:os';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
 import { type Reply, type SendOptions, send, waitFor } from '../support/http.ts';
+import { nginxInstalled, startNginx } from '../support/nginx.ts';
 
 /**
  * HttpBasicAuthFilter through the real `portico start`, against upstreams that challenge: a Node
@@ -70,62 +69,18 @@ async function nodeUpstream() {
   };
 }
 
-/** A free loopback port (for nginx, which is told its port). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-function nginxInstalled(): boolean {
-  try {
-    execFileSync('nginx', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * A real nginx on 127.0.0.1 with its own prefix and paths: everything behind `auth_basic` (the user
- * in an htpasswd file, its password as a salted SHA-1), serving one file; `/nginx-upload/`
- * behind the same, passing the body on to `sink` (the Node server, which records its bytes, and is
- * given the credentials it wants). Its access log holds `status "user" method uri` for each request.
+ * A real nginx: everything behind `auth_basic` (the user in an htpasswd file, its password as a
+ * salted SHA-1), serving one file; `/nginx-upload/` behind the same, passing the body on to `sink`
+ * (the Node server, which records its bytes, and is given the credentials it wants). Its access log
+ * holds `status "user" method uri` for each request.
  */
-async function startNginx(sink: string) {
-  const prefix = mkdtempSync(path.join(os.tmpdir(), 'portico-e2e-basic-nginx-'));
-  // Started as root, nginx reads the files as its worker user (nobody): mkdtemp's 0700 keeps it out.
-  chmodSync(prefix, 0o755);
-  for (const dir of ['logs', 'temp']) mkdirSync(path.join(prefix, dir), { recursive: true });
+async function basicNginx(sink: string) {
   const salt = randomBytes(8);
-  const ssha = createHash('sha1').update(PASSWORD).update(salt).digest();
-  writeFileSync(
-    path.join(prefix, 'htpasswd'),
-    `${USER}:{SSHA}${Buffer.concat([ssha, salt]).toString('base64')}\n`,
-  );
-  writeFileSync(path.join(prefix, 'welcome.txt'), 'nginx welcomes you');
-  const port = await freePort();
-  const temp = (name: string) => path.join(prefix, 'temp', name);
-  const accessLog = path.join(prefix, 'logs/access.log');
-  writeFileSync(
-    path.join(prefix, 'nginx.conf'),
-    `worker_processes 1;
-daemon off;
-master_process on;
-pid ${path.join(prefix, 'nginx.pid')};
-error_log ${path.join(prefix, 'logs/error.log')} warn;
-events { worker_connections 256; }
-http {
-  log_format who '$status "$remote_user" $request_method $request_uri';
-  access_log ${accessLog} who;
-  client_body_temp_path ${temp('client_body')};
-  proxy_temp_path ${temp('proxy')};
-  fastcgi_temp_path ${temp('fastcgi')};
-  uwsgi_temp_path ${temp('uwsgi')};
-  scgi_temp_path ${temp('scgi')};
-  default_type text/plain;
+  const ssha = Buffer.concat([createHash('sha1').update(PASSWORD).update(salt).digest(), salt]);
+  const running = await startNginx(
+    ({ port, prefix }) => `  log_format who '$status "$remote_user" $request_method $request_uri';
+  access_log ${path.join(prefix, 'logs/access.log')} who;
   client_max_body_size 8m;
   client_body_buffer_size 1m;
   server {
@@ -144,30 +99,15 @@ http {
       proxy_pass ${sink};
       proxy_set_header Authorization "${AUTHORIZATION}";
     }
-  }
-}
-`,
+  }`,
   );
-  const child: ChildProcess = spawn(
-    'nginx',
-    ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), '-e', path.join(prefix, 'logs/error.log')],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    'nginx to answer',
-    async () => (await send(`${url}/ready`).catch(() => undefined))?.status === 200,
-    { timeoutMs: 10_000 },
-  );
+  // Read per request: written now, before the first one.
+  writeFileSync(path.join(running.prefix, 'htpasswd'), `${USER}:{SSHA}${ssha.toString('base64')}\n`);
+  writeFileSync(path.join(running.prefix, 'welcome.txt'), 'nginx welcomes you');
   return {
-    url,
+    ...running,
     /** `status "user" method uri` of each request nginx has finished, in order. */
-    log: () => readFileSync(accessLog, 'utf8').split('\n').filter(Boolean),
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGQUIT');
-      await exited;
-    },
+    log: () => readFileSync(path.join(running.prefix, 'logs/access.log'), 'utf8').split('\n').filter(Boolean),
   };
 }
 
@@ -214,12 +154,12 @@ if (!hasNginx) {
 }
 
 let node: Awaited<ReturnType<typeof nodeUpstream>>;
-let nginx: Awaited<ReturnType<typeof startNginx>> | undefined;
+let nginx: Awaited<ReturnType<typeof basicNginx>> | undefined;
 let gw: RunningGateway;
 
 beforeAll(async () => {
   node = await nodeUpstream();
-  if (hasNginx) nginx = await startNginx(node.url);
+  if (hasNginx) nginx = await basicNginx(node.url);
   // One route, so one filter knowing no server yet, for each case.
   const login = { username: "${request.headers['X-Login-User'][0]}" };
   const routes: Record<string, unknown> = {
