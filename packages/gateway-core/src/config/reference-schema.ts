@@ -1,9 +1,10 @@
 import { isRecord } from '../is-record.ts';
+import { markFromEnvironment } from './from-environment.ts';
 import { likelyMeant } from './near-names.ts';
 import { fail, type ParseContext, type Parsed } from './parse-context.ts';
 import { Reference, type ReferenceGuard, type ReferenceKind } from './reference.ts';
 import { Schema } from './schema.ts';
-import { quoteSetting } from './secret-redaction.ts';
+import { quoteSetting, writtenAt } from './secret-redaction.ts';
 
 /**
  * A heap object by name or inline declaration. The parsed value is a Reference; the heap replaces
@@ -43,6 +44,9 @@ export class ReferenceSchema<T> extends Schema<T> {
       (isRecord(value) && typeof value.type === 'string')
     ) {
       const reference = new Reference(this.kind, value, path, ctx.file, this.types, this.guard);
+      // A name a token took from the environment: the heap's messages describe it (quoteValue).
+      const written = writtenAt(ctx, path);
+      if (written !== undefined) markFromEnvironment(reference, 'value', written);
       ctx.references?.push(reference);
       return reference as T;
     }

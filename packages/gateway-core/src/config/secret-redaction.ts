@@ -27,6 +27,15 @@ export function noteFromEnvironment(ctx: ParseContext, path: string, written: st
   if (!settings.has(path)) settings.set(path, { written, value });
 }
 
+/**
+ * The text written for the setting at `path` when its value came from the environment (the token,
+ * or the expression reading `env` or `system`): for code that passes the value on, so that what
+ * reads it later describes it too, and for an expression a token completed, shown as written.
+ */
+export function writtenAt(ctx: ParseContext, path: string): string | undefined {
+  return fromEnvironment.get(ctx)?.get(path)?.written;
+}
+
 /** `container[key]`, at `path`, noted when a token took it from the environment (tokens.ts). */
 export function child(ctx: ParseContext, container: object, key: string, path: string): unknown {
   const value = (container as Record<string, unknown>)[key];
@@ -44,7 +53,17 @@ export function child(ctx: ParseContext, container: object, key: string, path: s
  */
 export function quoteSetting(ctx: ParseContext, path: string, value: unknown): string {
   const from = fromEnvironment.get(ctx)?.get(path);
-  if (from !== undefined) return described(from);
+  return from === undefined ? quoteValue(value) : described(from);
+}
+
+/**
+ * `value` as a message shows it, for code reading configuration without a parse context (the heap):
+ * quoted, unless a token at `container[key]`, where it was found, took it from the environment, or
+ * it is an object or array holding such a value; then described, as quoteSetting describes it.
+ */
+export function quoteValue(value: unknown, container?: unknown, key?: string): string {
+  const written = key === undefined ? undefined : writtenFromEnvironment(container, key);
+  if (written !== undefined) return described({ written, value });
   // An object or array written whole would show the values its tokens took.
   const inside = writtenInside(value);
   return inside === undefined

@@ -105,6 +105,9 @@ export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
       const parsed = schema.parse(child(ctx, value, key, at), at, ctx);
       if (parsed === INVALID) ok = false;
       else if (parsed !== undefined) out[key] = parsed;
+      // A value taken as it is (a route's handler by name) keeps its mark, as a map's values do.
+      const written = writtenFromEnvironment(value, key);
+      if (written !== undefined && parsed === value[key]) markFromEnvironment(out, key, written);
     }
     return ok ? (out as ObjectOf<S>) : INVALID;
   }

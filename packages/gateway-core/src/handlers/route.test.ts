@@ -173,6 +173,26 @@ describe('a route field a token took from the environment', () => {
   });
 });
 
+describe("a route's handler a token took from the environment", () => {
+  it('is described as a name naming nothing, or inside a value that is no reference', async () => {
+    const env = { env: { DB_PASSWORD: 'hunter2-s3cr3t' } };
+    const { heap } = pluginHeap({});
+    const errors = [];
+    for (const handler of ['&{db.password}', ['&{db.password}']]) {
+      const json = resolveTokens({ handler }, env);
+      errors.push(
+        await loadRoute({ id: 'r', json, file: 'routes/r.json', parentHeap: heap, logger }).catch((e) => e),
+      );
+    }
+    expect(errors.flatMap(problemsOf).map((p) => p.message)).toEqual([
+      expect.stringMatching(
+        /^no heap object named the value of &\{db.password\} \(14 characters, not shown\); names in scope: /,
+      ),
+      'a list holding the value of &{db.password} (not shown) is not a reference',
+    ]);
+  });
+});
+
 describe('a baseURI from the environment', () => {
   // Credentials in a base URI are the likeliest secret in it.
   const base = 'http://gw-user:hunter2-s3cr3t@upstream.example:99999';

@@ -8,6 +8,7 @@ import { combineProblems, ErrorCode, isPorticoError, PorticoError, problemsOf } 
 import { collectRequestBodyReads } from '../expression/body-reads.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import type { Heap } from '../heap/heap.ts';
+import { referenceAt } from '../heap/references.ts';
 import type { Request, Response } from '../http/message.ts';
 import type { Uri } from '../http/uri.ts';
 import { isRecord } from '../is-record.ts';
@@ -284,7 +285,9 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
 function asWritten(fields: unknown): RouteConfig {
   const written = isRecord(fields) ? fields : {};
   const { condition: _, baseURI: __, name, ...rest } = written;
-  return { ...rest, ...(typeof name === 'string' ? { name } : {}) } as RouteConfig;
+  const config = { ...rest, ...(typeof name === 'string' ? { name } : {}) };
+  keepMarks(written, config);
+  return config as RouteConfig;
 }
 
 type RouteConfig = Infer<typeof routeSchema>;
@@ -300,7 +303,7 @@ async function routeHandler(
   // Route decoration: decorates this route's handler only, after its local and global decorations.
   let handler = await decoratedEntryHandler(
     heap,
-    () => heap.resolve<Handler>(config.handler as string | Record<string, unknown>, 'handler', '$.handler'),
+    () => heap.resolve<Handler>(referenceAt(config, 'handler', 'handler', '$.handler', file), 'handler'),
     decorators,
     { name, label: `route '${name}'`, file },
     problems,

@@ -1,5 +1,7 @@
+import { keepMarks } from '../config/from-environment.ts';
 import { likelyMeant } from '../config/near-names.ts';
 import { childPath } from '../config/parse-context.ts';
+import { quoteValue } from '../config/secret-redaction.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { isRecord } from '../is-record.ts';
 
@@ -63,23 +65,26 @@ export function readHeap(
     return { results: [], errors: [error] };
   }
   const results = list.map((item, i) =>
-    readDeclaration(item, { file: where.file, jsonPath: `${path}[${i}]` }),
+    readDeclaration(item, { file: where.file, jsonPath: `${path}[${i}]` }, undefined, [list, String(i)]),
   );
   return { results, errors: results.flatMap((result) => result.errors) };
 }
 
 /**
  * Reads one declaration. An inline declaration (`inlineName` given) may leave out its name; it then
- * takes the generated one.
+ * takes the generated one. `found` is where the value was found (the heap and its index), so that
+ * a value a token took from the environment is described rather than quoted.
  */
 export function readDeclaration(
   value: unknown,
   where: Where,
   inlineName?: (type: string) => string,
+  found?: readonly [container: unknown, key: string],
 ): DeclarationResult {
   const { file, jsonPath } = where;
   if (!isRecord(value)) {
-    const error = problem(file, jsonPath, `${JSON.stringify(value)} is not a declaration`, 'an object');
+    const shown = quoteValue(value, found?.[0], found?.[1]);
+    const error = problem(file, jsonPath, `${shown} is not a declaration`, 'an object');
     return { jsonPath, name: undefined, declaration: undefined, errors: [error] };
   }
   const errors: PorticoError[] = [];
@@ -142,6 +147,8 @@ export function readDeclaration(
     file,
     jsonPath,
   };
+  // A type a token took from the environment stays marked: the heap's messages describe it.
+  keepMarks(value, declaration);
   return { jsonPath, name: declaredName, declaration, errors };
 }
 

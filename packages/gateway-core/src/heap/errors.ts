@@ -7,6 +7,8 @@ export { combineProblems as combine, problemsOf } from '../errors.ts';
 export interface Site {
   file: string | undefined;
   jsonPath: string | undefined;
+  /** The reference written there, which may carry the mark of a name from the environment. */
+  reference?: object;
 }
 
 /**

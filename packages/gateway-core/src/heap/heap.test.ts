@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { resolveTokens } from '../config/tokens.ts';
 import { ErrorCode, type PorticoError } from '../errors.ts';
 import { problemsOf } from './errors.ts';
 import { environment, type Made, testHeap } from './fixtures/test-plugin.ts';
@@ -351,6 +352,45 @@ describe('Heap: errors', () => {
       jsonPath: '$.heap[0]',
       expected: 'a configuration this object can be created from',
     });
+  });
+});
+
+describe('Heap: values a token took from the environment', () => {
+  // A secret put by mistake where the heap expects a declaration, a type or a name.
+  const SECRET = 'hunter2-s3cr3t';
+  const env = { env: { HEAP_SECRET: SECRET } };
+  const shown = `the value of &{heap.secret} (${SECRET.length} characters, not shown)`;
+
+  it('are described where a declaration is expected', () => {
+    const { heap } = testHeap({ file: 'routes/r.json' });
+    const errors = heap.declare(resolveTokens(['&{heap.secret}', 'plain'], env));
+    expect(errors.map((e) => e.toString())).toEqual([
+      `PORTICO_E_CONFIG routes/r.json $.heap[0]: ${shown} is not a declaration (expected an object)`,
+      'PORTICO_E_CONFIG routes/r.json $.heap[1]: "plain" is not a declaration (expected an object)',
+    ]);
+  });
+
+  it('are described as an unknown type, inline or declared; the type as written is in the details', async () => {
+    const { heap } = testHeap({ file: 'routes/r.json' });
+    heap.declare(
+      resolveTokens([chain('main', { type: '&{heap.secret}' }), { name: 'h', type: '&{heap.secret}' }], env),
+    );
+    const errors = [await failure(heap.get('main')), await failure(heap.get('h'))];
+    expect(errors.map((e) => e.code)).toEqual([ErrorCode.UNKNOWN_TYPE, ErrorCode.UNKNOWN_TYPE]);
+    expect(errors[0]!.message).toContain(`unknown type ${shown}; known handler types: Chain`);
+    expect(errors[0]!.details).toMatchObject({
+      jsonPath: '$.heap[0].config.handler.type',
+      unknownType: '&{heap.secret}',
+    });
+    expect(errors[1]!.message).toContain(`unknown type ${shown}; known types: `);
+    expect(JSON.stringify(errors.map((e) => [e.message, e.toJSON()]))).not.toContain(SECRET);
+  });
+
+  it('are described as a name naming no heap object', async () => {
+    const { heap } = testHeap({ file: 'routes/r.json' });
+    heap.declare(resolveTokens([chain('main', '&{heap.secret}')], env));
+    const error = await failure(heap.get('main'));
+    expect(error.message).toBe(`no heap object named ${shown}; names in scope: main`);
   });
 });
 

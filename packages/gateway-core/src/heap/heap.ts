@@ -1,10 +1,11 @@
-import { mergeMarked } from '../config/from-environment.ts';
+import { mergeMarked, writtenFromEnvironment } from '../config/from-environment.ts';
 import { likelyMeant } from '../config/near-names.ts';
 import { checkConfig, type ParseOptions, parseConfig } from '../config/parse-config.ts';
 import { childPath } from '../config/parse-context.ts';
 import { Reference } from '../config/reference.ts';
 import type { Schema } from '../config/schema.ts';
-import { ErrorCode, PorticoError } from '../errors.ts';
+import { quoteValue } from '../config/secret-redaction.ts';
+import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import { collectRequestBodyReads, markRequestBodyReader, usedObject } from '../expression/body-reads.ts';
 import { openigObject } from '../expression/environment.ts';
 import { isRecord } from '../is-record.ts';
@@ -325,7 +326,7 @@ export class Heap implements HeapView {
     jsonPath?: string,
   ): Promise<T> {
     if (ref instanceof Reference) {
-      const site = { file: ref.file ?? this.file, jsonPath: ref.jsonPath };
+      const site = { file: ref.file ?? this.file, jsonPath: ref.jsonPath, reference: ref };
       const object = this.#resolveValue(ref.value, kind, ref.types, site);
       const guard = ref.guard;
       if (guard === undefined) return object as Promise<T>;
@@ -443,7 +444,7 @@ export class Heap implements HeapView {
       problem(
         site.file,
         site.jsonPath ?? '$',
-        `${JSON.stringify(value)} is not a reference`,
+        `${quoteValue(value, site.reference, 'value')} is not a reference`,
         'the name of a heap object or an inline declaration',
       ),
     );
@@ -453,9 +454,14 @@ export class Heap implements HeapView {
     this.#assertAlive(name);
     const found = this.#find(name);
     if (found === undefined) {
+      // A name a token took from the environment is described: it may be a secret put there by mistake.
+      const named =
+        writtenFromEnvironment(site.reference, 'value') === undefined
+          ? `'${name}'`
+          : quoteValue(name, site.reference, 'value');
       throw new PorticoError(
         ErrorCode.REFERENCE,
-        `no heap object named '${name}'; names in scope: ${this.namesInScope().join(', ') || 'none'}`,
+        `no heap object named ${named}; names in scope: ${this.namesInScope().join(', ') || 'none'}`,
         { ...located(site), expected: `the name of ${kind === undefined ? 'a heap object' : article(kind)}` },
       );
     }
@@ -531,7 +537,7 @@ export class Heap implements HeapView {
       heaplet = await this.registry.resolve(declaration.type, kind);
     } catch (error) {
       throw locate(
-        error,
+        typeDescribed(error, declaration),
         { file: declaration.file, jsonPath: childPath(declaration.jsonPath, 'type') },
         'type',
       );
@@ -760,6 +766,24 @@ export class Heap implements HeapView {
     const heap = this.file === undefined ? 'the heap' : `the heap of ${this.file}`;
     throw new PorticoError(ErrorCode.REFERENCE, `${heap} is destroyed; '${name}' cannot be created`);
   }
+}
+
+/**
+ * The registry's error about a type a token took from the environment, with the type described
+ * instead of quoted: a secret put in `type` by mistake must not reach the log. Its `unknownType` is
+ * the type as written (the token).
+ */
+function typeDescribed(error: unknown, declaration: Declaration): unknown {
+  const written = writtenFromEnvironment(declaration, 'type');
+  if (written === undefined || !isPorticoError(error)) return error;
+  const { type } = declaration;
+  const message = error.message.replaceAll(`'${type}'`, quoteValue(type, declaration, 'type'));
+  return new PorticoError(
+    error.code,
+    // Quoted some other way (a plugin's own wording): only what kind of problem it is stays.
+    message.includes(type) ? `the type ${quoteValue(type, declaration, 'type')} cannot be used` : message,
+    { ...error.details, ...(error.details.unknownType === undefined ? {} : { unknownType: written }) },
+  );
 }
 
 /** What a decoration applies when validating: the object, undecorated. */

@@ -1,4 +1,5 @@
-import { Reference } from '../config/reference.ts';
+import { markFromEnvironment, writtenFromEnvironment } from '../config/from-environment.ts';
+import { Reference, type ReferenceKind } from '../config/reference.ts';
 import { isPorticoError, type PorticoError } from '../errors.ts';
 import { combine, problemsOf } from './errors.ts';
 
@@ -63,4 +64,22 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object') return false;
   const prototype = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * A reference to what a configuration writes at `container[key]` (a route's handler), at `jsonPath`:
+ * a name a token took from the environment keeps its mark, so that the heap's messages describe it.
+ */
+export function referenceAt(
+  container: object,
+  key: string,
+  kind: ReferenceKind,
+  jsonPath: string,
+  file: string | undefined,
+): Reference {
+  const value = (container as Record<string, unknown>)[key] as string | Record<string, unknown>;
+  const reference = new Reference(kind, value, jsonPath, file);
+  const written = writtenFromEnvironment(container, key);
+  if (written !== undefined) markFromEnvironment(reference, 'value', written);
+  return reference;
 }
