@@ -121,7 +121,7 @@ describe('ClientHandler configuration', () => {
       '$.config.hostnameVerifier': expect.stringContaining('is not one of STRICT, ALLOW_ALL'),
       '$.config.sslEnabledProtocols[0]': expect.stringContaining('"SSLv3"'),
       '$.config.tls.caFile': expect.stringContaining("unknown setting 'caFile'"),
-      '$.config.tls.sslCipherSuites[0]': expect.stringContaining('TLS_NOT_A_CIPHER is unknown'),
+      '$.config.tls.sslCipherSuites[0]': expect.stringContaining('"TLS_NOT_A_CIPHER" is unknown'),
     });
   });
 
@@ -272,6 +272,30 @@ describe('ClientHandler configuration', () => {
     expect(toOpenSslCipher('TLS_AES_256_GCM_SHA384')).toBe('TLS_AES_256_GCM_SHA384');
     expect(toOpenSslCipher('ecdhe-rsa-aes256-gcm-sha384')).toBe('ECDHE-RSA-AES256-GCM-SHA384');
     expect(toOpenSslCipher('TLS_RSA_WITH_RC4_128_MD5')).toBeUndefined();
+  });
+
+  it('describes a cipher suite from the environment, and quotes one written in the file', () => {
+    process.env.PORTICO_CIPHER_SECRET = 'hunter2-s3cr3t';
+    const config = resolveTokens(
+      {
+        tls: {
+          sslCipherSuites: [
+            'TLS_RSA_WITH_RC4_128_MD5',
+            "${env['PORTICO_CIPHER_SECRET']}",
+            '&{cipher.secret}',
+          ],
+        },
+      },
+      { env: { CIPHER_SECRET: 'hunter2' } },
+    );
+    const found = problems(clientHandlerConfig, config);
+    const unknown = 'is unknown or not offered by this runtime';
+    expect(found).toEqual({
+      '$.config.tls.sslCipherSuites[0]': `the cipher suite "TLS_RSA_WITH_RC4_128_MD5" ${unknown}`,
+      '$.config.tls.sslCipherSuites[1]': `the cipher suite the value of \${env['PORTICO_CIPHER_SECRET']} (14 characters, not shown) ${unknown}`,
+      '$.config.tls.sslCipherSuites[2]': `the cipher suite the value of &{cipher.secret} (7 characters, not shown) ${unknown}`,
+    });
+    expect(JSON.stringify(found)).not.toContain('hunter2');
   });
 
   it('checks trustedProxies entries as it parses them: one from the environment is described', () => {

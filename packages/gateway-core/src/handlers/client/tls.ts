@@ -156,7 +156,7 @@ const cipherSuite = (): Schema<string> =>
       fail(
         ctx,
         path,
-        `the cipher suite ${name} is unknown or not offered by this runtime`,
+        `the cipher suite ${quoteSetting(ctx, path, name)} is unknown or not offered by this runtime`,
         'a supported cipher suite',
       ),
   );
