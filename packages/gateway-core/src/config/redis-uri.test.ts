@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkConfig } from './parse-config.ts';
 import { redisClientArguments, redisUri } from './redis-uri.ts';
+import { s } from './schema-builders.ts';
+import { resolveTokens } from './tokens.ts';
 
 describe('redisClientArguments', () => {
   it('hands redis:// and rediss:// URIs to the client as they are', () => {
@@ -49,6 +51,31 @@ describe('redisClientArguments', () => {
     ['redis-sentinel://s1/x#g', "'/x' is not a database number"],
   ])('refuses %s', (text, message) => {
     expect(() => redisClientArguments(text)).toThrow(message);
+  });
+
+  it('names no part of a URI from the environment: a host, a port, a path may hold a secret', () => {
+    process.env.PORTICO_REDIS_SECRET = 'redis-sentinel://s1,hunter2:s3cr3t#g';
+    const env = {
+      env: {
+        REDIS_PORT: 'redis-sentinel://app:hunter2@s1:99999#g',
+        REDIS_PATH: 'redis-sentinel://s1/hunter2#g',
+        REDIS_OK: 'redis-sentinel://app:hunter2@s1#g',
+      },
+    };
+    const config = resolveTokens(
+      { a: "${env['PORTICO_REDIS_SECRET']}", b: '&{redis.port}', c: '&{redis.path}', d: '&{redis.ok}' },
+      env,
+    );
+    const schema = s.object({ a: redisUri(), b: redisUri(), c: redisUri(), d: redisUri() });
+    const { errors } = checkConfig(schema, config);
+    expect(errors.map((e) => `${e.details.jsonPath}: ${e.message}`)).toEqual([
+      "$.a: the value of ${env['PORTICO_REDIS_SECRET']} (36 characters, not shown) is not a Redis URI: Sentinel host 2 is not a host[:port]",
+      '$.b: the value of &{redis.port} (39 characters, not shown) is not a Redis URI: the port of Sentinel host 1 is out of range',
+      '$.c: the value of &{redis.path} (29 characters, not shown) is not a Redis URI: the path is not a database number',
+    ]);
+    expect(checkConfig(redisUri(), 'redis-sentinel://s1,bad:host#g').errors[0]?.message).toBe(
+      "'bad:host' is not a host[:port]",
+    );
   });
 
   it('is checked when the configuration loads, at the setting', () => {

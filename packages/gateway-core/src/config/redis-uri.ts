@@ -1,6 +1,8 @@
 import { Duration } from '../duration/index.ts';
-import type { Schema } from './schema.ts';
+import { fail, INVALID, type ParseContext, type Parsed } from './parse-context.ts';
+import { Schema } from './schema.ts';
 import { s } from './schema-builders.ts';
+import { quoteSetting, writtenAt } from './secret-redaction.ts';
 
 /** The default port of a Redis Sentinel. */
 const SENTINEL_PORT = 26379;
@@ -30,6 +32,16 @@ export interface RedisClientArguments {
  * is wrong.
  */
 export function redisClientArguments(text: string): RedisClientArguments {
+  return readRedisUri(text, (quoted) => quoted);
+}
+
+/**
+ * Names a part of the URI in a message: `quoted` shows it, `described` says which part it is
+ * without showing it (for a URI from the environment, which may be a secret or hold one).
+ */
+type Part = (quoted: string, described: string) => string;
+
+function readRedisUri(text: string, part: Part): RedisClientArguments {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]?.toLowerCase();
   if (scheme === 'redis' || scheme === 'rediss') return { uri: text, options: {} };
   if (scheme !== 'redis-sentinel') {
@@ -50,11 +62,12 @@ export function redisClientArguments(text: string): RedisClientArguments {
   const userInfo = atAt >= 0 ? authority.slice(0, atAt) : undefined;
   const hosts = atAt >= 0 ? authority.slice(atAt + 1) : authority;
 
-  const sentinels = hosts.split(',').map((entry) => {
+  const sentinels = hosts.split(',').map((entry, i) => {
     const match = /^(\[[^\]]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(entry);
-    if (!match) throw new Error(`'${entry}' is not a host[:port]`);
+    if (!match) throw new Error(`${part(`'${entry}'`, `Sentinel host ${i + 1}`)} is not a host[:port]`);
     const port = match[2] === undefined ? SENTINEL_PORT : Number(match[2]);
-    if (port < 1 || port > 65535) throw new Error(`port ${port} is out of range`);
+    if (port < 1 || port > 65535)
+      throw new Error(`${part(`port ${port}`, `the port of Sentinel host ${i + 1}`)} is out of range`);
     return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
   });
   const name = fragment || query.get('sentinelMasterId') || '';
@@ -68,7 +81,7 @@ export function redisClientArguments(text: string): RedisClientArguments {
     if (password) options.password = password;
   }
   if (path !== '') {
-    if (!/^\d+$/.test(path)) throw new Error(`'/${path}' is not a database number`);
+    if (!/^\d+$/.test(path)) throw new Error(`${part(`'/${path}'`, 'the path')} is not a database number`);
     options.db = Number(path);
   }
   const sentinelPassword = query.get('sentinelPassword');
@@ -76,16 +89,38 @@ export function redisClientArguments(text: string): RedisClientArguments {
   return { options };
 }
 
-/** A Redis URI setting, checked when the configuration loads (see `redisClientArguments`). */
+/**
+ * A Redis URI setting, checked when the configuration loads (see `redisClientArguments`). A URI from
+ * the environment is described, and so are the parts of it a problem names (a Sentinel host, a port,
+ * the path): it often holds a password.
+ */
 export function redisUri(): Schema<string> {
-  return s.string().refine((text) => {
+  return new RedisUriSchema();
+}
+
+const TEXT = s.string();
+
+class RedisUriSchema extends Schema<string> {
+  readonly expected = 'redis://, rediss:// or redis-sentinel://host[:port][,host[:port]...][/db]#group';
+
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<string> {
+    const errors = ctx.errors.length;
+    const text = TEXT.parseValue(value, path, ctx);
+    if (text === INVALID || ctx.errors.length > errors) return text;
+    const hidden = writtenAt(ctx, path) !== undefined;
     try {
-      redisClientArguments(text);
-      return undefined;
+      readRedisUri(text, (quoted, described) => (hidden ? described : quoted));
+      return text;
     } catch (error) {
-      return (error as Error).message;
+      const problem = (error as Error).message;
+      const message = hidden ? `${quoteSetting(ctx, path, text)} is not a Redis URI: ${problem}` : problem;
+      return fail(ctx, path, message, this.expected);
     }
-  }, 'redis://, rediss:// or redis-sentinel://host[:port][,host[:port]...][/db]#group');
+  }
+
+  jsonSchema() {
+    return this.withDescription({ type: 'string' });
+  }
 }
 
 /**
