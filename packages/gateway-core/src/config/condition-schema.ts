@@ -4,7 +4,7 @@ import { isRecord } from '../is-record.ts';
 import { nameCheck, whereWritten } from './expression-schemas.ts';
 import { fail, type INVALID, type ParseContext, record } from './parse-context.ts';
 import { Schema } from './schema.ts';
-import { quoteSetting } from './secret-redaction.ts';
+import { child, quoteSetting } from './secret-redaction.ts';
 
 /**
  * A condition as configurations write it: `true`/`false`, an expression `"${...}"`, or
@@ -29,6 +29,8 @@ class ConditionSchema extends Schema<Condition> {
         (label === undefined || typeof label === 'string') &&
         unknown.length === 0
       ) {
+        // Read through child(), which notes a token's value from the environment, as a field's is.
+        child(ctx, raw, 'expression', `${path}.expression`);
         return this.compile(expression, label, `${path}.expression`, ctx);
       }
     }

@@ -1,5 +1,5 @@
 import type { NameCheck } from '../expression/compiler.ts';
-import { withEnvironmentNames } from '../expression/compiler.ts';
+import { withEnvironmentNames, withWrittenText } from '../expression/compiler.ts';
 import { RUN_TIME_NAMES } from '../expression/exchange.ts';
 import {
   compile,
@@ -14,7 +14,7 @@ import { environmentNames } from './from-environment.ts';
 import { likelyMeant } from './near-names.ts';
 import { fail, type ParseContext, type Parsed, record } from './parse-context.ts';
 import { Schema } from './schema.ts';
-import { quoteSetting } from './secret-redaction.ts';
+import { quoteSetting, writtenAt } from './secret-redaction.ts';
 
 /**
  * The load-time check of an expression's top-level names: one that is no binding, no property and
@@ -27,27 +27,29 @@ export function nameCheck(
   text: string,
   bound: ReadonlySet<string>,
 ): NameCheck {
-  // A property a token gave its value from the environment makes what reads it one too.
-  return withEnvironmentNames(
-    {
-      bound,
-      unknown(name, pos) {
-        const known = [...bound, 'system', 'env', 'now', ...Object.keys(ctx.bindings)];
-        const meant = likelyMeant(name, known);
-        ctx.logger.warn(
-          `'${name}' (column ${pos + 1}) is no name an expression knows here: it evaluates to null${meant ? `; did you mean '${meant}'?` : ''}`,
-          {
-            // The route and heap object too, as the expression's evaluation warnings name them.
-            ...(ctx.origin ?? (ctx.file === undefined ? {} : { file: ctx.file })),
-            jsonPath: path,
-            column: pos + 1,
-            text,
-          },
-        );
-      },
+  // Configuration tokens completed the text: it is shown as written, and the name (which a token may
+  // have given) and its column in the text compiled are not.
+  const noted = writtenAt(ctx, path);
+  const written = noted !== undefined && noted !== text ? noted : undefined;
+  const check: NameCheck = {
+    bound,
+    unknown(name, pos) {
+      const known = [...bound, 'system', 'env', 'now', ...Object.keys(ctx.bindings)];
+      const meant = written === undefined ? likelyMeant(name, known) : undefined;
+      const named = written === undefined ? `'${name}' (column ${pos + 1})` : 'a name';
+      ctx.logger.warn(
+        `${named} is no name an expression knows here: it evaluates to null${meant ? `; did you mean '${meant}'?` : ''}`,
+        {
+          // The route and heap object too, as the expression's evaluation warnings name them.
+          ...(ctx.origin ?? (ctx.file === undefined ? {} : { file: ctx.file })),
+          jsonPath: path,
+          ...(written === undefined ? { column: pos + 1, text } : { text: written }),
+        },
+      );
     },
-    environmentNames(ctx.bindings.properties),
-  );
+  };
+  // A property a token gave its value from the environment makes what reads it one too.
+  return withWrittenText(withEnvironmentNames(check, environmentNames(ctx.bindings.properties)), written);
 }
 
 /** What an expression at `path` names in its evaluation warnings: where it is written. */

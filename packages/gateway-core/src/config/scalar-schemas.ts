@@ -4,7 +4,7 @@ import { containsExpression } from '../expression/template.ts';
 import { nameCheck, whereWritten } from './expression-schemas.ts';
 import { fail, type ParseContext, type Parsed, record } from './parse-context.ts';
 import { Schema } from './schema.ts';
-import { noteFromEnvironment, quoteSetting } from './secret-redaction.ts';
+import { noteFromEnvironment, quoteSetting, writtenAt } from './secret-redaction.ts';
 
 /**
  * A scalar setting: its value, or a `${...}` that evaluates to it while the configuration loads.
@@ -32,7 +32,9 @@ export abstract class ScalarSchema<T> extends Schema<T> {
       } catch (error) {
         return record(ctx, error, path);
       }
-      if (resolved === null) return this.absent(path, ctx, `evaluated to null (${value})`);
+      // As written: the text evaluated holds what any token in it took from the environment.
+      if (resolved === null)
+        return this.absent(path, ctx, `evaluated to null (${writtenAt(ctx, path) ?? value})`);
     }
     const accepted =
       resolved === null

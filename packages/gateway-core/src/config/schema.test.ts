@@ -292,6 +292,67 @@ describe('configuration-time expressions', () => {
       ]);
     });
 
+    it('in an expression a token completed: its text, errors and warnings show it as written', () => {
+      const warned = createMemoryLogger();
+      const json = resolveTokens(
+        {
+          broken: "${request.uri.path == '&{db.password}' &&& }",
+          pattern: "${matches(request.uri.path, '&{db.password}(')}",
+          target: '${attributes[&{db.password}}',
+          condition: { expression: "${'&{db.password}' == ''}" },
+          unknown: '${&{db.password}}',
+          converted: "${'&{db.password}' * 2}",
+          count: "${'&{db.password}' == '' ? 1 : null}",
+        },
+        { env: { DB_PASSWORD: secret } },
+      );
+      const schema = s.object({
+        broken: s.expression('boolean'),
+        pattern: s.expression('boolean'),
+        target: s.lvalue(),
+        condition: condition(),
+        unknown: s.expression('any'),
+        converted: s.expression('any'),
+        count: s.integer(),
+      });
+      const { value, errors } = checkConfig(schema, json, { logger: warned });
+      const compiles = 'does not compile with the values of its configuration tokens';
+      expect(errors.map((e) => [e.details.jsonPath, e.message, e.details.text])).toEqual([
+        [
+          '$.broken',
+          expect.stringContaining(`"\${request.uri.path == '&{db.password}' &&& }" ${compiles}`),
+          "${request.uri.path == '&{db.password}' &&& }",
+        ],
+        ['$.pattern', expect.stringContaining(compiles), "${matches(request.uri.path, '&{db.password}(')}"],
+        ['$.target', expect.stringContaining(compiles), '${attributes[&{db.password}}'],
+        ['$.count', "the setting evaluated to null (${'&{db.password}' == '' ? 1 : null})", undefined],
+      ]);
+      // The ones that compile, parsed again: what they give.
+      const parsed = parseConfig(
+        s.object({ condition: condition(), converted: s.expression('any') }),
+        resolveTokens(
+          { condition: { expression: "${'&{db.password}' == ''}" }, converted: "${'&{db.password}' * 2}" },
+          { env: { DB_PASSWORD: secret } },
+        ),
+        { logger: warned },
+      );
+      expect(value).toBeUndefined();
+      expect((parsed.condition.expression as { text: string }).text).toBe("${'&{db.password}' == ''}");
+      expect(parsed.converted.evaluate({})).toBeNull();
+      expect(
+        warned.records.map((r) => [r.message, r.data?.text ?? r.data?.expression, r.data?.problem]),
+      ).toEqual([
+        ['a name is no name an expression knows here: it evaluates to null', '${&{db.password}}', undefined],
+        ['a name is no name an expression knows here: it evaluates to null', '${&{db.password}}', undefined],
+        [
+          'expression evaluated to null',
+          "${'&{db.password}' * 2}",
+          'cannot convert a value (14 characters, not shown) to a number',
+        ],
+      ]);
+      expect(JSON.stringify([errors, warned.records])).not.toContain('hunter2');
+    });
+
     it('in the warnings of its evaluation', () => {
       const warned = createMemoryLogger();
       const { errors } = checkConfig(

@@ -48,6 +48,24 @@ export function withEnvironmentNames(names: NameCheck, fromEnvironment: Readonly
   return names;
 }
 
+/**
+ * The text as written of an expression configuration tokens completed (`${x == '&{db.password}'}`),
+ * by the name check of the configuration compiling it: the text it compiles holds what the tokens
+ * took from the environment, so its `text`, its errors and its warnings show the text as written.
+ */
+const writtenTexts = new WeakMap<NameCheck, string>();
+
+/** `names`, noting that the expression it checks was written `written`, with its tokens. */
+export function withWrittenText(names: NameCheck, written: string | undefined): NameCheck {
+  if (written !== undefined) writtenTexts.set(names, written);
+  return names;
+}
+
+/** The text as written of the expression `names` checks, when tokens completed it. */
+export function writtenText(names: NameCheck | undefined): string | undefined {
+  return names === undefined ? undefined : writtenTexts.get(names);
+}
+
 function readsEnvironment(name: string, ctx: CompileContext): boolean {
   if (name === 'env' || name === 'system') return true;
   return ctx.names !== undefined && environmentNames.get(ctx.names)?.has(name) === true;

@@ -1,4 +1,4 @@
-import { combineProblems, isPorticoError } from '../errors.ts';
+import { combineProblems, ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
 import { getProperty, setProperty } from './access.ts';
 import type { Node } from './ast.ts';
@@ -10,6 +10,7 @@ import {
   compileNode,
   type Evaluator,
   type NameCheck,
+  writtenText,
 } from './compiler.ts';
 import { partsReadEntity } from './entity-access.ts';
 import { EvaluationError, expressionError } from './expression-error.ts';
@@ -105,13 +106,33 @@ export function compile<T extends ExpectedType = 'any'>(
   expectedType: T = 'any' as T,
   options: CompileOptions = {},
 ): Expression<ExpressionResult<T>> {
-  return new CompiledExpression(
-    text,
-    expectedType,
-    warningLimiter(text, options),
-    options.constants,
-    options.names,
-  ) as Expression<ExpressionResult<T>>;
+  const written = writtenText(options.names);
+  try {
+    return new CompiledExpression(
+      text,
+      expectedType,
+      warningLimiter(written ?? text, options),
+      options.constants,
+      options.names,
+      written,
+    ) as Expression<ExpressionResult<T>>;
+  } catch (error) {
+    throw written === undefined ? error : notCompiledWithTokens(error, written);
+  }
+}
+
+/**
+ * The error of an expression configuration tokens completed: its problems quote the text compiled,
+ * which holds the values the tokens took from the environment, so the text as written is shown
+ * instead, without them.
+ */
+function notCompiledWithTokens(error: unknown, written: string): unknown {
+  if (!isPorticoError(error)) return error;
+  return new PorticoError(
+    ErrorCode.EXPRESSION,
+    `${JSON.stringify(written)} does not compile with the values of its configuration tokens (the problem is not shown: it may quote them, and they come from the environment)`,
+    { text: written, expected: error.details.expected ?? 'an expression that compiles' },
+  );
 }
 
 /**
@@ -119,6 +140,19 @@ export function compile<T extends ExpectedType = 'any'>(
  * `${request.headers['X-Foo']}`: one expression made of a name followed by `.` or `[]` steps.
  */
 export function compileLValue(text: string, options: CompileOptions = {}): LValueExpression {
+  const written = writtenText(options.names);
+  try {
+    return compileAssignable(text, written, options);
+  } catch (error) {
+    throw written === undefined ? error : notCompiledWithTokens(error, written);
+  }
+}
+
+function compileAssignable(
+  text: string,
+  written: string | undefined,
+  options: CompileOptions,
+): LValueExpression {
   const parts = parseTemplate(text);
   const part = parts[0];
   if (parts.length !== 1 || part?.kind !== 'expr' || part.source !== text.trim()) {
@@ -138,7 +172,7 @@ export function compileLValue(text: string, options: CompileOptions = {}): LValu
       'a property such as ${attributes.name}',
     );
   }
-  const warnings = warningLimiter(text, options);
+  const warnings = warningLimiter(written ?? text, options);
   const ctx: CompileContext = { text, warn: (m) => warnings.warn(m), names: options.names, problems: [] };
   const [container, key, read] = compiling(ctx, () => [
     compileContainer(node.object, ctx),
@@ -146,7 +180,7 @@ export function compileLValue(text: string, options: CompileOptions = {}): LValu
     compileNode(node, ctx).ev,
   ]);
   return {
-    text,
+    text: written ?? text,
     evaluate: (bindings = EMPTY_BINDINGS) => guard(read, bindings, warnings),
     assign(bindings, value) {
       guard(
@@ -214,6 +248,8 @@ class CompiledExpression<T> implements Expression<T> {
   readonly #evaluator: Evaluator;
   readonly #constantValue: T | null = null;
   readonly #warnings: WarningLimiter;
+  /** The text compiled: `text`, or what configuration tokens made of it (see writtenText). */
+  readonly #source: string;
   readonly text: string;
   readonly expectedType: ExpectedType;
   readonly readsRequestBody: boolean;
@@ -227,11 +263,15 @@ class CompiledExpression<T> implements Expression<T> {
     warnings: WarningLimiter,
     constants?: Readonly<Record<string, unknown>>,
     names?: NameCheck,
+    written?: string,
   ) {
-    this.text = text;
+    this.text = written ?? text;
+    this.#source = text;
     this.expectedType = expectedType;
     this.#warnings = warnings;
     const ctx: CompileContext = { text, warn: (m) => this.#warnings.warn(m), constants, names, problems: [] };
+    // What tokens put into the text came from the environment: its evaluation messages hide values.
+    if (written !== undefined) ctx.readsEnvironment = true;
     const parts = parseTemplate(text);
     const compiled = compiling(ctx, () =>
       parts.map((p) => (p.kind === 'text' ? { ev: () => p.text, constant: true } : compileNode(p.node, ctx))),
@@ -263,7 +303,7 @@ class CompiledExpression<T> implements Expression<T> {
    * the tree of every route's condition cost memory for the life of the route.
    */
   get ast(): Node | undefined {
-    const parts = parseTemplate(this.text);
+    const parts = parseTemplate(this.#source);
     const single = parts.length === 1 ? parts[0] : undefined;
     return single?.kind === 'expr' ? single.node : undefined;
   }

@@ -1,6 +1,7 @@
 import { childPath, fail, INVALID, type ParseContext } from '../../config/parse-context.ts';
 import { Schema } from '../../config/schema.ts';
 import { s } from '../../config/schema-builders.ts';
+import { writtenAt } from '../../config/secret-redaction.ts';
 
 type Parse<T> = (value: unknown, path: string, ctx: ParseContext) => T | typeof INVALID;
 
@@ -51,7 +52,9 @@ class FromTextSchema<T> extends FunctionSchema<T> {
   override parseValue(value: unknown, path: string, ctx: ParseContext): T | typeof INVALID {
     const text = TEXT.parse(value, path, ctx);
     if (text === INVALID) return INVALID;
-    if (text === undefined) return this.absent(path, ctx, `evaluated to null (${value})`);
+    // As written: the text evaluated holds what any token in it took from the environment.
+    if (text === undefined)
+      return this.absent(path, ctx, `evaluated to null (${writtenAt(ctx, path) ?? value})`);
     return super.parseValue(text, path, ctx);
   }
 }
