@@ -196,6 +196,11 @@ export function withValuesHidden<R>(run: () => R): R {
   }
 }
 
+/** True inside withValuesHidden: an evaluation reading the environment is under way. */
+export function valuesAreHidden(): boolean {
+  return valuesHidden;
+}
+
 /** A value as a message describes it when it must not be shown: its size or type only. */
 export function hiddenValue(value: unknown): string {
   return typeof value === 'string' ? `${value.length} characters` : typeName(value);

@@ -925,6 +925,35 @@ describe('evaluation warnings of an expression that reads the environment descri
     expect(JSON.stringify(logger.records)).not.toContain('hunter2');
   });
 
+  it('and a pattern it builds that does not compile, whatever quoted it (V8, RE2, the translation)', () => {
+    // Past V8's limit of captures, the one problem V8 finds that the translation does not.
+    const patterns = ['hunter2(a)'.concat('(a)'.repeat(70_000)), 'hunter2\\p{hunter2}', '(?=hunter2)'];
+    for (const [i, pattern] of patterns.entries()) process.env[`PORTICO_PATTERN_SECRET_${i}`] = pattern;
+    const logger = createMemoryLogger();
+    for (const i of patterns.keys()) {
+      const text = `\${matches(attributes.v, env['PORTICO_PATTERN_SECRET_${i}'])}`;
+      expect(compile(text, 'any', { logger }).evaluate({ attributes: { v: 'x' } })).toBeNull();
+    }
+    expect(logger.records.map((r) => r.data?.problem)).toEqual(
+      patterns.map(
+        (pattern) =>
+          `Java regular expression made at run time: a value (${pattern.length} characters, not shown) does not compile (the problem is not shown: it may quote the pattern)`,
+      ),
+    );
+    expect(JSON.stringify(logger.records)).not.toContain('hunter2');
+  });
+
+  it('while a pattern V8 refuses, from elsewhere, is named by its reason alone', () => {
+    const logger = createMemoryLogger();
+    const text = '${matches(attributes.v, attributes.p)}';
+    expect(
+      compile(text, 'any', { logger }).evaluate({ attributes: { v: 'x', p: '(a)'.repeat(70_000) } }),
+    ).toBeNull();
+    expect(logger.records[0]!.data).toMatchObject({
+      problem: 'Java regular expression: Invalid regular expression: Too many captures',
+    });
+  });
+
   it('while one that does not still quotes them', () => {
     const logger = createMemoryLogger();
     expect(compile("${'hunter2' + 1}", 'any', { logger }).evaluate()).toBeNull();

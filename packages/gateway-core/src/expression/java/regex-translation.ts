@@ -943,11 +943,15 @@ export function translateJavaRegex(pattern: string): RegExp {
   try {
     return new RegExp(source, flags);
   } catch (cause) {
-    throw new PorticoError(
-      ErrorCode.EXPRESSION,
-      `Java regular expression: ${cause instanceof Error ? cause.message : String(cause)}`,
-      { text: pattern, expected: 'a valid regular expression', cause },
-    );
+    // V8 quotes the whole translation (`/.../u: Too many captures`): only its reason is kept, since
+    // a pattern made at run time may come from the environment, and `text` names the pattern anyway.
+    const message =
+      cause instanceof Error ? cause.message.replace(`/${source}/${flags}: `, '') : String(cause);
+    throw new PorticoError(ErrorCode.EXPRESSION, `Java regular expression: ${message}`, {
+      text: pattern,
+      expected: 'a valid regular expression',
+      cause,
+    });
   }
 }
 

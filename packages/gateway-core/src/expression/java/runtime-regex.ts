@@ -4,7 +4,8 @@
  * their program's size times the input's length. Constant patterns from configuration are compiled
  * at load (regex.ts) and never come here.
  */
-import { ErrorCode, PorticoError } from '../../errors.ts';
+import { ErrorCode, isPorticoError, PorticoError } from '../../errors.ts';
+import { hiddenValue, valuesAreHidden } from '../coercion.ts';
 import { type ProgramSize, programSize } from './linear-regex.ts';
 import { compileLinearJavaRegex } from './regex.ts';
 
@@ -21,12 +22,30 @@ const cache = new Map<string, RuntimePattern>();
 function runtimePattern(pattern: string): RuntimePattern {
   let entry = cache.get(pattern);
   if (entry === undefined) {
-    const re = compileLinearJavaRegex(pattern);
+    const re = compiledOrDescribed(pattern);
     entry = { re, size: programSize(pattern, re) };
     if (cache.size >= CACHE_LIMIT) cache.clear();
     cache.set(pattern, entry);
   }
   return entry;
+}
+
+/**
+ * The pattern compiled. Its problem quotes parts of it (a group name, a property, what RE2 could not
+ * read): when the expression making it reads the environment, the pattern may be a secret, so the
+ * problem is described instead, as the values of such an expression are.
+ */
+function compiledOrDescribed(pattern: string): RegExp {
+  try {
+    return compileLinearJavaRegex(pattern);
+  } catch (error) {
+    if (!valuesAreHidden() || !isPorticoError(error)) throw error;
+    throw new PorticoError(
+      ErrorCode.EXPRESSION,
+      `Java regular expression made at run time: a value (${hiddenValue(pattern)}, not shown) does not compile (the problem is not shown: it may quote the pattern)`,
+      { expected: error.details.expected ?? 'a valid regular expression' },
+    );
+  }
 }
 
 /**
