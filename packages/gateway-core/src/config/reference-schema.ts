@@ -43,10 +43,7 @@ export class ReferenceSchema<T> extends Schema<T> {
       (typeof value === 'string' && value.length > 0) ||
       (isRecord(value) && typeof value.type === 'string')
     ) {
-      const reference = new Reference(this.kind, value, path, ctx.file, this.types, this.guard);
-      // A name a token took from the environment: the heap's messages describe it (quoteValue).
-      const written = writtenAt(ctx, path);
-      if (written !== undefined) markFromEnvironment(reference, 'value', written);
+      const reference = referenceFrom(ctx, path, this.kind, value, this.types, this.guard);
       ctx.references?.push(reference);
       return reference as T;
     }
@@ -61,4 +58,22 @@ export class ReferenceSchema<T> extends Schema<T> {
   jsonSchema() {
     return this.withDescription({ oneOf: [{ type: 'string' }, { type: 'object', required: ['type'] }] });
   }
+}
+
+/**
+ * A Reference to what the setting at `path` names: a name a token took from the environment keeps
+ * its mark, so that the heap's messages describe it (quoteValue) instead of quoting it.
+ */
+export function referenceFrom(
+  ctx: ParseContext,
+  path: string,
+  kind: ReferenceKind,
+  value: string | Record<string, unknown>,
+  types?: readonly string[],
+  guard?: ReferenceGuard,
+): Reference {
+  const reference = new Reference(kind, value, path, ctx.file, types, guard);
+  const written = writtenAt(ctx, path);
+  if (written !== undefined) markFromEnvironment(reference, 'value', written);
+  return reference;
 }

@@ -193,6 +193,32 @@ describe("a route's handler a token took from the environment", () => {
   });
 });
 
+describe('a heap object named by a setting a token took from the environment', () => {
+  it('is described when no object has that name: tls, trust manager and proxy settings too', async () => {
+    const env = { env: { DB_PASSWORD: 'hunter2-s3cr3t' } };
+    const { heap } = pluginHeap({});
+    const messages: string[] = [];
+    for (const setting of ['tls', 'trustManager', 'proxyOptions']) {
+      const config = { [setting]: '&{db.password}' };
+      const json = resolveTokens(
+        { heap: [{ name: 'up', type: 'ClientHandler', config }], handler: 'up' },
+        env,
+      );
+      const error = await loadRoute({ id: 'r', json, file: 'routes/r.json', parentHeap: heap, logger }).catch(
+        (e) => e,
+      );
+      messages.push(...problemsOf(error).map((p) => p.message));
+    }
+    expect(messages).toEqual(
+      Array(3).fill(
+        expect.stringMatching(
+          /^no heap object named the value of &\{db.password\} \(14 characters, not shown\);/,
+        ),
+      ),
+    );
+  });
+});
+
 describe('a baseURI from the environment', () => {
   // Credentials in a base URI are the likeliest secret in it.
   const base = 'http://gw-user:hunter2-s3cr3t@upstream.example:99999';

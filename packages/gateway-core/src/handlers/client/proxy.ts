@@ -1,6 +1,6 @@
 import { brandClass } from '../../brand.ts';
 import { fail, INVALID, type ParseContext } from '../../config/parse-context.ts';
-import { Reference } from '../../config/reference.ts';
+import { referenceFrom } from '../../config/reference-schema.ts';
 import type { Infer, Schema } from '../../config/schema.ts';
 import { s } from '../../config/schema-builders.ts';
 import { quoteSetting } from '../../config/secret-redaction.ts';
@@ -113,7 +113,7 @@ export const proxyOptionsSetting = (): Schema<ProxySetting | ProxyOptions> =>
     'the name of a ProxyOptions, an inline ProxyOptions declaration or proxy settings',
     (value: unknown, path: string, ctx: ParseContext) => {
       if (typeof value === 'string' && value !== '') {
-        return new Reference('object', value, path, ctx.file, ['ProxyOptions']) as unknown as ProxyOptions;
+        return referenceFrom(ctx, path, 'object', value, ['ProxyOptions']) as unknown as ProxyOptions;
       }
       if (!isRecord(value))
         return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not proxy settings`, 'an object');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ConnectionOptions, SecureVersion } from 'node:tls';
 import { brandClass } from '../../brand.ts';
 import { childPath, fail, INVALID } from '../../config/parse-context.ts';
-import { Reference } from '../../config/reference.ts';
+import { referenceFrom } from '../../config/reference-schema.ts';
 import type { Infer, Schema } from '../../config/schema.ts';
 import { s } from '../../config/schema-builders.ts';
 import { quoteSetting } from '../../config/secret-redaction.ts';
@@ -72,7 +72,7 @@ function trustManagerItem(): Schema<TrustManager> {
     'an inline TrustAllManager declaration or the name of one',
     (value, path, ctx) => {
       if (typeof value === 'string' && value !== '') {
-        return new Reference('object', value, path, ctx.file, ['TrustAllManager']) as unknown as TrustManager;
+        return referenceFrom(ctx, path, 'object', value, ['TrustAllManager']) as unknown as TrustManager;
       }
       if (isRecord(value) && typeof value.type === 'string' && value.type !== 'TrustAllManager') {
         return fail(
@@ -208,9 +208,7 @@ export const tlsSetting = (): Schema<TlsSettings | ClientTlsOptions> =>
     'the name of a ClientTlsOptions, an inline ClientTlsOptions declaration or TLS settings',
     (value, path, ctx) => {
       if (typeof value === 'string' && value !== '') {
-        return new Reference('object', value, path, ctx.file, [
-          'ClientTlsOptions',
-        ]) as unknown as ClientTlsOptions;
+        return referenceFrom(ctx, path, 'object', value, ['ClientTlsOptions']) as unknown as ClientTlsOptions;
       }
       if (!isRecord(value))
         return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not TLS settings`, 'an object');
