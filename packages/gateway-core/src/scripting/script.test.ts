@@ -64,10 +64,14 @@ describe('compileScript', () => {
 
   it('rejects a returned promise that does not settle within the time bound', async () => {
     const script = await compile({ source: 'return new Promise(() => {});' }, 50);
-    await expect(script.run([])).rejects.toMatchObject({
-      name: 'ScriptTimeoutError',
-      message: expect.stringContaining('within 50 ms'),
-    });
+    const error = await script.run([]).then(
+      () => undefined,
+      (reason: { name?: string; message?: string; code?: string }) => reason,
+    );
+    // Stopped by the bound: by the watchdog, or (a loaded machine) by V8 while the last drain of
+    // the script's queue ran out of what was left of it.
+    const stop = error?.name === 'ScriptTimeoutError' ? error.message : error?.code;
+    expect(stop).toMatch(/did not settle within 50 ms|ERR_SCRIPT_EXECUTION_TIMEOUT/);
   });
 
   it('rejects with what the script throws', async () => {
