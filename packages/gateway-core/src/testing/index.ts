@@ -7,6 +7,8 @@ export { parseConfigJson } from '../config/json.ts';
 export { parseConfig } from '../config/parse-config.ts';
 export { resolveTokens } from '../config/tokens.ts';
 export { problemsOf } from '../errors.ts';
+// A store's tests set the system properties it reads, as `-Dname=value` would.
+export { setSystemProperty } from '../expression/implicit.ts';
 export { loadRoute } from '../handlers/route.ts';
 export { createMemoryLogger } from '../logging.ts';
 export { type PluginHeapOptions, pluginHeap, recordingHandler, testContext } from './heap.ts';
