@@ -3,6 +3,7 @@ import plugin from './index.ts';
 
 const types = [
   'Base64EncodedSecretStore',
+  'FileSystemSecretStore',
   'JwkPropertyFormat',
   'PemPropertyFormat',
   'SecretKeyPropertyFormat',

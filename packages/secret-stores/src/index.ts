@@ -1,6 +1,7 @@
 import { definePlugin } from '@portico/gateway-core';
 import pkg from '../package.json' with { type: 'json' };
 import { Base64EncodedSecretStoreHeaplet } from './base64-encoded-secret-store.ts';
+import { FileSystemSecretStoreHeaplet } from './file-system-secret-store.ts';
 import {
   JwkPropertyFormatHeaplet,
   PemPropertyFormatHeaplet,
@@ -18,6 +19,7 @@ export default definePlugin({
   version: pkg.version,
   heaplets: [
     Base64EncodedSecretStoreHeaplet,
+    FileSystemSecretStoreHeaplet,
     JwkPropertyFormatHeaplet,
     PemPropertyFormatHeaplet,
     SecretKeyPropertyFormatHeaplet,
