@@ -7,6 +7,7 @@ import {
   PemPropertyFormatHeaplet,
   SecretKeyPropertyFormatHeaplet,
 } from './formats.ts';
+import { KeyStoreSecretStoreHeaplet } from './keystore-secret-store.ts';
 import { SecretsProviderHeaplet } from './secrets-provider.ts';
 import { SystemAndEnvSecretStoreHeaplet } from './system-and-env-secret-store.ts';
 
@@ -21,6 +22,7 @@ export default definePlugin({
     Base64EncodedSecretStoreHeaplet,
     FileSystemSecretStoreHeaplet,
     JwkPropertyFormatHeaplet,
+    KeyStoreSecretStoreHeaplet,
     PemPropertyFormatHeaplet,
     SecretKeyPropertyFormatHeaplet,
     SecretsProviderHeaplet,
