@@ -5,6 +5,7 @@ const types = [
   'Base64EncodedSecretStore',
   'FileSystemSecretStore',
   'JwkPropertyFormat',
+  'JwkSetSecretStore',
   'KeyStoreSecretStore',
   'PemPropertyFormat',
   'SecretKeyPropertyFormat',

@@ -7,6 +7,7 @@ import {
   PemPropertyFormatHeaplet,
   SecretKeyPropertyFormatHeaplet,
 } from './formats.ts';
+import { JwkSetSecretStoreHeaplet } from './jwk-set-secret-store.ts';
 import { KeyStoreSecretStoreHeaplet } from './keystore-secret-store.ts';
 import { SecretsProviderHeaplet } from './secrets-provider.ts';
 import { SystemAndEnvSecretStoreHeaplet } from './system-and-env-secret-store.ts';
@@ -22,6 +23,7 @@ export default definePlugin({
     Base64EncodedSecretStoreHeaplet,
     FileSystemSecretStoreHeaplet,
     JwkPropertyFormatHeaplet,
+    JwkSetSecretStoreHeaplet,
     KeyStoreSecretStoreHeaplet,
     PemPropertyFormatHeaplet,
     SecretKeyPropertyFormatHeaplet,
