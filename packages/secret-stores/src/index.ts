@@ -11,6 +11,7 @@ import { JwkSetSecretStoreHeaplet } from './jwk-set-secret-store.ts';
 import { KeyStoreSecretStoreHeaplet } from './keystore-secret-store.ts';
 import { SecretsProviderHeaplet } from './secrets-provider.ts';
 import { SystemAndEnvSecretStoreHeaplet } from './system-and-env-secret-store.ts';
+import { HsmSecretStoreHeaplet } from './unsupported-stores.ts';
 
 export { isPropertyFormat, type PropertyFormat } from './formats.ts';
 export { variableName } from './system-and-env-secret-store.ts';
@@ -22,6 +23,7 @@ export default definePlugin({
   heaplets: [
     Base64EncodedSecretStoreHeaplet,
     FileSystemSecretStoreHeaplet,
+    HsmSecretStoreHeaplet,
     JwkPropertyFormatHeaplet,
     JwkSetSecretStoreHeaplet,
     KeyStoreSecretStoreHeaplet,
