@@ -62,9 +62,19 @@ describe('Base64EncodedSecretStore', () => {
     expect(said(problems[0]!)).not.toContain(MARKER);
   });
 
-  it('requires secrets', async () => {
-    const problems = problemsOf(await failure(storeOf({ type: 'Base64EncodedSecretStore', config: {} })));
-    expect(problems.map((p) => p.details.jsonPath)).toEqual(['$.heap[0].config.secrets']);
+  it('requires secrets; checks leaseExpiry, accepted and changing nothing', async () => {
+    const problems = problemsOf(
+      await failure(storeOf({ type: 'Base64EncodedSecretStore', config: { leaseExpiry: 'later' } })),
+    );
+    expect(problems.map((p) => p.details.jsonPath).sort()).toEqual([
+      '$.heap[0].config.leaseExpiry',
+      '$.heap[0].config.secrets',
+    ]);
+    const { secret } = await storeOf({
+      type: 'Base64EncodedSecretStore',
+      config: { secrets: { a: b64('x') }, leaseExpiry: '5 minutes' },
+    });
+    expect(await secret('a', 'password')).toBe('x');
   });
 
   it('gives a password for a private-key query as a coded error naming no value', async () => {

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { createSign, createVerify, type KeyObject, X509Certificate } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ErrorCode } from '@portico/gateway-core';
-import { problemsOf } from '@portico/gateway-core/testing';
+import { parseConfigJson, pluginHeap, problemsOf, resolveTokens } from '@portico/gateway-core/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
+import plugin from './index.ts';
 import { failure, said, storeOf } from './test-helpers.ts';
 
 /**
@@ -130,6 +131,9 @@ describe('KeyStoreSecretStore', () => {
 
   it('gives a secret key entry as a secret key, and a password stored with keytool -importpass as text', async () => {
     const { secret } = await keystoreStore({
+      // Accepted, changing nothing: the file is read once.
+      leaseExpiry: '5 minutes',
+      autoRefresh: { enabled: true },
       mappings: [
         { secretId: 'hmac', aliases: ['hmac'] },
         { secretId: 'api', aliases: ['api.pass'] },
@@ -303,5 +307,53 @@ describe('KeyStoreSecretStore', () => {
       await failure(storeOf({ type: 'KeyStoreSecretStore', config: { file: 'f', storePassword: 'a' } })),
     );
     expect(noMappings.map((p) => p.details.jsonPath)).toEqual(['$.heap[0].config.mappings']);
+  });
+});
+
+describe('a secrets block as the corpus writes one', () => {
+  it('reads a keystore whose password a FileSystemSecretStore of the same block holds, &{...} tokens resolved', async () => {
+    const secrets = path.join(dir, 'secrets');
+    mkdirSync(secrets, { recursive: true });
+    writeFileSync(path.join(secrets, 'keystore.secret.id'), `${b64(STORE_PASS)}\n`);
+    copyFileSync(path.join(dir, 'store.p12'), path.join(secrets, 'secrets.pkcs12'));
+    const text = JSON.stringify({
+      secrets: {
+        stores: [
+          { type: 'FileSystemSecretStore', config: { format: 'BASE64', directory: '&{secrets.dir}' } },
+          {
+            name: 'secretsKeyStore',
+            type: 'KeyStoreSecretStore',
+            config: {
+              file: '&{secrets.dir}/secrets.pkcs12',
+              storeType: 'PKCS12',
+              storePassword: 'keystore.secret.id',
+              keyEntryPassword: 'keystore.secret.id',
+              mappings: [{ secretId: 'id.key.for.signing.jwt', aliases: ['jwtsign'] }],
+            },
+          },
+        ],
+      },
+    });
+    const config = resolveTokens(parseConfigJson(text, 'config.json'), {
+      file: 'config.json',
+      env: { SECRETS_DIR: secrets },
+    }) as { secrets: unknown };
+    const { heap } = pluginHeap({ plugins: [plugin], file: 'config.json', secrets: config.secrets });
+    const key = await heap.secrets.secret('id.key.for.signing.jwt', 'private-key');
+    expect(signsFor(key, certificate('jwtsign.pem'))).toBe(true);
+    // The block's FileSystemSecretStore answers first for what it holds.
+    expect(await heap.secrets.secret('keystore.secret.id', 'password')).toBe(STORE_PASS);
+  });
+
+  it('refuses a broken store of the block at its path when its stores are made', async () => {
+    const { heap } = pluginHeap({
+      plugins: [plugin],
+      file: 'config.json',
+      secrets: { stores: [{ type: 'KeyStoreSecretStore', config: { file: 'f', storePassword: 'p' } }] },
+    });
+    const error = await failure(heap.secretStores());
+    expect(problemsOf(error).map(String)).toEqual([
+      'PORTICO_E_CONFIG config.json $.secrets.stores[0].config.mappings: the setting is required (expected an array of object values)',
+    ]);
   });
 });
