@@ -220,6 +220,32 @@ describe('KeyStoreSecretStore', () => {
     );
   });
 
+  it("never holds its own password's ID, so a provider asking it back does not wait for itself", async () => {
+    // The heap's secrets ask this store first, then the passwords: reading the file asks the
+    // heap's secrets for the store password, which asks this store again.
+    const { heap } = pluginHeap({
+      plugins: [plugin],
+      file: 'config/config.json',
+      heap: [
+        {
+          name: 'keys',
+          type: 'KeyStoreSecretStore',
+          config: {
+            file: path.join(dir, 'store.p12'),
+            storePassword: 'keystore.pass',
+            mappings: [
+              { secretId: 'keystore.pass', aliases: ['api.pass'] },
+              { secretId: 'hmac', aliases: ['hmac'] },
+            ],
+          },
+        },
+        passwords(),
+      ],
+    });
+    expect((await heap.secrets.secret('hmac', 'secret-key')).type).toBe('secret');
+    expect(await heap.secrets.secret('keystore.pass', 'password')).toBe(STORE_PASS);
+  });
+
   it('says which password it lacks, at the setting naming it', async () => {
     const { secret } = await keystoreStore({ mappings: [{ secretId: 'hmac', aliases: ['hmac'] }] }, []);
     const error = await failure(secret('hmac', 'secret-key'));
@@ -302,6 +328,17 @@ describe('KeyStoreSecretStore', () => {
     );
     expect(both.map((p) => p.message)).toEqual([
       'keyEntryPassword and entryPasswordSecretId say the same thing: give one',
+    ]);
+    const url = problemsOf(
+      await failure(
+        storeOf({
+          type: 'KeyStoreSecretStore',
+          config: { file: 'https://keys.example.com/store.p12', storePassword: 'a', mappings: [] },
+        }),
+      ),
+    );
+    expect(url.map(String)).toEqual([
+      'PORTICO_E_CONFIG config/config.json $.heap[0].config.file: a keystore is read from a file, not from a URL of another scheme (expected a path or a file: URL)',
     ]);
     const noMappings = problemsOf(
       await failure(storeOf({ type: 'KeyStoreSecretStore', config: { file: 'f', storePassword: 'a' } })),

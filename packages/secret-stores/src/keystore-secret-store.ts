@@ -24,7 +24,15 @@ export const KeyStoreSecretStoreHeaplet = defineHeaplet({
   kind: 'secret-store',
   config: s
     .object({
-      file: s.string(),
+      file: s
+        .string()
+        .refine(
+          (file) =>
+            /^[a-z][a-z0-9+.-]*:\/\//i.test(file) && !/^file:/i.test(file)
+              ? 'a keystore is read from a file, not from a URL of another scheme'
+              : undefined,
+          'a path or a file: URL',
+        ),
       // Any case; the value is the canonical one.
       storeType: s.enumOf(KEYSTORE_TYPES).default('PKCS12'),
       // The incumbents' two spellings of each password's secret ID (the later ones are *SecretId).
@@ -60,6 +68,7 @@ export const KeyStoreSecretStoreHeaplet = defineHeaplet({
     const passwords = config.secretsProvider ?? heap.secrets;
     const storeField = config.storePassword === undefined ? 'storePasswordSecretId' : 'storePassword';
     const entryField = config.keyEntryPassword === undefined ? 'entryPasswordSecretId' : 'keyEntryPassword';
+    const storePasswordId = (config.storePassword ?? config.storePasswordSecretId)!;
     const entryId = config.keyEntryPassword ?? config.entryPasswordSecretId;
     const declared = `${STORE_TYPE} ${file === undefined ? '' : `${file} `}${jsonPath}`;
     let location: string | undefined;
@@ -67,11 +76,7 @@ export const KeyStoreSecretStoreHeaplet = defineHeaplet({
 
     async function load() {
       location = keystorePath(config.file, environment.baseDirectory);
-      const storePassword = await passwords.secret(
-        (config.storePassword ?? config.storePasswordSecretId)!,
-        'password',
-        configAt(storeField),
-      );
+      const storePassword = await passwords.secret(storePasswordId, 'password', configAt(storeField));
       let bytes: Buffer;
       try {
         bytes = await readFile(location);
@@ -130,6 +135,9 @@ export const KeyStoreSecretStoreHeaplet = defineHeaplet({
     return secretStore({
       storeType: STORE_TYPE,
       find: async (id, purpose, kid) => {
+        // The store's own passwords are read through providers that may ask this store: it never
+        // holds them, or reading the file would wait for itself.
+        if (id === storePasswordId || id === entryId) return undefined;
         const mapping = config.mappings.find((m) => m.secretId === id);
         if (mapping === undefined) return undefined;
         const alias =
