@@ -115,13 +115,14 @@ describe('SystemAndEnvSecretStore', () => {
     expect(said(error)).not.toContain(MARKER);
   });
 
-  it('refuses a mapping without secretId and a bad leaseExpiry, each at its path', async () => {
+  it('refuses a mapping without secretId or format, and a bad leaseExpiry, each at its path', async () => {
     const problems = problemsOf(
-      await failure(store({ mappings: [{ format: 'PLAIN' }], leaseExpiry: 'soon' })),
+      await failure(store({ mappings: [{ format: 'PLAIN' }, { secretId: 'x' }], leaseExpiry: 'soon' })),
     );
     expect(problems.map((p) => `${p.code} ${p.details.jsonPath}`).sort()).toEqual([
       'PORTICO_E_CONFIG $.heap[0].config.leaseExpiry',
       'PORTICO_E_CONFIG $.heap[0].config.mappings[0].secretId',
+      'PORTICO_E_CONFIG $.heap[0].config.mappings[1].format',
     ]);
   });
 
