@@ -156,7 +156,7 @@ export async function registryTypes(root) {
   return types.sort((a, b) => byName(a.type, b.type));
 }
 
-const STATUS_KEYS = ['issue', 'later', 'notPlanned', 'inlineOnly', 'aliasOf'];
+const STATUS_KEYS = ['issue', 'later', 'notPlanned', 'inlineOnly', 'aliasOf', 'refused'];
 
 /**
  * The rows of the table, and the problems that keep it from being right: a type the spec names or
@@ -198,11 +198,18 @@ export function typeTable({ registry, names, status }) {
     if (!wellFormed) {
       problems.push(
         `${STATUS_FILE}: "${name}" needs exactly one of {"issue": N}, {"later": "topic"}, ` +
-          '{"notPlanned": "why"}, {"inlineOnly": "where"} or {"aliasOf": "Type"}, and maybe "package"',
+          '{"notPlanned": "why"}, {"inlineOnly": "where"}, {"aliasOf": "Type"} or {"refused": "why"}, and maybe "package"',
       );
       continue;
     }
     const registered = provided(name);
+    // A type a package provides only to refuse it when declared, with a clear error (HsmSecretStore).
+    if (value.refused !== undefined) {
+      if (registered === undefined) {
+        problems.push(`${STATUS_FILE}: "${name}" is marked refused, but no package provides it`);
+      } else rows.get(registered.type).status = { refused: value.refused };
+      continue;
+    }
     if (registered !== undefined) {
       problems.push(
         `${STATUS_FILE}: "${name}" is marked ${describeStatus(value)}, but ${registered.package} provides it` +
@@ -293,6 +300,7 @@ function describeStatus(entry) {
   if (entry.later !== undefined) return `planned later (${entry.later}), no issue yet`;
   if (entry.inlineOnly !== undefined) return `works only written in place, ${entry.inlineOnly}`;
   if (entry.aliasOf !== undefined) return `an alias of ${entry.aliasOf}`;
+  if (entry.refused !== undefined) return `refused when declared: ${entry.refused}`;
   return `not planned: ${entry.notPlanned}`;
 }
 
@@ -305,7 +313,7 @@ export function countRows(rows) {
     inlineOnly: count((s) => s.inlineOnly !== undefined),
     planned: count((s) => s.issue !== undefined),
     later: count((s) => s.later !== undefined),
-    notPlanned: count((s) => s.notPlanned !== undefined),
+    notPlanned: count((s) => s.notPlanned !== undefined || s.refused !== undefined),
   };
 }
 

@@ -163,6 +163,18 @@ describe('type-table --check fails, saying what to do', () => {
     );
   }, 30_000);
 
+  it('when a type is marked refused that no package provides', async () => {
+    const { dir, edit } = scratch();
+    edit('docs/type-status.json', (text) =>
+      text.replace('"types": {', '"types": {\n    "NoSuchStore": { "refused": "a test" },'),
+    );
+    const result = await typeTable(['--check', '--root', dir], noSources);
+    expect(result.code, result.output).toBe(1);
+    expect(result.output).toContain(
+      'docs/type-status.json: "NoSuchStore" is marked refused, but no package provides it',
+    );
+  }, 30_000);
+
   it('when a type a package provides is still marked planned, or not planned', async () => {
     const { dir, edit } = scratch();
     edit('docs/type-status.json', (text) =>
