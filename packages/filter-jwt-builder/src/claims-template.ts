@@ -1,10 +1,11 @@
 import { type Bindings, type Expression, evaluateSettled, PorticoError, Schema } from '@portico/gateway-core';
 import { EL_GET, EL_KEYS, type ElObject } from '@portico/gateway-core/expressions';
 import {
-  childPath,
+  ArraySchema,
   ExpressionSchema,
   fail,
   INVALID,
+  MapSchema,
   type ParseContext,
   type Parsed,
 } from '@portico/gateway-core/schema';
@@ -35,6 +36,10 @@ export class ClaimsTemplateSchema extends Schema<ClaimsTemplate> {
   readonly expected = MAP_OR_EXPRESSION;
   // Not #private: Schema.clone() copies own properties only.
   private readonly expression = new ExpressionSchema('any');
+  // The core's schemas walk lists and maps, noting each value a configuration token gave, so that
+  // an expression a token completed is shown as written, without the token's value.
+  private readonly items = new ArraySchema(new TemplateNodeSchema(this));
+  private readonly entries = new MapSchema(new TemplateNodeSchema(this));
 
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<ClaimsTemplate> {
     if (typeof value !== 'string' && !isPlainObject(value)) {
@@ -44,30 +49,45 @@ export class ClaimsTemplateSchema extends Schema<ClaimsTemplate> {
     return node === INVALID ? INVALID : (node as ClaimsTemplate);
   }
 
-  private node(value: unknown, path: string, ctx: ParseContext): Parsed<TemplateNode> {
+  /** @internal One value of the template, at `path`. */
+  node(value: unknown, path: string, ctx: ParseContext): Parsed<TemplateNode> {
     if (typeof value === 'string') {
       const expression = this.expression.parseValue(value, path, ctx);
       return expression === INVALID ? INVALID : { kind: 'expression', expression };
     }
     if (Array.isArray(value)) {
-      const items = value.map((item, index) => this.node(item, `${path}[${index}]`, ctx));
-      return items.includes(INVALID) ? INVALID : { kind: 'list', items: items as TemplateNode[] };
+      const items = this.items.parseValue(value, path, ctx);
+      return items === INVALID ? INVALID : { kind: 'list', items };
     }
     if (isPlainObject(value)) {
       // Every entry is parsed, so that each bad expression of the template is reported at once.
-      const entries = Object.entries(value).map(([key, item]) => [
-        key,
-        this.node(item, childPath(path, key), ctx),
-      ]);
-      return entries.some(([, node]) => node === INVALID)
-        ? INVALID
-        : { kind: 'map', entries: entries as [string, TemplateNode][] };
+      const entries = this.entries.parseValue(value, path, ctx);
+      return entries === INVALID ? INVALID : { kind: 'map', entries: Object.entries(entries) };
     }
     return { kind: 'constant', value };
   }
 
   jsonSchema() {
     return this.withDescription({ type: ['object', 'string'] });
+  }
+}
+
+/** A value inside the template, for the core's list and map schemas to parse. */
+class TemplateNodeSchema extends Schema<TemplateNode> {
+  readonly expected = 'a claim: a value, or an expression giving one';
+  private readonly template: ClaimsTemplateSchema;
+
+  constructor(template: ClaimsTemplateSchema) {
+    super();
+    this.template = template;
+  }
+
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<TemplateNode> {
+    return this.template.node(value, path, ctx);
+  }
+
+  jsonSchema() {
+    return {};
   }
 }
 

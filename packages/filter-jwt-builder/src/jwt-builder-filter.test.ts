@@ -15,7 +15,7 @@ import {
   s,
 } from '@portico/gateway-core';
 import { secretStore } from '@portico/gateway-core/secrets';
-import { loadingMap, pluginHeap, testContext } from '@portico/gateway-core/testing';
+import { loadingMap, pluginHeap, resolveTokens, testContext } from '@portico/gateway-core/testing';
 import { compactDecrypt, decodeProtectedHeader, jwtDecrypt, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import plugin, { type JwtBuilderContext, type JwtBuilderFilter } from './index.ts';
@@ -301,6 +301,21 @@ describe('JwtBuilderFilter refuses at load, naming the file and the JSON path', 
       code: 'PORTICO_E_EXPRESSION',
       details: { jsonPath: '$.heap[1].config.template.a.b[0]' },
     });
+  });
+
+  it("a template expression a token completes, without the token's value", async () => {
+    keys.set('sign', rsa.privateKey);
+    const config = resolveTokens(
+      { template: { a: { b: ["${'&{jwt.claim}' &&& }"] } }, signature: { secretId: 'sign' } },
+      { env: { JWT_CLAIM: 'hunter2-s3cr3t' } },
+    );
+    const error = await failure(filterFrom(config));
+    expect(error).toMatchObject({
+      code: 'PORTICO_E_EXPRESSION',
+      details: { jsonPath: '$.heap[1].config.template.a.b[0]' },
+    });
+    expect(error.message).toContain('&{jwt.claim}');
+    expect(JSON.stringify({ ...error, message: error.message })).not.toContain('hunter2');
   });
 
   const WRONG_KIND = 'PORTICO_E_SECRET';
