@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
@@ -8,9 +8,13 @@ import {
   casePath,
   MARKER,
   markerEnvironment,
+  markerFiles,
+  markerForms,
   markerProperties,
   secretCases,
+  UPSTREAM_VARIABLE,
 } from '../support/secret-cases.ts';
+import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 /**
  * A marker kept in environment variables and system properties, fed through every setting that
@@ -21,7 +25,7 @@ import {
  * `portico validate` and of a `portico start` that cannot start.
  */
 const systemProperties = Object.entries(markerProperties).map(([name, value]) => `-D${name}=${value}`);
-const env = markerEnvironment;
+const env: Record<string, string> = { ...markerEnvironment };
 
 const routeFiles = Object.fromEntries(
   secretCases.map(({ id, route }) => [
@@ -34,8 +38,9 @@ const routeFiles = Object.fromEntries(
 const files = {
   'config/config.json': {
     heap: [
-      // What objects log goes to a file too, which is searched with the process's output.
-      { name: 'LogSink', type: 'FileLogSink', config: { file: 'logs/gateway.log' } },
+      // What objects log goes to a file too, which is searched with the process's output; every
+      // level, so that what filters log at debug level is searched too.
+      { name: 'LogSink', type: 'FileLogSink', config: { file: 'logs/gateway.log', level: 'ALL' } },
       { name: 'CaptureFile', type: 'FileLogSink', config: { file: 'logs/capture.log' } },
       {
         name: 'capture',
@@ -58,27 +63,48 @@ function filesUnder(dir: string): [string, string][] {
     });
 }
 
-/** The outputs that hold the marker, each with the text around its first occurrence. */
+/**
+ * The outputs that hold the marker (or one of its other forms: its base64, an `Authorization` value
+ * made of it), each with the text around its first occurrence.
+ */
 function holdingMarker(outputs: Record<string, string>): Record<string, string> {
   const found: Record<string, string> = {};
   for (const [name, text] of Object.entries(outputs)) {
-    const at = text.indexOf(MARKER);
-    if (at >= 0) found[name] = text.slice(Math.max(0, at - 200), at + MARKER.length + 100);
+    for (const form of markerForms) {
+      const at = text.indexOf(form);
+      if (at >= 0) found[name] = text.slice(Math.max(0, at - 200), at + form.length + 100);
+    }
   }
   return found;
 }
 
 describe('a secret from the environment is in no output', () => {
   const base = instanceDirectory(files);
+  for (const [file, content] of Object.entries(markerFiles)) {
+    mkdirSync(path.dirname(path.join(base, file)), { recursive: true });
+    writeFileSync(path.join(base, file), content);
+  }
   let gw: RunningGateway;
+  let upstream: Upstream;
   /** Every output searched, by a name saying where it comes from. */
   const outputs: Record<string, string> = {};
 
   beforeAll(async () => {
+    // An upstream that refuses every request with a Basic challenge, whatever credentials it gets.
+    upstream = await startUpstream((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        upstream.received.push({ method: req.method!, url: req.url!, headers: req.headers, bodyLength: 0 });
+        res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="marker"', 'Content-Type': 'text/plain' });
+        res.end('no');
+      });
+    });
+    env[UPSTREAM_VARIABLE] = upstream.url;
     gw = await startGateway({ base, env, args: systemProperties });
   });
   afterAll(async () => {
     await gw?.stop();
+    await upstream?.close();
   });
 
   it('loads or refuses every route of the cases, and describes the marker where it is wrong', async () => {
@@ -110,6 +136,12 @@ describe('a secret from the environment is in no output', () => {
     for (let i = 0; i < 50 && !captured().includes('/secret-marker/nothing'); i++)
       await new Promise((resolve) => setTimeout(resolve, 100));
     expect(captured()).toContain('--- context ---');
+    // The Basic credentials and the login form did reach the upstream, and the capture of the
+    // request HttpBasicAuthFilter sent masks its Authorization header.
+    const sent = upstream.received;
+    expect(sent.some((r) => r.headers.authorization?.startsWith('Basic '))).toBe(true);
+    expect(sent.some((r) => r.method === 'POST' && r.url === '/login')).toBe(true);
+    expect(captured()).toContain('Authorization: *****');
   });
 
   it('portico validate describes the marker, never prints it', async () => {

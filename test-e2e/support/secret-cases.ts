@@ -8,8 +8,27 @@
  * its own spread into it): one route per setting, named after the package and the setting.
  */
 
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
 /** The value every secret of these cases holds or contains: it must never be printed. */
 export const MARKER = 'Mk-7Q2x-SECRET-3vZ';
+
+/** The marker base64-encoded, as a store with format BASE64 holds it: never printed either. */
+export const MARKER_BASE64 = Buffer.from(MARKER).toString('base64');
+
+/** The username HttpBasicAuthFilter sends with the marker as the password (case `filter-http-basic-auth-refused`). */
+const BASIC_USER = 'gw';
+
+/**
+ * Other forms of the marker that are as secret as it is, searched for in every output too: its
+ * base64 (a store's value), and the `Authorization` value a Basic filter makes of it.
+ */
+export const markerForms: string[] = [
+  MARKER,
+  MARKER_BASE64,
+  Buffer.from(`${BASIC_USER}:${MARKER}`).toString('base64'),
+];
 
 /**
  * The environment variables the cases read. `MK_SECRET` is also the token `&{mk.secret}`; the
@@ -25,6 +44,10 @@ export const markerEnvironment: Record<string, string> = {
   MK_SENTINEL_PORT: `redis-sentinel://app:${MARKER}@${MARKER}:99999#g`,
   // A pattern that does not compile, whose problem quotes part of it.
   MK_PATTERN: `${MARKER}\\p{${MARKER}}`,
+  // The marker base64-encoded: a SystemAndEnvSecretStore's BASE64 value (secret ID `mk.secret.b64`).
+  MK_SECRET_B64: MARKER_BASE64,
+  // A JWK set URL with the marker as a password and in the query, on a port nothing listens on.
+  MK_JWK_URL: `http://app:${MARKER}@127.0.0.1:1/jwks?key=${MARKER}`,
 };
 
 /** The system properties the cases read (`-Dname=value`): `&{mk.prop}`, `${system['mk.prop']}`. */
@@ -230,5 +253,371 @@ export const coreCases: SecretCase[] = [
   },
 ];
 
+/**
+ * Files the cases read, written in the instance directory besides the routes: a FileSystemSecretStore
+ * directory holding the marker (PLAIN, then base64), and a keystore whose password is not the marker.
+ */
+export const markerFiles: Record<string, string | Buffer> = {
+  'secrets/mk.file': `${MARKER}\n`,
+  'secrets/mk.file.b64': MARKER_BASE64,
+  'secrets/store.p12': readFileSync(
+    fileURLToPath(new URL('../../packages/keystore/fixtures/store.p12', import.meta.url)),
+  ),
+};
+
+/**
+ * The environment the test adds once its upstream listens: `MK_UPSTREAM` (`&{mk.upstream}`), a
+ * server answering 401 with a Basic challenge to every request, the credentials it got or not.
+ */
+export const UPSTREAM_VARIABLE = 'MK_UPSTREAM';
+
+/** The marker from the environment, read by a store as it is (PLAIN) or as base64 (BASE64). */
+const envPlain = { type: 'SystemAndEnvSecretStore', config: { format: 'PLAIN' } };
+const envBase64 = { type: 'SystemAndEnvSecretStore', config: { format: 'BASE64' } };
+const fileStore = (config: Record<string, unknown>) => ({ type: 'FileSystemSecretStore', config });
+
+/** A route whose JwtBuilderFilter reads its keys from `stores` (its `secrets` block). */
+const jwtRoute = (stores: unknown[], config: Record<string, unknown>) => ({
+  secrets: { stores },
+  ...filtered({ type: 'JwtBuilderFilter', config: { template: { sub: 'gw' }, ...config } }),
+});
+
+/** An HMAC key of 32 bytes (not the marker), so that a route whose other settings are right loads. */
+const HMAC_KEY = Buffer.alloc(32, 7).toString('base64');
+const goodHmac = { type: 'Base64EncodedSecretStore', config: { secrets: { 'good.hmac': HMAC_KEY } } };
+
+export const secretStoreCases: SecretCase[] = [
+  // The marker as a secret's content, used wrongly: a private key that does not parse.
+  {
+    id: 'secret-stores-env-plain-private-key',
+    route: jwtRoute([envPlain], { signature: { secretId: 'mk.secret', algorithm: 'RS256' } }),
+  },
+  // The marker's base64 from a variable: an HMAC key too short (18 bytes for HS256).
+  {
+    id: 'secret-stores-env-base64-hmac-short',
+    route: jwtRoute([envBase64], { signature: { secretId: 'mk.secret.b64', algorithm: 'HS256' } }),
+  },
+  // The marker read as base64, which it is not; and the system property as a public key.
+  {
+    id: 'secret-stores-env-not-base64',
+    route: jwtRoute([envBase64], {
+      signature: { secretId: 'mk.secret', algorithm: 'HS256' },
+      encryption: { secretId: 'mk.prop', algorithm: 'RSA-OAEP', method: 'A128GCM' },
+    }),
+  },
+  // The wrong kind: a secret key (a format mapping) where a private key is needed.
+  {
+    id: 'secret-stores-env-wrong-kind',
+    route: jwtRoute(
+      [
+        {
+          type: 'SystemAndEnvSecretStore',
+          config: {
+            format: 'PLAIN',
+            mappings: [
+              {
+                secretId: 'mk.secret',
+                format: {
+                  type: 'SecretKeyPropertyFormat',
+                  config: { format: 'PLAIN', algorithm: 'HmacSHA256' },
+                },
+              },
+            ],
+          },
+        },
+      ],
+      { signature: { secretId: 'mk.secret', algorithm: 'ES256' } },
+    ),
+  },
+  // The marker read as a JSON Web Key and as a PEM text needing a password it names.
+  {
+    id: 'secret-stores-env-jwk-format',
+    route: jwtRoute(
+      [
+        {
+          type: 'SystemAndEnvSecretStore',
+          config: { format: { type: 'JwkPropertyFormat' } },
+        },
+      ],
+      { signature: { secretId: 'mk.secret', algorithm: 'HS256' } },
+    ),
+  },
+  {
+    id: 'secret-stores-env-pem-format',
+    route: jwtRoute(
+      [
+        {
+          type: 'SystemAndEnvSecretStore',
+          config: { format: { type: 'PemPropertyFormat', config: { decryptionSecretId: '&{mk.secret}' } } },
+        },
+      ],
+      { signature: { secretId: 'mk.prop', algorithm: 'RS256' } },
+    ),
+  },
+  // A file holding the marker: an HMAC key too short, a private key that does not parse.
+  {
+    id: 'secret-stores-file-plain',
+    route: jwtRoute([fileStore({ directory: 'secrets', format: 'PLAIN' })], {
+      signature: { secretId: 'mk.file', algorithm: 'HS256' },
+    }),
+  },
+  {
+    id: 'secret-stores-file-base64',
+    route: jwtRoute([fileStore({ directory: 'secrets' })], {
+      signature: { secretId: 'mk.file', algorithm: 'RS256' },
+      encryption: { secretId: 'mk.file.b64', algorithm: 'A128KW', method: 'A128GCM' },
+    }),
+  },
+  // Base64EncodedSecretStore: the marker's base64 as an AES key of the wrong size, and the marker
+  // itself where base64 is expected.
+  {
+    id: 'secret-stores-base64-store-key',
+    route: jwtRoute(
+      [{ type: 'Base64EncodedSecretStore', config: { secrets: { 'mk.b64': MARKER_BASE64 } } }],
+      { encryption: { secretId: 'mk.b64', algorithm: 'A256KW', method: 'A256GCM' } },
+    ),
+  },
+  {
+    id: 'secret-stores-base64-store-not-base64',
+    route: jwtRoute(
+      [{ type: 'Base64EncodedSecretStore', config: { secrets: { 'mk.bad': '&{mk.secret}' } } }],
+      { signature: { secretId: 'mk.bad', algorithm: 'HS256' } },
+    ),
+  },
+  // KeyStoreSecretStore: the marker as the store password (it does not open the keystore).
+  {
+    id: 'secret-stores-keystore-password',
+    route: jwtRoute(
+      [
+        {
+          type: 'KeyStoreSecretStore',
+          config: {
+            file: 'secrets/store.p12',
+            storePassword: 'mk.secret',
+            secretsProvider: envPlain,
+            mappings: [{ secretId: 'mk.ks.key', aliases: ['key'] }],
+          },
+        },
+      ],
+      { signature: { secretId: 'mk.ks.key', algorithm: 'RS256' } },
+    ),
+  },
+  {
+    id: 'secret-stores-keystore-file-token',
+    route: jwtRoute(
+      [
+        {
+          type: 'KeyStoreSecretStore',
+          config: {
+            file: '&{mk.secret}',
+            storeType: '&{mk.prop}',
+            storePassword: 'mk.secret',
+            keyEntryPassword: "${env['MK_SECRET']}",
+            secretsProvider: envPlain,
+            mappings: [{ secretId: 'mk.ks.key', aliases: ['&{mk.secret}'] }],
+          },
+        },
+      ],
+      { signature: { secretId: 'mk.ks.key', algorithm: 'RS256' } },
+    ),
+  },
+  // JwkSetSecretStore: a URL from a variable that cannot be fetched, one that is no URL.
+  {
+    id: 'secret-stores-jwk-set-unreachable',
+    route: jwtRoute([{ type: 'JwkSetSecretStore', config: { jwkUrl: '&{mk.jwk.url}' } }], {
+      signature: { secretId: 'jwt.key', algorithm: 'RS256' },
+    }),
+  },
+  {
+    id: 'secret-stores-jwk-set-not-url',
+    route: jwtRoute([{ type: 'JwkSetSecretStore', config: { jwkUrl: '&{mk.secret}' } }], {
+      signature: { secretId: 'jwt.key', algorithm: 'RS256' },
+    }),
+  },
+  // A SecretsProvider naming the marker as a store, in a route's secrets block.
+  {
+    id: 'secret-stores-provider-reference',
+    route: jwtRoute([{ type: 'SecretsProvider', config: { stores: ['&{mk.secret}'] } }], {
+      signature: { secretId: 'mk.secret', algorithm: 'HS256' },
+    }),
+  },
+];
+
+export const jwtBuilderCases: SecretCase[] = [
+  // Settings from tokens that are not algorithms or methods.
+  {
+    id: 'filter-jwt-builder-algorithms',
+    route: jwtRoute([goodHmac], {
+      signature: { secretId: 'good.hmac', algorithm: '&{mk.secret}' },
+      encryption: { secretId: 'good.hmac', algorithm: '&{mk.prop}', method: "${env['MK_SECRET']}" },
+    }),
+  },
+  // A template expression a token completes, that does not compile.
+  {
+    id: 'filter-jwt-builder-template-expression',
+    route: jwtRoute([goodHmac], {
+      signature: { secretId: 'good.hmac', algorithm: 'HS256' },
+      template: { sub: "${'&{mk.secret}' &&& }" },
+    }),
+  },
+  // Routes that load: a template giving the marker instead of a map, and a claim JSON cannot carry
+  // beside one holding the marker, each failing the request.
+  {
+    id: 'filter-jwt-builder-template-string',
+    route: jwtRoute([goodHmac], {
+      signature: { secretId: 'good.hmac', algorithm: 'HS256' },
+      template: "${env['MK_SECRET']}",
+    }),
+  },
+  {
+    id: 'filter-jwt-builder-template-claim',
+    route: jwtRoute([goodHmac], {
+      signature: { secretId: 'good.hmac', algorithm: 'HS256' },
+      template: { sub: "${system['mk.prop']}", req: '${request}' },
+    }),
+  },
+];
+
+/**
+ * A route sending its requests to the test's upstream. With `captured`, its ClientHandler is
+ * captured too: what the filters sent upstream, the credentials they added included.
+ */
+const upstreamChain = (filters: unknown[], captured = true) => ({
+  baseURI: '&{mk.upstream}',
+  heap: [{ name: 'Upstream', type: 'ClientHandler', ...(captured ? { capture: 'all' } : {}) }],
+  handler: { type: 'Chain', config: { filters, handler: 'Upstream' } },
+});
+
+const refused = { type: 'StaticResponseHandler', config: { status: 403, entity: 'refused' } };
+
+export const httpBasicAuthCases: SecretCase[] = [
+  // A password from a variable that the upstream refuses: sent twice (the challenge, then the
+  // request `?again`), captured on its way upstream, logged at debug and info level.
+  {
+    id: 'filter-http-basic-auth-refused',
+    route: upstreamChain([
+      {
+        type: 'HttpBasicAuthFilter',
+        config: { username: BASIC_USER, password: "${env['MK_SECRET']}", failureHandler: refused },
+      },
+    ]),
+  },
+  // Credentials that cannot be sent: a username with a colon, a password with a control character.
+  {
+    id: 'filter-http-basic-auth-unsendable',
+    route: upstreamChain([
+      {
+        type: 'HttpBasicAuthFilter',
+        config: {
+          username: "${system['mk.prop']}:x",
+          password: "${env['MK_HEADER_VALUE']}",
+          failureHandler: refused,
+          cacheHeader: false,
+        },
+      },
+    ]),
+  },
+  {
+    id: 'filter-http-basic-auth-control',
+    route: upstreamChain([
+      {
+        type: 'HttpBasicAuthFilter',
+        config: { username: BASIC_USER, password: "${env['MK_HEADER_VALUE']}", failureHandler: refused },
+      },
+    ]),
+  },
+  // Expressions a token completes that do not compile, and a cacheHeader that is no boolean.
+  {
+    id: 'filter-http-basic-auth-settings',
+    route: upstreamChain([
+      {
+        type: 'HttpBasicAuthFilter',
+        config: {
+          username: "${'&{mk.secret}' &&& }",
+          password: '${&{mk.prop}}',
+          failureHandler: refused,
+          cacheHeader: '&{mk.secret}',
+        },
+      },
+    ]),
+  },
+];
+
+/**
+ * A PasswordReplayFilter's route. Its ClientHandler is not captured: a capture of the login request
+ * writes its form or entity as the body it is (captureEntity) and its own headers unmasked, as the
+ * operator's capture settings say; what is searched is the filter's own logging and errors.
+ */
+const replayRoute = (filter: unknown) => upstreamChain([filter], false);
+
+export const passwordReplayCases: SecretCase[] = [
+  // A login request whose form and headers carry the marker from the environment, sent to the
+  // upstream (which refuses it) for every request.
+  {
+    id: 'filter-password-replay-form',
+    route: replayRoute({
+      type: 'PasswordReplayFilter',
+      config: {
+        loginPage: '${true}',
+        request: {
+          method: 'POST',
+          uri: '&{mk.upstream}/login',
+          form: { username: [BASIC_USER], password: ["${env['MK_SECRET']}", '&{mk.prop}'] },
+          headers: { 'X-Password': ["${system['mk.prop']}"] },
+        },
+      },
+    }),
+  },
+  // A login request by query string (GET) with the marker, and a header decryption key that is no
+  // Base64 (the marker itself).
+  {
+    id: 'filter-password-replay-decryption-not-base64',
+    route: replayRoute({
+      type: 'PasswordReplayFilter',
+      config: {
+        loginPage: '${true}',
+        headerDecryption: { key: '&{mk.secret}', headers: ['X-Password'] },
+        request: { method: 'GET', uri: '&{mk.upstream}/login', form: { password: ['&{mk.secret}'] } },
+      },
+    }),
+  },
+  // A decryption key of the wrong size (the marker's 18 bytes, from a variable): the route loads,
+  // and decrypting the header each request of the test carries fails. Then a key type and an
+  // algorithm from tokens.
+  {
+    id: 'filter-password-replay-decryption-key',
+    route: replayRoute({
+      type: 'PasswordReplayFilter',
+      config: {
+        loginPage: '${true}',
+        headerDecryption: { key: "${env['MK_SECRET_B64']}", headers: ['X-Marker-Test'] },
+        request: { method: 'POST', uri: '&{mk.upstream}/login', entity: '&{mk.secret}' },
+      },
+    }),
+  },
+  {
+    id: 'filter-password-replay-decryption-settings',
+    route: replayRoute({
+      type: 'PasswordReplayFilter',
+      config: {
+        loginPage: '${true}',
+        headerDecryption: {
+          key: MARKER_BASE64,
+          algorithm: '&{mk.secret}',
+          keyType: '&{mk.prop}',
+          charset: "${env['MK_SECRET']}",
+        },
+        request: { method: 'POST', uri: '&{mk.secret}' },
+      },
+    }),
+  },
+];
+
 /** Every case the marker test loads: the core's and those of the packages that add theirs. */
-export const secretCases: SecretCase[] = [...coreCases];
+export const secretCases: SecretCase[] = [
+  ...coreCases,
+  ...secretStoreCases,
+  ...jwtBuilderCases,
+  ...httpBasicAuthCases,
+  ...passwordReplayCases,
+];
