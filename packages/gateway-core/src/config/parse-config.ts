@@ -4,6 +4,7 @@ import { consoleLogger, type Logger } from '../logging.ts';
 import { INVALID, type ParseContext } from './parse-context.ts';
 import type { Reference } from './reference.ts';
 import type { Schema } from './schema.ts';
+import { writtenAt } from './secret-redaction.ts';
 
 export interface ParseOptions {
   file?: string;
@@ -28,7 +29,16 @@ export interface ParseOptions {
  * PorticoError for the first problem, with every problem found in `details.cause` as `problems`.
  */
 export function parseConfig<T>(schema: Schema<T>, value: unknown, options: ParseOptions = {}): T {
-  const { errors, value: parsed } = checkConfig(schema, value, options);
+  return parseConfigNoting(schema, value, options).value;
+}
+
+/** @internal parseConfig, also giving checkConfig's `writtenAt` (for the heaplet context). */
+export function parseConfigNoting<T>(
+  schema: Schema<T>,
+  value: unknown,
+  options: ParseOptions = {},
+): { value: T; writtenAt: (path: string) => string | undefined } {
+  const { errors, value: parsed, writtenAt } = checkConfig(schema, value, options);
   if (errors.length > 0) {
     const [first] = errors;
     throw new PorticoError(
@@ -40,15 +50,19 @@ export function parseConfig<T>(schema: Schema<T>, value: unknown, options: Parse
       },
     );
   }
-  return parsed as T;
+  return { value: parsed as T, writtenAt };
 }
 
-/** Like parseConfig, but returns every problem instead of throwing (for `portico validate`). */
+/**
+ * Like parseConfig, but returns every problem instead of throwing (for `portico validate`), and
+ * `writtenAt`: the text written for the setting at a JSON path when its value came from the
+ * environment (a `&{token}`, an expression reading `env` or `system`), else undefined.
+ */
 export function checkConfig<T>(
   schema: Schema<T>,
   value: unknown,
   options: ParseOptions = {},
-): { value: T | undefined; errors: PorticoError[] } {
+): { value: T | undefined; errors: PorticoError[]; writtenAt: (path: string) => string | undefined } {
   const properties = options.properties ?? {};
   const ctx: ParseContext = {
     bindings: { ...properties, properties },
@@ -60,7 +74,11 @@ export function checkConfig<T>(
   const origin = originOf(options);
   if (origin !== undefined) ctx.origin = origin;
   const parsed = schema.parse(value, options.jsonPath ?? '$', ctx);
-  return { value: parsed === INVALID ? undefined : parsed, errors: ctx.errors };
+  return {
+    value: parsed === INVALID ? undefined : parsed,
+    errors: ctx.errors,
+    writtenAt: (path) => writtenAt(ctx, path),
+  };
 }
 
 /** The route, heap object and file the options name; undefined when they name none. */

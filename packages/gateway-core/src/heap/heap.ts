@@ -1,6 +1,6 @@
 import { mergeMarked, writtenFromEnvironment } from '../config/from-environment.ts';
 import { likelyMeant } from '../config/near-names.ts';
-import { checkConfig, type ParseOptions, parseConfig } from '../config/parse-config.ts';
+import { checkConfig, type ParseOptions, parseConfig, parseConfigNoting } from '../config/parse-config.ts';
 import { childPath } from '../config/parse-context.ts';
 import { Reference } from '../config/reference.ts';
 import type { Schema } from '../config/schema.ts';
@@ -573,13 +573,15 @@ export class Heap implements HeapView {
       ...(this.route === undefined ? {} : { route: this.route }),
       object: name,
     };
-    const config = validating
+    const { value: config, writtenAt } = validating
       ? await this.#checkedConfig(heaplet, declaration, options)
-      : parseConfig(heaplet.config, declaration.config, options);
+      : parseConfigNoting(heaplet.config, declaration.config, options);
     // Validating, every reference is tried, so that all the problems behind the first are reported.
     const resolved = await resolveReferences(config, (ref) => this.resolve(ref, ref.kind), validating);
     const releases: Release[] = [];
     const configPath = childPath(jsonPath, 'config');
+    const pathOf = (keys: readonly (string | number)[]) =>
+      keys.reduce<string>((at, key) => childPath(at, String(key)), configPath);
     const context: HeapletContext<unknown> = {
       name,
       type: heaplet.type,
@@ -597,8 +599,9 @@ export class Heap implements HeapView {
         : { temporaryStorage: declaration.temporaryStorage }),
       configAt: (...keys) => ({
         ...(file === undefined ? {} : { file }),
-        jsonPath: keys.reduce<string>((at, key) => childPath(at, String(key)), configPath),
+        jsonPath: pathOf(keys),
       }),
+      configWritten: (...keys) => writtenAt(pathOf(keys)),
       onDestroy: (run) => {
         releases.push(run);
       },
@@ -635,10 +638,15 @@ export class Heap implements HeapView {
    * references name (inline declarations especially, which nothing else creates) are still tried,
    * and their problems thrown with the config's own.
    */
-  async #checkedConfig(heaplet: Heaplet, declaration: Declaration, options: ParseOptions): Promise<unknown> {
+  async #checkedConfig(
+    heaplet: Heaplet,
+    declaration: Declaration,
+    options: ParseOptions,
+  ): Promise<{ value: unknown; writtenAt: (path: string) => string | undefined }> {
     const references: Reference[] = [];
-    const { value, errors } = checkConfig(heaplet.config, declaration.config, { ...options, references });
-    if (errors.length === 0) return value;
+    const checked = checkConfig(heaplet.config, declaration.config, { ...options, references });
+    const { errors } = checked;
+    if (errors.length === 0) return checked;
     try {
       await resolveReferences(references, (ref) => this.resolve(ref, ref.kind), true);
     } catch (error) {

@@ -47,6 +47,13 @@ export interface HeapletContext<C> {
    */
   configAt(...keys: readonly (string | number)[]): { file?: string; jsonPath: string };
   /**
+   * The text written for the setting at `keys` (`&{db.password}`, `${env['DB_PASSWORD']}`) when its
+   * value came from the environment (a token, an expression reading `env` or `system`), else undefined: for a message made in `create` that would quote
+   * the value, to describe it instead (it may be a password). `SecretSite.written` takes it.
+   * Optional, so that a context a test writes by hand need not have it.
+   */
+  configWritten?(...keys: readonly (string | number)[]): string | undefined;
+  /**
    * Registers what releases a resource `create` acquired (a connection pool, a timer, a file): run
    * when the heap is destroyed, newest first, and at once if `create` fails after acquiring it. The
    * one way a plugin releases what it holds.

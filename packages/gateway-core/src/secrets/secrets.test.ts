@@ -1,11 +1,12 @@
 import { createSecretKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { s } from '../config/schema-builders.ts';
+import { resolveTokens } from '../config/tokens.ts';
 import { ErrorCode, PorticoError, problemsOf } from '../errors.ts';
 import type { HeapView } from '../heap/heap-view.ts';
 import { defineHeaplet, definePlugin } from '../heap/heaplet.ts';
 import { pluginHeap } from '../testing/heap.ts';
-import { isSecretStore, type SecretsProvider, secretError, secretStore } from './secrets.ts';
+import { isSecretStore, type SecretSite, type SecretsProvider, secretError, secretStore } from './secrets.ts';
 
 /** A store holding its config's `values`: passwords as strings, `key:` values as secret keys. */
 const MapStore = defineHeaplet({
@@ -30,10 +31,13 @@ const MapStore = defineHeaplet({
 const Reader = defineHeaplet({
   type: 'Reader',
   kind: 'object',
-  config: s.object({ secretsProvider: s.secretsProvider().optional() }),
-  create: ({ config, heap }): { secrets: SecretsProvider; heap: HeapView } => ({
-    secrets: config.secretsProvider ?? heap.secrets,
-    heap,
+  config: s.object({ secretsProvider: s.secretsProvider().optional(), secretId: s.string().optional() }),
+  create: ({ config, heap, configAt, configWritten }) => ({
+    secrets: (config.secretsProvider ?? heap.secrets) as SecretsProvider,
+    heap: heap as HeapView,
+    // Where its `secretId` is written, as a filter reading it passes it on.
+    site: { ...configAt('secretId'), written: configWritten?.('secretId') },
+    secretId: config.secretId,
   }),
 });
 
@@ -120,6 +124,46 @@ describe('a secrets provider', () => {
       "PORTICO_E_SECRET f.json $.heap[1].config.passwordSecretId: no secret store holds the secret 'agent.password' (a password); stores searched: MapStore (expected the ID of a secret one of the stores holds; a SystemAndEnvSecretStore declared in the heap reads it from the environment variable AGENT_PASSWORD or the system property agent.password)",
     );
     expect(error.toString()).not.toContain('hunter2');
+  });
+
+  it('describes an ID a configuration token gave, never quoting it: the secret put where its ID goes', async () => {
+    const declarations = resolveTokens(
+      [
+        store('keys', { 'mk.key': 'key:0123456789abcdef0123456789abcdef' }),
+        { name: 'missing', type: 'Reader', config: { secretId: '&{agent.password}' } },
+        { name: 'held', type: 'Reader', config: { secretId: '&{agent.key}' } },
+      ],
+      { env: { AGENT_PASSWORD: 'hunter2-s3cr3t', AGENT_KEY: 'mk.key' } },
+    ) as unknown[];
+    const { heap } = heapOf(declarations);
+    type Read = { secrets: SecretsProvider; site: SecretSite; secretId: string };
+    const missing = await heap.get<Read>('missing');
+    const notHeld = await failure(missing.secrets.secret(missing.secretId, 'password', missing.site));
+    expect(notHeld.toString()).toBe(
+      'PORTICO_E_SECRET routes/10-app.json $.heap[1].config.secretId: no secret store holds the secret whose ID is the value of &{agent.password} (14 characters, not shown) (a password); stores searched: MapStore (expected the ID of a secret one of the stores holds (the ID, not the secret))',
+    );
+    const held = await heap.get<Read>('held');
+    const wrongKind = await failure(held.secrets.secret(held.secretId, 'private-key', held.site));
+    expect(wrongKind.message).toBe(
+      'the secret whose ID is the value of &{agent.key} (6 characters, not shown) of MapStore is a secret key, not a private key',
+    );
+    expect(JSON.stringify([notHeld, wrongKind, notHeld.message])).not.toContain('hunter2');
+  });
+
+  it('describes an ID an expression read from the environment', async () => {
+    process.env.PORTICO_TEST_AGENT_SECRET = 'hunter2-s3cr3t';
+    try {
+      const { heap } = heapOf([
+        { name: 'r', type: 'Reader', config: { secretId: "${env['PORTICO_TEST_AGENT_SECRET']}" } },
+      ]);
+      const read = await heap.get<{ secrets: SecretsProvider; site: SecretSite; secretId: string }>('r');
+      const error = await failure(read.secrets.secret(read.secretId, 'password', read.site));
+      expect(error.message).toBe(
+        "no secret store is declared, so the secret whose ID is the value of ${env['PORTICO_TEST_AGENT_SECRET']} (14 characters, not shown) (a password) cannot be read",
+      );
+    } finally {
+      delete process.env.PORTICO_TEST_AGENT_SECRET;
+    }
   });
 
   it('gives a secret of the kind asked for, and a coded error for another kind', async () => {

@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { ErrorCode, PorticoError } from '../errors.ts';
+import { hiddenValue } from '../expression/coercion.ts';
 
 /**
  * What a caller wants a secret for, which says what form it takes: a password (a string), a
@@ -15,6 +16,12 @@ export type SecretOf<P extends SecretPurpose> = P extends 'password' ? string : 
 export interface SecretSite {
   file?: string | undefined;
   jsonPath?: string | undefined;
+  /**
+   * The text written for the ID when a configuration token took it from the environment
+   * (`&{jwt.key}`, from the heaplet context's `configWritten`): errors then describe the ID instead
+   * of quoting it, since an operator who put the secret itself where its ID goes would see it printed.
+   */
+  written?: string | undefined;
 }
 
 /** What a filter reads secrets through: its `secretsProvider` setting, or its heap's default. */
@@ -102,9 +109,12 @@ export function providerOf(
         }
         if (found !== undefined) return checkedForm(found, id, purpose, store, at) as SecretOf<P>;
       }
-      throw new PorticoError(ErrorCode.SECRET, missingMessage(id, purpose, searched, at.kid), {
+      throw new PorticoError(ErrorCode.SECRET, missingMessage(id, purpose, searched, at), {
         ...site(at),
-        expected: `the ID of a secret one of the stores holds; ${environmentAdvice(id)}`,
+        expected:
+          at.written === undefined
+            ? `the ID of a secret one of the stores holds; ${environmentAdvice(id)}`
+            : 'the ID of a secret one of the stores holds (the ID, not the secret)',
       });
     },
   };
@@ -116,13 +126,21 @@ export function environmentAdvice(id: string): string {
   return `a SystemAndEnvSecretStore declared in the heap reads it from the environment variable ${variable} or the system property ${id}`;
 }
 
+/** The secret `id` as a message names it: quoted, or described when it came from the environment. */
+function named(id: string, at: SecretSite): string {
+  return at.written === undefined
+    ? `the secret '${id}'`
+    : `the secret whose ID is the value of ${at.written} (${hiddenValue(id)}, not shown)`;
+}
+
 function missingMessage(
   id: string,
   purpose: SecretPurpose,
   stores: readonly SecretStore[],
-  kid: string | undefined,
+  at: SecretSite & { kid?: string },
 ): string {
-  const what = `the secret '${id}'${kid === undefined ? '' : ` (key ID '${kid}')`} (${describePurpose(purpose)})`;
+  const kid = at.kid;
+  const what = `${named(id, at)}${kid === undefined ? '' : ` (key ID '${kid}')`} (${describePurpose(purpose)})`;
   if (stores.length === 0) return `no secret store is declared, so ${what} cannot be read`;
   return `no secret store holds ${what}; stores searched: ${stores.map((s) => s.storeType).join(', ')}`;
 }
@@ -154,7 +172,7 @@ function checkedForm(
   if (purpose === 'public-key' && kind === 'private-key') return createPublicKey(found as KeyObject);
   throw new PorticoError(
     ErrorCode.SECRET,
-    `the secret '${id}' of ${store.storeType} is ${describePurpose(kind as SecretPurpose)}, not ${describePurpose(purpose)}`,
+    `${named(id, at)} of ${store.storeType} is ${describePurpose(kind as SecretPurpose)}, not ${describePurpose(purpose)}`,
     { ...site(at), expected: `the ID of ${describePurpose(purpose)}` },
   );
 }
