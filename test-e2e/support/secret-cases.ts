@@ -384,6 +384,18 @@ export const secretStoreCases: SecretCase[] = [
       { signature: { secretId: 'mk.bad', algorithm: 'HS256' } },
     ),
   },
+  // Secret IDs no store holds: a token where the ID goes (the secret given instead of its ID), for
+  // a signing key and for an encryption key.
+  {
+    id: 'secret-stores-id-not-held',
+    route: jwtRoute([envPlain, goodHmac], { signature: { secretId: '&{mk.secret}', algorithm: 'HS256' } }),
+  },
+  {
+    id: 'secret-stores-id-not-held-expression',
+    route: jwtRoute([envPlain, goodHmac], {
+      encryption: { secretId: "${env['MK_SECRET']}", algorithm: 'dir', method: 'A128GCM' },
+    }),
+  },
   // KeyStoreSecretStore: the marker as the store password (it does not open the keystore).
   {
     id: 'secret-stores-keystore-password',

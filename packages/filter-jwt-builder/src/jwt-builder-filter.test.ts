@@ -318,6 +318,22 @@ describe('JwtBuilderFilter refuses at load, naming the file and the JSON path', 
     expect(JSON.stringify({ ...error, message: error.message })).not.toContain('hunter2');
   });
 
+  it("a secret ID a token gave that no store holds, without the token's value", async () => {
+    const config = resolveTokens(
+      { template: TEMPLATE, encryption: { secretId: '&{jwt.key}', algorithm: 'dir', method: 'A128GCM' } },
+      { env: { JWT_KEY: 'hunter2-s3cr3t' } },
+    );
+    const error = await failure(filterFrom(config));
+    expect(error).toMatchObject({
+      code: 'PORTICO_E_SECRET',
+      details: { jsonPath: '$.heap[1].config.encryption.secretId' },
+    });
+    expect(error.message).toContain(
+      'the secret whose ID is the value of &{jwt.key} (14 characters, not shown)',
+    );
+    expect(JSON.stringify({ ...error, message: error.message })).not.toContain('hunter2');
+  });
+
   const WRONG_KIND = 'PORTICO_E_SECRET';
   const UNFIT = 'PORTICO_E_JWT_BUILDER_KEY';
 

@@ -116,7 +116,7 @@ export const JwtBuilderFilterHeaplet = defineHeaplet({
         return 'both encryption and signature.encryption are set: say how to encrypt once';
       return undefined;
     }, 'a signature, an encryption, or both'),
-  create: async ({ config, heap, name, logger, configAt }) => {
+  create: async ({ config, heap, name, logger, configAt, configWritten }) => {
     // Read once and tried here, so that a missing or unfit key fails the load, not a request.
     const secrets = config.secretsProvider ?? heap.secrets;
     const { signature } = config;
@@ -132,17 +132,15 @@ export const JwtBuilderFilterHeaplet = defineHeaplet({
           secrets,
           signature.secretId,
           signature.algorithm,
-          configAt('signature', 'secretId'),
+          // A token's value is described, not quoted, where the ID is named.
+          { ...configAt('signature', 'secretId'), written: configWritten?.('signature', 'secretId') },
         )),
       encryption:
         encryption &&
-        (await encryptionKey(
-          secrets,
-          encryption.secretId,
-          encryption.algorithm,
-          encryption.method,
-          configAt(...encryptionAt, 'secretId'),
-        )),
+        (await encryptionKey(secrets, encryption.secretId, encryption.algorithm, encryption.method, {
+          ...configAt(...encryptionAt, 'secretId'),
+          written: configWritten?.(...encryptionAt, 'secretId'),
+        })),
     });
   },
 });
