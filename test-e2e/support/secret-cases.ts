@@ -286,6 +286,27 @@ const jwtRoute = (stores: unknown[], config: Record<string, unknown>) => ({
 const HMAC_KEY = Buffer.alloc(32, 7).toString('base64');
 const goodHmac = { type: 'Base64EncodedSecretStore', config: { secrets: { 'good.hmac': HMAC_KEY } } };
 
+/**
+ * A route signing with a key of the keystore `secrets/store.p12`, whose store password is read by
+ * secret ID `mk.secret` (the marker, not its password) from the environment; `config` changes that.
+ */
+const keystoreRoute = (config: Record<string, unknown>) =>
+  jwtRoute(
+    [
+      {
+        type: 'KeyStoreSecretStore',
+        config: {
+          file: 'secrets/store.p12',
+          storePassword: 'mk.secret',
+          secretsProvider: envPlain,
+          mappings: [{ secretId: 'mk.ks.key', aliases: ['key'] }],
+          ...config,
+        },
+      },
+    ],
+    { signature: { secretId: 'mk.ks.key', algorithm: 'RS256' } },
+  );
+
 export const secretStoreCases: SecretCase[] = [
   // The marker as a secret's content, used wrongly: a private key that does not parse.
   {
@@ -368,6 +389,13 @@ export const secretStoreCases: SecretCase[] = [
       encryption: { secretId: 'mk.file.b64', algorithm: 'A128KW', method: 'A128GCM' },
     }),
   },
+  // A directory and a suffix from tokens, wrong.
+  {
+    id: 'secret-stores-file-directory-token',
+    route: jwtRoute([fileStore({ directory: '&{mk.secret}', suffix: '&{mk.prop}' })], {
+      signature: { secretId: 'mk.file', algorithm: 'HS256' },
+    }),
+  },
   // Base64EncodedSecretStore: the marker's base64 as an AES key of the wrong size, and the marker
   // itself where base64 is expected.
   {
@@ -397,41 +425,13 @@ export const secretStoreCases: SecretCase[] = [
     }),
   },
   // KeyStoreSecretStore: the marker as the store password (it does not open the keystore).
-  {
-    id: 'secret-stores-keystore-password',
-    route: jwtRoute(
-      [
-        {
-          type: 'KeyStoreSecretStore',
-          config: {
-            file: 'secrets/store.p12',
-            storePassword: 'mk.secret',
-            secretsProvider: envPlain,
-            mappings: [{ secretId: 'mk.ks.key', aliases: ['key'] }],
-          },
-        },
-      ],
-      { signature: { secretId: 'mk.ks.key', algorithm: 'RS256' } },
-    ),
-  },
+  { id: 'secret-stores-keystore-password', route: keystoreRoute({}) },
+  // The password given where its ID goes.
+  { id: 'secret-stores-keystore-tokens', route: keystoreRoute({ storePassword: '&{mk.secret}' }) },
+  // The file from a token (no such file), an entry password's ID from an expression.
   {
     id: 'secret-stores-keystore-file-token',
-    route: jwtRoute(
-      [
-        {
-          type: 'KeyStoreSecretStore',
-          config: {
-            file: '&{mk.secret}',
-            storeType: '&{mk.prop}',
-            storePassword: 'mk.secret',
-            keyEntryPassword: "${env['MK_SECRET']}",
-            secretsProvider: envPlain,
-            mappings: [{ secretId: 'mk.ks.key', aliases: ['&{mk.secret}'] }],
-          },
-        },
-      ],
-      { signature: { secretId: 'mk.ks.key', algorithm: 'RS256' } },
-    ),
+    route: keystoreRoute({ file: '&{mk.secret}', keyEntryPassword: "${env['MK_SECRET']}" }),
   },
   // JwkSetSecretStore: a URL from a variable that cannot be fetched, one that is no URL.
   {

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } 
 import os from 'node:os';
 import path from 'node:path';
 import { ErrorCode } from '@portico/gateway-core';
-import { problemsOf } from '@portico/gateway-core/testing';
+import { problemsOf, resolveTokens } from '@portico/gateway-core/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FILE_CACHE_ENTRIES, MAX_SECRET_FILE } from './file-system-secret-store.ts';
 import { failure, said, storeOf } from './test-helpers.ts';
@@ -108,6 +108,19 @@ describe('FileSystemSecretStore', () => {
     const outside = await failure(secret('../outside-secret', 'password'));
     expect(said(outside)).not.toContain(MARKER);
     rmSync(path.join(path.dirname(dir), 'outside-secret'));
+  });
+
+  it('describes a directory a token gave, not quoting it', async () => {
+    const declaration = resolveTokens(
+      { type: 'FileSystemSecretStore', config: { directory: '&{secrets.dir}' } },
+      { env: { SECRETS_DIR: path.join(dir, MARKER) } },
+    ) as { type: string };
+    const { secret } = await storeOf(declaration);
+    const error = await failure(secret('x', 'password'));
+    expect(error.message).toBe(
+      `the directory named by the value of &{secrets.dir} (${path.join(dir, MARKER).length} characters, not shown) of FileSystemSecretStore does not exist`,
+    );
+    expect(said(error)).not.toContain(MARKER);
   });
 
   it('says the directory does not exist, and a file cannot be read, without a value', async () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { defineHeaplet, s } from '@portico/gateway-core';
 import { type SecretPurpose, secretError, secretStore } from '@portico/gateway-core/secrets';
 import { DEFAULT_FORMAT, formatMappings, formatOf, formatSetting } from './formats.ts';
+import { shown } from './shown.ts';
 
 /** The largest secret file read: a key or a password is far smaller, a mistaken path may not be. */
 export const MAX_SECRET_FILE = 1024 * 1024;
@@ -42,8 +43,9 @@ export const FileSystemSecretStoreHeaplet = defineHeaplet({
     leaseExpiry: s.duration().optional(),
     autoRefresh: s.any().optional(),
   }),
-  create: ({ config, environment }) => {
+  create: ({ config, environment, configWritten }) => {
     const directory = path.resolve(environment.baseDirectory, config.directory);
+    const shownDirectory = shown(directory, config.directory, configWritten?.('directory'));
     const cache = new Map<string, CachedFile>();
 
     async function current(id: string): Promise<CachedFile | undefined> {
@@ -56,7 +58,7 @@ export const FileSystemSecretStoreHeaplet = defineHeaplet({
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw unreadable(id, error);
         if (!(await isDirectory(directory))) {
           throw secretError(
-            `the directory '${directory}' of FileSystemSecretStore does not exist`,
+            `the directory ${shownDirectory} of FileSystemSecretStore does not exist`,
             'a directory of secret files',
           );
         }

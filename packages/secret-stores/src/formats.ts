@@ -100,7 +100,7 @@ export const PemPropertyFormatHeaplet = defineHeaplet({
     decryptionSecretId: s.string().optional(),
     secretsProvider: s.secretsProvider().optional(),
   }),
-  create: ({ config, heap, configAt }) =>
+  create: ({ config, heap, configAt, configWritten }) =>
     propertyFormat(async (raw, id, _purpose, storeType) => {
       if (!isPem(raw)) {
         throw secretError(
@@ -111,11 +111,10 @@ export const PemPropertyFormatHeaplet = defineHeaplet({
       const passphrase =
         config.decryptionSecretId === undefined
           ? undefined
-          : await (config.secretsProvider ?? heap.secrets).secret(
-              config.decryptionSecretId,
-              'password',
-              configAt('decryptionSecretId'),
-            );
+          : await (config.secretsProvider ?? heap.secrets).secret(config.decryptionSecretId, 'password', {
+              ...configAt('decryptionSecretId'),
+              written: configWritten?.('decryptionSecretId'),
+            });
       return pemSecret(raw, id, storeType, passphrase);
     }),
 });

@@ -220,6 +220,41 @@ describe('KeyStoreSecretStore', () => {
     );
   });
 
+  it('describes a file, a password ID and an entry password ID that tokens gave, not quoting them', async () => {
+    const MARKER = 'marker-Kq9-value';
+    const mappings = [{ secretId: 'hmac', aliases: ['hmac'] }];
+    const tokens = (config: Record<string, unknown>) =>
+      resolveTokens(
+        { type: 'KeyStoreSecretStore', config: { file: path.join(dir, 'store.p12'), mappings, ...config } },
+        { env: { KS_FILE: path.join(dir, MARKER), KS_PASSWORD: MARKER } },
+      ) as { type: string };
+    const { secret: missing } = await storeOf(
+      tokens({ file: '&{ks.file}', storePassword: 'keystore.pass' }),
+      {
+        heap: [passwords()],
+      },
+    );
+    const noFile = await failure(missing('hmac', 'secret-key'));
+    expect(noFile.message).toBe(
+      `the keystore file named by the value of &{ks.file} (${path.join(dir, MARKER).length} characters, not shown) of KeyStoreSecretStore config/config.json $.heap[1] does not exist`,
+    );
+    const { secret: byPassword } = await storeOf(tokens({ storePassword: '&{ks.password}' }), {
+      heap: [passwords()],
+    });
+    const notHeld = await failure(byPassword('hmac', 'secret-key'));
+    expect(notHeld.details.jsonPath).toBe('$.heap[1].config.storePassword');
+    expect(notHeld.message).toContain(
+      'the secret whose ID is the value of &{ks.password} (16 characters, not shown)',
+    );
+    const { secret: byEntry } = await storeOf(
+      tokens({ storePassword: 'keystore.pass', keyEntryPassword: '&{ks.password}' }),
+      { heap: [passwords()] },
+    );
+    const entryNotHeld = await failure(byEntry('hmac', 'secret-key'));
+    expect(entryNotHeld.details.jsonPath).toBe('$.heap[1].config.keyEntryPassword');
+    for (const error of [noFile, notHeld, entryNotHeld]) expect(said(error)).not.toContain(MARKER);
+  });
+
   it("never holds its own password's ID, so a provider asking it back does not wait for itself", async () => {
     // The heap's secrets ask this store first, then the passwords: reading the file asks the
     // heap's secrets for the store password, which asks this store again.

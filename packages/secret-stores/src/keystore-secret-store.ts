@@ -9,6 +9,7 @@ import {
   keystorePath,
   WrongPasswordError,
 } from '@portico/keystore';
+import { shown } from './shown.ts';
 
 const STORE_TYPE = 'KeyStoreSecretStore';
 
@@ -64,7 +65,17 @@ export const KeyStoreSecretStoreHeaplet = defineHeaplet({
             : undefined,
       'the secret ID of the store password (storePassword or storePasswordSecretId)',
     ),
-  create: ({ config, heap, configAt, environment, logger, name, file, jsonPath }): SecretStore => {
+  create: ({
+    config,
+    heap,
+    configAt,
+    configWritten,
+    environment,
+    logger,
+    name,
+    file,
+    jsonPath,
+  }): SecretStore => {
     const passwords = config.secretsProvider ?? heap.secrets;
     const storeField = config.storePassword === undefined ? 'storePasswordSecretId' : 'storePassword';
     const entryField = config.keyEntryPassword === undefined ? 'entryPasswordSecretId' : 'keyEntryPassword';
@@ -74,9 +85,13 @@ export const KeyStoreSecretStoreHeaplet = defineHeaplet({
     let location: string | undefined;
     let loading: Promise<{ keystore: KeyStore; storePassword: string }> | undefined;
 
+    /** Where a password's secret ID is written, and what, when it came from the environment. */
+    const site = (field: string) => ({ ...configAt(field), written: configWritten?.(field) });
+
     async function load() {
       location = keystorePath(config.file, environment.baseDirectory);
-      const storePassword = await passwords.secret(storePasswordId, 'password', configAt(storeField));
+      const shownFile = shown(location, config.file, configWritten?.('file'));
+      const storePassword = await passwords.secret(storePasswordId, 'password', site(storeField));
       let bytes: Buffer;
       try {
         bytes = await readFile(location);
@@ -84,8 +99,8 @@ export const KeyStoreSecretStoreHeaplet = defineHeaplet({
         const code = (error as NodeJS.ErrnoException).code;
         throw secretError(
           code === 'ENOENT'
-            ? `the keystore file '${location}' of ${declared} does not exist`
-            : `the keystore file '${location}' of ${declared} cannot be read (${code ?? 'an error'})`,
+            ? `the keystore file ${shownFile} of ${declared} does not exist`
+            : `the keystore file ${shownFile} of ${declared} cannot be read (${code ?? 'an error'})`,
           'a readable keystore file',
         );
       }
@@ -95,13 +110,13 @@ export const KeyStoreSecretStoreHeaplet = defineHeaplet({
       } catch (error) {
         if (error instanceof WrongPasswordError) {
           throw secretError(
-            `the store password does not open the keystore '${location}' of ${declared}`,
+            `the store password does not open the keystore ${shownFile} of ${declared}`,
             'the keystore password',
           );
         }
         if (error instanceof KeystoreFormatError) {
           throw secretError(
-            `'${location}' of ${declared} is not a keystore: ${error.message}`,
+            `the file ${shownFile} of ${declared} is not a keystore: ${error.message}`,
             'a PKCS12, JKS or JCEKS keystore',
           );
         }
@@ -127,9 +142,7 @@ export const KeyStoreSecretStoreHeaplet = defineHeaplet({
     }
 
     async function entryPassword(storePassword: string): Promise<string> {
-      return entryId === undefined
-        ? storePassword
-        : passwords.secret(entryId, 'password', configAt(entryField));
+      return entryId === undefined ? storePassword : passwords.secret(entryId, 'password', site(entryField));
     }
 
     return secretStore({
@@ -149,7 +162,7 @@ export const KeyStoreSecretStoreHeaplet = defineHeaplet({
         const entry = keystore.entries().find((e) => e.alias.toLowerCase() === alias.toLowerCase());
         if (entry === undefined) {
           throw secretError(
-            `the keystore '${location}' of ${declared} has no entry '${alias}' (an alias of the secret '${id}')`,
+            `the keystore ${shown(location!, config.file, configWritten?.('file'))} of ${declared} has no entry '${alias}' (an alias of the secret '${id}')`,
             `an alias among ${keystore.aliases().join(', ') || 'none'}`,
           );
         }
