@@ -20,9 +20,9 @@ import { startUpstream, type Upstream } from '../support/upstream.ts';
  * A marker kept in environment variables and system properties, fed through every setting that
  * takes a secret or a token (support/secret-cases.ts, where packages add theirs), rightly or by
  * mistake, in the real gateway: the marker is in no output. Searched: the gateway's standard output
- * and error, every file it wrote under logs/ (a capture decorator logs every exchange with its
- * entity and contexts), every HTTP answer (the routes' and the routes API's), and the output of
- * `portico validate` and of a `portico start` that cannot start.
+ * and error (at every log level), every file it wrote under logs/ (a capture decorator logs every
+ * exchange with its entity and contexts), every HTTP answer (the routes' and the routes API's), and
+ * the output of `portico validate` and of a `portico start` that cannot start.
  */
 const systemProperties = Object.entries(markerProperties).map(([name, value]) => `-D${name}=${value}`);
 const env: Record<string, string> = { ...markerEnvironment };
@@ -38,8 +38,7 @@ const routeFiles = Object.fromEntries(
 const files = {
   'config/config.json': {
     heap: [
-      // What objects log goes to a file too, which is searched with the process's output; every
-      // level, so that what filters log at debug level is searched too.
+      // What objects log goes to a file too, which is searched with the process's output.
       { name: 'LogSink', type: 'FileLogSink', config: { file: 'logs/gateway.log', level: 'ALL' } },
       { name: 'CaptureFile', type: 'FileLogSink', config: { file: 'logs/capture.log' } },
       {
@@ -100,7 +99,8 @@ describe('a secret from the environment is in no output', () => {
       });
     });
     env[UPSTREAM_VARIABLE] = upstream.url;
-    gw = await startGateway({ base, env, args: systemProperties });
+    // Every level: what filters log at debug level (a replayed login, credentials refused) too.
+    gw = await startGateway({ base, env: { ...env, PORTICO_LOG_LEVEL: 'trace' }, args: systemProperties });
   });
   afterAll(async () => {
     await gw?.stop();
@@ -184,6 +184,8 @@ describe('a secret from the environment is in no output', () => {
 
   it('holds no marker in any output', () => {
     outputs['portico start (stdout and stderr)'] = gw.output();
+    // Debug records were written, and searched.
+    expect(gw.output()).toContain('"level":20');
     for (const [file, text] of filesUnder(path.join(base, 'logs'))) outputs[file] = text;
     expect(Object.keys(outputs).length).toBeGreaterThan(5);
     expect(holdingMarker(outputs)).toEqual({});
