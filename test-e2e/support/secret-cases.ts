@@ -8,6 +8,7 @@
  * its own spread into it): one route per setting, named after the package and the setting.
  */
 
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -48,6 +49,12 @@ export const markerEnvironment: Record<string, string> = {
   MK_SECRET_B64: MARKER_BASE64,
   // A JWK set URL with the marker as a password and in the query, on a port nothing listens on.
   MK_JWK_URL: `http://app:${MARKER}@127.0.0.1:1/jwks?key=${MARKER}`,
+  // A private key encrypted with another passphrase than the marker (secret ID `mk.encrypted.pem`).
+  MK_ENCRYPTED_PEM: generateKeyPairSync('ec', {
+    namedCurve: 'P-256',
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'not-the-marker' },
+  }).privateKey,
 };
 
 /** The system properties the cases read (`-Dname=value`): `&{mk.prop}`, `${system['mk.prop']}`. */
@@ -307,6 +314,23 @@ const keystoreRoute = (config: Record<string, unknown>) =>
     { signature: { secretId: 'mk.ks.key', algorithm: 'RS256' } },
   );
 
+/**
+ * Reads MK_ENCRYPTED_PEM (and every other variable) as a PEM text, the passphrase of an encrypted
+ * key by secret ID `decryptionSecretId` from the same variables.
+ */
+const pemStore = (decryptionSecretId: string) => ({
+  type: 'SystemAndEnvSecretStore',
+  config: {
+    format: 'PLAIN',
+    mappings: [
+      {
+        secretId: 'mk.encrypted.pem',
+        format: { type: 'PemPropertyFormat', config: { decryptionSecretId, secretsProvider: envPlain } },
+      },
+    ],
+  },
+});
+
 export const secretStoreCases: SecretCase[] = [
   // The marker as a secret's content, used wrongly: a private key that does not parse.
   {
@@ -374,6 +398,20 @@ export const secretStoreCases: SecretCase[] = [
       ],
       { signature: { secretId: 'mk.prop', algorithm: 'RS256' } },
     ),
+  },
+  // An encrypted private key whose passphrase is read by secret ID: the marker (it does not decrypt
+  // the key), and the marker given where the ID goes.
+  {
+    id: 'secret-stores-pem-passphrase',
+    route: jwtRoute([pemStore('mk.secret')], {
+      signature: { secretId: 'mk.encrypted.pem', algorithm: 'ES256' },
+    }),
+  },
+  {
+    id: 'secret-stores-pem-passphrase-id',
+    route: jwtRoute([pemStore('&{mk.secret}')], {
+      signature: { secretId: 'mk.encrypted.pem', algorithm: 'ES256' },
+    }),
   },
   // A file holding the marker: an HMAC key too short, a private key that does not parse.
   {
