@@ -478,6 +478,16 @@ export const secretStoreCases: SecretCase[] = [
       signature: { secretId: 'jwt.key', algorithm: 'RS256' },
     }),
   },
+  // A JWK set URL whose query holds the marker, at a server that answers 401.
+  {
+    id: 'secret-stores-jwk-set-refused',
+    route: jwtRoute(
+      [{ type: 'JwkSetSecretStore', config: { jwkUrl: '&{mk.upstream}/jwks?key=&{mk.secret}' } }],
+      {
+        signature: { secretId: 'jwt.key', algorithm: 'RS256' },
+      },
+    ),
+  },
   {
     id: 'secret-stores-jwk-set-not-url',
     route: jwtRoute([{ type: 'JwkSetSecretStore', config: { jwkUrl: '&{mk.secret}' } }], {

@@ -2,7 +2,7 @@ import { createSign, createVerify, generateKeyPairSync, type JsonWebKey, type Ke
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ErrorCode } from '@portico/gateway-core';
-import { problemsOf } from '@portico/gateway-core/testing';
+import { problemsOf, resolveTokens } from '@portico/gateway-core/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { failure, said, storeOf } from './test-helpers.ts';
 
@@ -160,6 +160,27 @@ describe('JwkSetSecretStore', () => {
     expect(verifies(await secret('id', 'public-key', 'key-1'), first.privateKey)).toBe(true);
     expect(fetches).toBe(2);
     expect(JSON.stringify(logger.records)).toContain('the keys known are kept');
+  });
+
+  it('describes a URL a token completed, not quoting it, when the set cannot be had', async () => {
+    const MARKER = 'marker-Jw4-value';
+    // The declaration as read (its token marked), not copied: a copy would lose the mark.
+    const declaration = resolveTokens(
+      { type: 'JwkSetSecretStore', config: { jwkUrl: `${url}?key=&{jwks.key}` } },
+      { env: { JWKS_KEY: MARKER } },
+    ) as { type: string };
+    const store = () => storeOf(declaration, { heap: [{ name: 'ClientHandler', type: 'ClientHandler' }] });
+    served = { status: 401, body: '' };
+    const { secret } = await store();
+    const refused = await failure(secret('id', 'public-key'));
+    expect(refused.message).toBe(
+      `the JWK set at the URL named by the value of ${url}?key=&{jwks.key} (${url.length + 5 + MARKER.length} characters, not shown) (JwkSetSecretStore) answered 401`,
+    );
+    served = { status: 200, body: '[]' };
+    const { secret: again } = await store();
+    const notSet = await failure(again('id', 'public-key'));
+    expect(notSet.message).toContain('the answer of the URL named by the value of');
+    for (const error of [refused, notSet]) expect(said(error)).not.toContain(MARKER);
   });
 
   it('says a set cannot be had, and asks a failing server no more than the interval allows', async () => {

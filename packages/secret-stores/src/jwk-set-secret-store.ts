@@ -2,6 +2,7 @@ import type { JsonWebKey, KeyObject } from 'node:crypto';
 import { Context, Duration, defineHeaplet, type Handler, Request, s } from '@portico/gateway-core';
 import { type SecretPurpose, secretError, secretStore } from '@portico/gateway-core/secrets';
 import { jwkKey } from './decode.ts';
+import { shown } from './shown.ts';
 
 const STORE_TYPE = 'JwkSetSecretStore';
 /** The incumbents' shortest cacheTimeout: a shorter one is warned about and replaced by the default. */
@@ -37,7 +38,11 @@ export const JwkSetSecretStoreHeaplet = defineHeaplet({
     cacheMissCacheTime: s.duration().default(Duration.parse('2 minutes')),
     leaseExpiry: s.duration().optional(),
   }),
-  create: ({ config, heap, logger, name }) => {
+  create: ({ config, heap, logger, name, configWritten }) => {
+    // A URL from the environment may carry a secret (a password, a query key): described, not quoted.
+    const written = configWritten?.('jwkUrl');
+    const shownUrl =
+      written === undefined ? config.jwkUrl : `the URL ${shown(config.jwkUrl, config.jwkUrl, written)}`;
     let cacheTimeout = config.cacheTimeout.toMillis();
     if (cacheTimeout < MIN_CACHE_TIMEOUT_MS) {
       logger.warn('cacheTimeout is shorter than 10 seconds: the default, 2 minutes, is used', {
@@ -61,7 +66,7 @@ export const JwkSetSecretStoreHeaplet = defineHeaplet({
       const response = await handler.handle(new Context(), request);
       if (response.status !== 200) {
         throw secretError(
-          `the JWK set at ${config.jwkUrl} (${STORE_TYPE}) answered ${response.status}`,
+          `the JWK set at ${shownUrl} (${STORE_TYPE}) answered ${response.status}`,
           'a JWK set (200)',
         );
       }
@@ -74,7 +79,7 @@ export const JwkSetSecretStoreHeaplet = defineHeaplet({
       const listed = (set as { keys?: unknown } | undefined)?.keys;
       if (!Array.isArray(listed)) {
         throw secretError(
-          `the answer of ${config.jwkUrl} (${STORE_TYPE}) is not a JWK set`,
+          `the answer of ${shownUrl} (${STORE_TYPE}) is not a JWK set`,
           'JSON with a "keys" array',
         );
       }
@@ -105,7 +110,7 @@ export const JwkSetSecretStoreHeaplet = defineHeaplet({
           else
             logger.warn('the JWK set cannot be fetched again; the keys known are kept', {
               store: name,
-              url: config.jwkUrl,
+              url: shownUrl,
             });
         }
       })().finally(() => {
