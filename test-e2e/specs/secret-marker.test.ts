@@ -94,6 +94,15 @@ describe('a secret from the environment is in no output', () => {
       req.resume();
       req.on('end', () => {
         upstream.received.push({ method: req.method!, url: req.url!, headers: req.headers, bodyLength: 0 });
+        // But for the route whose credentials it accepts.
+        const accepted =
+          req.url!.startsWith(casePath('filter-http-basic-auth-accepted')) &&
+          req.headers.authorization === `Basic ${markerForms[2]}`;
+        if (accepted) {
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          res.end('yes');
+          return;
+        }
         res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="marker"', 'Content-Type': 'text/plain' });
         res.end('no');
       });
@@ -128,6 +137,13 @@ describe('a secret from the environment is in no output', () => {
       const reply = await send(`${gw.url}${requestPath}`, { headers: { 'X-Marker-Test': 'capture' } });
       outputs[`GET ${requestPath}`] = `${reply.status}\n${JSON.stringify(reply.headers)}\n${reply.text}`;
     }
+    // Once more with the session the accepted Basic credentials were kept in, which replays them.
+    const acceptedPath = casePath('filter-http-basic-auth-accepted');
+    const first = await send(`${gw.url}${acceptedPath}`);
+    const cookie = String(first.headers['set-cookie'] ?? '').split(';')[0]!;
+    const replayed = await send(`${gw.url}${acceptedPath}?session`, { headers: { Cookie: cookie } });
+    expect(replayed.status).toBe(200);
+    outputs[`GET ${acceptedPath}?session`] = `${replayed.status}\n${JSON.stringify(replayed.headers)}`;
     // The capture decorator wrote each exchange, with its entity and contexts.
     const captured = () =>
       filesUnder(path.join(base, 'logs'))

@@ -562,6 +562,17 @@ export const httpBasicAuthCases: SecretCase[] = [
       },
     ]),
   },
+  // The same credentials accepted (the upstream takes them on this route's path): kept in the
+  // session and sent from the start on the request `?again`, whose capture shows the session.
+  {
+    id: 'filter-http-basic-auth-accepted',
+    route: upstreamChain([
+      {
+        type: 'HttpBasicAuthFilter',
+        config: { username: BASIC_USER, password: '&{mk.secret}', failureHandler: refused },
+      },
+    ]),
+  },
   // Credentials that cannot be sent: a username with a colon, a password with a control character.
   {
     id: 'filter-http-basic-auth-unsendable',
