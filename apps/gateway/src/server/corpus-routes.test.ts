@@ -22,6 +22,21 @@ const NOT_ROUTES = new Set([
   'OpenIdentityPlatform__OpenIG/openig-doc/src/main/docbkx/gateway-guide/loginWithCookieExtract.json',
 ]);
 
+/**
+ * Route files that cannot load in Portico whatever types come, by design, each with why: the test
+ * checks they still fail, so that the list stays true.
+ */
+const REFUSED = new Map([
+  // OpenIG 3's OAuth2ResourceServerFilter fields (httpHandler, requiredScopes, enforceHttps): the
+  // incumbents refuse them too since OpenIG 4, which requires `scopes`.
+  ['wstrange__openig_examples/example2/config/routes/short.json', 'OpenIG 3 field names'],
+  // A key with a trailing space ("defaultTimeout "): the incumbents ignore keys they do not know,
+  // Portico names a misspelt setting.
+  ['CharanMann__IG-Examples/ig-standalone/config/routes/04-oauth-rs-jwt-tokeninfo.json', 'a misspelt key'],
+  // Groovy scripts: Portico runs JavaScript only.
+  ['CharanMann__IG-Examples/ig/config/routes/40-oauth2rs-delegator.json', 'Groovy scripts'],
+]);
+
 function isRouteFile(file: string, text: string): boolean {
   if (/(^|\/)(admin|config|default-admin|default-config)\.json$/.test(file) || NOT_ROUTES.has(file))
     return false;
@@ -72,7 +87,8 @@ describe.skipIf(!available)('route files of the compatibility corpus, loaded by 
       problems.push(...found);
     }
     if (problems.length === 0) loaded.push(file);
-    expect(problems.filter((p) => !awaitsLaterWork(p)).map((p) => p.toString())).toEqual([]);
+    if (REFUSED.has(file)) expect(problems, REFUSED.get(file)).not.toEqual([]);
+    else expect(problems.filter((p) => !awaitsLaterWork(p)).map((p) => p.toString())).toEqual([]);
   });
 
   it('loads the route files whose types exist, plugin types included', () => {
