@@ -1,0 +1,125 @@
+import {
+  type Context,
+  Duration,
+  defineHeaplet,
+  ErrorCode,
+  type Handler,
+  PorticoError,
+  Request,
+  s,
+} from '@portico/gateway-core';
+import {
+  type AccessTokenInfo,
+  EndpointResolver,
+  InvalidRequestError,
+  InvalidTokenError,
+  scopesOf,
+} from '../access-token.ts';
+import { cachedResolver, TokenCache } from '../token-cache.ts';
+
+/**
+ * RFC 7662 token introspection: the token is POSTed to `endpoint` through `providerHandler`, whose
+ * filters authenticate the gateway as a client (a ClientSecretBasicAuthenticationFilter, or a
+ * HeaderFilter adding an Authorization header, as the incumbents' configurations do).
+ */
+export class TokenIntrospectionAccessTokenResolver extends EndpointResolver {
+  async resolve(context: Context, token: string): Promise<AccessTokenInfo> {
+    const body = new URLSearchParams({ token, token_type_hint: 'access_token' }).toString();
+    const request = new Request({
+      method: 'POST',
+      uri: this.endpoint,
+      headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
+      entity: body,
+    });
+    const { status, json } = await this.ask(context, request);
+    // 400 is the provider saying the request itself is wrong: passed on as invalid_request. 401
+    // and 403 mean the provider refused the gateway (its client credentials): a configuration
+    // fault, not the token's, so a 500 with the cause logged.
+    if (status === 400)
+      throw new InvalidRequestError(describeError(json) ?? 'the introspection request is invalid');
+    if (status !== 200)
+      throw new Error(
+        `the introspection endpoint ${this.endpoint} answered ${status}${suffix(describeError(json))}`,
+      );
+    if (json === undefined)
+      throw new Error(`the introspection endpoint ${this.endpoint} answered no JSON object`);
+    if (json.active !== true) throw new InvalidTokenError('the token is not active');
+    const exp = Number(json.exp);
+    return {
+      token,
+      scopes: scopesOf(json.scope),
+      expiresAt: json.exp !== undefined && Number.isFinite(exp) ? exp * 1000 : null,
+      info: json,
+    };
+  }
+}
+
+function describeError(json: Record<string, unknown> | undefined): string | undefined {
+  if (typeof json?.error !== 'string') return undefined;
+  return typeof json.error_description === 'string' ? `${json.error}: ${json.error_description}` : json.error;
+}
+
+const suffix = (text: string | undefined) => (text === undefined ? '' : ` (${text})`);
+
+export const TokenIntrospectionAccessTokenResolverHeaplet = defineHeaplet({
+  type: 'TokenIntrospectionAccessTokenResolver',
+  kind: 'object',
+  config: s
+    .object({
+      endpoint: s
+        .string()
+        .refine((url) => (isHttpUrl(url) ? undefined : `'${url}' is not an http(s) URL`), 'an http(s) URL')
+        .optional(),
+      // The incumbents' AM connection, which gives the endpoint: a type that waits on its own issue,
+      // so a declaration naming one loads once AmService exists.
+      amService: s.ref('object', ['AmService']).optional(),
+      // Default: the heap's ClientHandler, as the incumbents'.
+      providerHandler: s.ref<Handler>('handler').optional(),
+      // The later incumbents' cache of introspected tokens, as the filter's own cacheExpiration.
+      cache: s
+        .object({
+          enabled: s.boolean().default(false),
+          defaultTimeout: s.duration().default(() => Duration.parse('1 minute')),
+          maxTimeout: s.duration().optional(),
+        })
+        .optional(),
+    })
+    .refine(
+      (config) =>
+        config.endpoint === undefined && config.amService === undefined ? 'give an endpoint' : undefined,
+      'an endpoint',
+    ),
+  create: ({ config, heap, configAt, onDestroy }) => {
+    if (config.endpoint === undefined)
+      throw new PorticoError(
+        ErrorCode.CONFIG,
+        'an endpoint from an AmService is not supported yet; give an endpoint',
+        {
+          ...configAt('amService'),
+        },
+      );
+    const handler = async () => config.providerHandler ?? (await heap.get<Handler>('ClientHandler'));
+    const resolver = new TokenIntrospectionAccessTokenResolver(config.endpoint, handler);
+    const cache = config.cache;
+    if (cache === undefined || !cache.enabled || cache.defaultTimeout.isZero) return resolver;
+    const ttl = Math.min(
+      millis(cache.defaultTimeout),
+      cache.maxTimeout === undefined ? Number.POSITIVE_INFINITY : millis(cache.maxTimeout),
+    );
+    const tokens = new TokenCache(ttl);
+    onDestroy(() => tokens.clear());
+    return cachedResolver(resolver, tokens);
+  },
+});
+
+const millis = (duration: Duration) =>
+  duration.isUnlimited ? Number.POSITIVE_INFINITY : duration.toMillis();
+
+export function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

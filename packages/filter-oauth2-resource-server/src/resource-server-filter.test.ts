@@ -1,0 +1,311 @@
+import type { Filter, Request, Response } from '@portico/gateway-core';
+import { recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AccessTokenInfo, AccessTokenResolver } from './index.ts';
+import {
+  authenticatedHandler,
+  heapOf,
+  type OidcProvider,
+  requestWith,
+  startOidcProvider,
+} from './test-provider.ts';
+import { DEFAULT_MAX_TOKENS, TokenCache } from './token-cache.ts';
+
+/**
+ * OAuth2ResourceServerFilter against a real OpenID provider (oidc-provider): tokens minted by its
+ * client credentials grant, resolved by its introspection endpoint (TokenIntrospectionAccessTokenResolver)
+ * or, for the default resolver, by a token info stand-in that asks that endpoint.
+ */
+let provider: OidcProvider;
+beforeAll(async () => {
+  provider = await startOidcProvider();
+});
+afterAll(() => provider.close());
+
+const introspection = () => ({
+  type: 'TokenIntrospectionAccessTokenResolver',
+  config: {
+    endpoint: provider.introspectionEndpoint,
+    providerHandler: authenticatedHandler(provider.client),
+  },
+});
+
+async function filterOf(config: Record<string, unknown>) {
+  const built = heapOf([
+    {
+      name: 'RS',
+      type: 'OAuth2ResourceServerFilter',
+      config: { accessTokenResolver: introspection(), ...config },
+    },
+  ]);
+  return { filter: await built.heap.get<Filter>('RS', 'filter'), logger: built.logger };
+}
+
+/** The filter's answer, and what the next handler saw of the token when it was called. */
+async function through(filter: Filter, request: Request) {
+  let seen: AccessTokenInfo | undefined;
+  const next = recordingHandler();
+  const response = await filter.filter(testContext(), request, {
+    handle: async (context, passed) => {
+      seen = (context.contexts.oauth2 as { accessToken: AccessTokenInfo } | undefined)?.accessToken;
+      return next.handler.handle(context, passed);
+    },
+  });
+  return { response, seen, called: next.requests.length > 0 };
+}
+
+const challenge = (response: Response) => response.headers.get('WWW-Authenticate');
+
+describe('OAuth2ResourceServerFilter: the error table', () => {
+  it('no token: 401 with a bare Bearer challenge naming the realm, OpenIG by default', async () => {
+    const { filter } = await filterOf({ scopes: ['mail'] });
+    const { response, called } = await through(filter, requestWith());
+    expect(response.status).toBe(401);
+    expect(challenge(response)).toBe('Bearer realm="OpenIG"');
+    expect(called).toBe(false);
+    const custom = (await filterOf({ scopes: ['mail'], realm: 'customers' })).filter;
+    expect(challenge((await through(custom, requestWith())).response)).toBe('Bearer realm="customers"');
+  });
+
+  it('another scheme than Bearer is no token: the same 401 challenge', async () => {
+    const { filter } = await filterOf({ scopes: ['mail'] });
+    const { response } = await through(filter, requestWith(['Basic dXNlcjpwYXNz']));
+    expect(response.status).toBe(401);
+    expect(challenge(response)).toBe('Bearer realm="OpenIG"');
+  });
+
+  it('two tokens, or a malformed Authorization header: 400 invalid_request, the provider not asked', async () => {
+    const { filter } = await filterOf({ scopes: ['mail'] });
+    const token = await provider.mint();
+    provider.resetCounts();
+    for (const headers of [
+      [`Bearer ${token}`, `Bearer ${token}`],
+      [`Bearer ${token} ${token}`],
+      ['Bearer'],
+      ['Bearer a,b'],
+    ]) {
+      const { response, called } = await through(filter, requestWith(headers));
+      expect(response.status).toBe(400);
+      expect(challenge(response)).toMatch(
+        /^Bearer realm="OpenIG", error="invalid_request", error_description="[^"]+"$/,
+      );
+      expect(called).toBe(false);
+    }
+    expect(provider.requestsTo('/token/introspection')).toBe(0);
+  });
+
+  it('a token the provider does not know: 401 invalid_token', async () => {
+    const { filter } = await filterOf({ scopes: ['mail'] });
+    const { response, called } = await through(
+      filter,
+      requestWith(['Bearer not-a-token-the-provider-issued']),
+    );
+    expect(response.status).toBe(401);
+    expect(challenge(response)).toMatch(
+      /^Bearer realm="OpenIG", error="invalid_token", error_description="[^"]+"$/,
+    );
+    expect(called).toBe(false);
+  });
+
+  it('a token lacking a required scope: 403 insufficient_scope naming the scopes required', async () => {
+    const { filter } = await filterOf({ scopes: ['mail', 'employeenumber'] });
+    const token = await provider.mint({ scope: 'mail cn' });
+    const { response, called } = await through(filter, requestWith([`Bearer ${token}`]));
+    expect(response.status).toBe(403);
+    expect(challenge(response)).toMatch(
+      /^Bearer realm="OpenIG", error="insufficient_scope", error_description="[^"]+", scope="mail employeenumber"$/,
+    );
+    expect(called).toBe(false);
+  });
+
+  it('the provider unreachable: 500 with the cause logged and coded (the incumbents answer 401 invalid_token, blaming a good token)', async () => {
+    const { filter, logger } = await filterOf({
+      scopes: ['mail'],
+      accessTokenResolver: {
+        type: 'TokenIntrospectionAccessTokenResolver',
+        config: { endpoint: 'http://127.0.0.1:1/introspect' },
+      },
+    });
+    const { response, called } = await through(filter, requestWith(['Bearer abc']));
+    expect(response.status).toBe(500);
+    expect(called).toBe(false);
+    const logged = logger.records.find((record) => record.data?.code === 'PORTICO_E_OAUTH2_RS_RESOLVER');
+    expect(logged?.level).toBe('error');
+    expect(String(logged?.data?.error)).toContain('127.0.0.1:1');
+  });
+
+  it('the provider refusing the gateway (wrong client secret): 500 with the cause logged, not the token blamed', async () => {
+    const { filter, logger } = await filterOf({
+      scopes: ['mail'],
+      accessTokenResolver: {
+        type: 'TokenIntrospectionAccessTokenResolver',
+        config: {
+          endpoint: provider.introspectionEndpoint,
+          providerHandler: authenticatedHandler({ id: provider.client.id, secret: 'wrong' }),
+        },
+      },
+    });
+    const token = await provider.mint();
+    expect((await through(filter, requestWith([`Bearer ${token}`]))).response.status).toBe(500);
+    expect(String(logger.records.at(-1)?.data?.error)).toContain('401');
+  });
+
+  it('requireHttps (the default): a plain-HTTP request is answered 403, as the incumbents do, before any lookup', async () => {
+    const token = await provider.mint();
+    provider.resetCounts();
+    const strict = (await filterOf({ scopes: ['mail'] })).filter;
+    const plain = requestWith([`Bearer ${token}`], 'http://api.example.com/resource');
+    const { response, called } = await through(strict, plain);
+    expect(response.status).toBe(403);
+    expect(called).toBe(false);
+    expect(provider.requestsTo('/token/introspection')).toBe(0);
+    const lax = (await filterOf({ scopes: ['mail'], requireHttps: false })).filter;
+    expect(
+      (await through(lax, requestWith([`Bearer ${token}`], 'http://api.example.com/resource'))).response
+        .status,
+    ).toBe(200);
+  });
+});
+
+describe('OAuth2ResourceServerFilter: a valid token', () => {
+  it('goes on, with contexts.oauth2.accessToken holding token, scopes, expiresAt and the provider info', async () => {
+    const { filter } = await filterOf({ scopes: ['mail'] });
+    const token = await provider.mint({ scope: 'mail cn' });
+    const before = Date.now();
+    const { response, seen } = await through(filter, requestWith([`Bearer ${token}`]));
+    expect(response.status).toBe(200);
+    expect(seen?.token).toBe(token);
+    expect([...(seen?.scopes ?? [])].sort()).toEqual(['cn', 'mail']);
+    // Milliseconds since the epoch, as the incumbents' expiresAt: the provider's 300 seconds.
+    expect(seen?.expiresAt).toBeGreaterThan(before + 290_000);
+    expect(seen?.expiresAt).toBeLessThan(before + 310_000);
+    expect(seen?.info).toMatchObject({ active: true, client_id: provider.client.id, iss: provider.issuer });
+  });
+
+  it('reads the required scopes from expressions, or from one expression giving a set', async () => {
+    const token = await provider.mint({ scope: 'mail cn' });
+    const request = () => requestWith([`Bearer ${token}`]);
+    const listed = (await filterOf({ scopes: ["${request.headers['X-Need'][0]}"] })).filter;
+    const needing = (scope: string) => {
+      const r = request();
+      r.headers.set('X-Need', scope);
+      return r;
+    };
+    expect((await through(listed, needing('cn'))).response.status).toBe(200);
+    expect((await through(listed, needing('employeenumber'))).response.status).toBe(403);
+    const set = (await filterOf({ scopes: "${split(request.headers['X-Need'][0], ',')}" })).filter;
+    expect((await through(set, needing('mail,cn'))).response.status).toBe(200);
+    const refused = await through(set, needing('mail,employeenumber'));
+    expect(challenge(refused.response)).toContain('scope="mail employeenumber"');
+  });
+
+  it('the default resolver asks tokenInfoEndpoint with the token (a token info stand-in over the real provider)', async () => {
+    const built = heapOf([
+      {
+        name: 'RS',
+        type: 'OAuth2ResourceServerFilter',
+        config: { scopes: ['mail'], tokenInfoEndpoint: provider.tokenInfoEndpoint },
+      },
+    ]);
+    const filter = await built.heap.get<Filter>('RS', 'filter');
+    const token = await provider.mint({ scope: 'mail cn' });
+    const { response, seen } = await through(filter, requestWith([`Bearer ${token}`]));
+    expect(response.status).toBe(200);
+    expect(seen?.info).toMatchObject({ access_token: token, scope: ['mail', 'cn'] });
+    expect(seen?.scopes).toEqual(['mail', 'cn']);
+    expect((await through(filter, requestWith(['Bearer unknown']))).response.status).toBe(401);
+  });
+
+  it('a configuration naming neither tokenInfoEndpoint nor accessTokenResolver is refused at load', async () => {
+    const { heap } = heapOf([
+      { name: 'RS', type: 'OAuth2ResourceServerFilter', config: { scopes: ['mail'] } },
+    ]);
+    await expect(heap.get('RS', 'filter')).rejects.toThrow(/tokenInfoEndpoint/);
+  });
+});
+
+describe('OAuth2ResourceServerFilter: the token cache', () => {
+  it('asks the provider once for N requests within cacheExpiration (1 minute by default)', async () => {
+    const { filter } = await filterOf({ scopes: ['mail'] });
+    const token = await provider.mint();
+    provider.resetCounts();
+    for (let i = 0; i < 5; i++)
+      expect((await through(filter, requestWith([`Bearer ${token}`]))).response.status).toBe(200);
+    // Requests arriving together wait for the one lookup.
+    const together = await Promise.all(
+      [1, 2, 3].map(() => through(filter, requestWith([`Bearer ${token}`]))),
+    );
+    expect(together.map(({ response }) => response.status)).toEqual([200, 200, 200]);
+    expect(provider.requestsTo('/token/introspection')).toBe(1);
+  });
+
+  it('cacheExpiration "disabled" (or "zero"): every request asks the provider', async () => {
+    const token = await provider.mint();
+    for (const cacheExpiration of ['disabled', 'zero']) {
+      const { filter } = await filterOf({ scopes: ['mail'], cacheExpiration });
+      provider.resetCounts();
+      for (let i = 0; i < 3; i++) await through(filter, requestWith([`Bearer ${token}`]));
+      expect(provider.requestsTo('/token/introspection')).toBe(3);
+    }
+  });
+
+  it('a refused token is not kept: asked about again', async () => {
+    const { filter } = await filterOf({ scopes: ['mail'] });
+    provider.resetCounts();
+    await through(filter, requestWith(['Bearer unknown-token']));
+    await through(filter, requestWith(['Bearer unknown-token']));
+    expect(provider.requestsTo('/token/introspection')).toBe(2);
+  });
+
+  it('holds at most its bound of tokens, the least recently used going first (the incumbents keep every token)', async () => {
+    const { heap } = heapOf([{ name: 'Introspect', ...introspection() }]);
+    const resolver = await heap.get<AccessTokenResolver>('Introspect', 'object');
+    const cache = new TokenCache(60_000, 2);
+    const tokens = [await provider.mint(), await provider.mint(), await provider.mint()];
+    provider.resetCounts();
+    for (const token of tokens) await cache.resolve(resolver, testContext(), token);
+    expect(cache.size).toBe(2);
+    await cache.resolve(resolver, testContext(), tokens[2]!);
+    expect(provider.requestsTo('/token/introspection')).toBe(3);
+    await cache.resolve(resolver, testContext(), tokens[0]!);
+    expect(provider.requestsTo('/token/introspection')).toBe(4);
+    expect(DEFAULT_MAX_TOKENS).toBe(10_000);
+  });
+
+  it('never keeps a token past its own expiry: refused once expired, though cacheExpiration is longer', async () => {
+    // Two seconds: exp is in whole seconds, so a one-second token may be expired when first used.
+    const shortLived = await startOidcProvider({ accessTokenTtl: 2 });
+    try {
+      const built = heapOf([
+        {
+          name: 'RS',
+          type: 'OAuth2ResourceServerFilter',
+          config: {
+            scopes: ['mail'],
+            cacheExpiration: '1 hour',
+            accessTokenResolver: {
+              type: 'TokenIntrospectionAccessTokenResolver',
+              config: {
+                endpoint: shortLived.introspectionEndpoint,
+                providerHandler: authenticatedHandler(shortLived.client),
+              },
+            },
+          },
+        },
+      ]);
+      const filter = await built.heap.get<Filter>('RS', 'filter');
+      const token = await shortLived.mint();
+      const fresh = await through(filter, requestWith([`Bearer ${token}`]));
+      expect(fresh.response.status).toBe(200);
+      // Until just past the expiry the provider gave, whatever time minting and the first lookup took.
+      const left = (fresh.seen?.expiresAt ?? 0) - Date.now();
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, left) + 100));
+      const expired = await through(filter, requestWith([`Bearer ${token}`]));
+      expect(expired.response.status).toBe(401);
+      expect(challenge(expired.response)).toContain('error="invalid_token"');
+      expect(shortLived.requestsTo('/token/introspection')).toBe(2);
+    } finally {
+      await shortLived.close();
+    }
+  });
+});

@@ -1,0 +1,64 @@
+import type { Context } from '@portico/gateway-core';
+import type { AccessTokenInfo, AccessTokenResolver } from './access-token.ts';
+
+/** How many tokens a cache holds by default: the least recently used goes first past it. */
+export const DEFAULT_MAX_TOKENS = 10_000;
+
+interface Entry {
+  readonly value: Promise<AccessTokenInfo>;
+  /** When the entry stops answering (milliseconds since the epoch); Infinity while in flight. */
+  until: number;
+}
+
+/**
+ * Resolved tokens kept for `ttlMs`, never past the token's own expiry, at most `maxTokens` of them
+ * (least recently used evicted). Requests that arrive while a token is being resolved wait for that
+ * one resolution; failures are not kept, so a token the provider refused is asked about again.
+ */
+export class TokenCache {
+  readonly #ttlMs: number;
+  readonly #maxTokens: number;
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(ttlMs: number, maxTokens = DEFAULT_MAX_TOKENS) {
+    this.#ttlMs = ttlMs;
+    this.#maxTokens = maxTokens;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  async resolve(resolver: AccessTokenResolver, context: Context, token: string): Promise<AccessTokenInfo> {
+    const known = this.#entries.get(token);
+    if (known !== undefined) {
+      this.#entries.delete(token);
+      if (known.until > Date.now()) {
+        // Re-inserted: a Map iterates in insertion order, so the first key is the least recently used.
+        this.#entries.set(token, known);
+        return known.value;
+      }
+    }
+    const entry: Entry = { value: resolver.resolve(context, token), until: Number.POSITIVE_INFINITY };
+    this.#entries.set(token, entry);
+    if (this.#entries.size > this.#maxTokens)
+      this.#entries.delete(this.#entries.keys().next().value as string);
+    try {
+      const info = await entry.value;
+      entry.until = Math.min(Date.now() + this.#ttlMs, info.expiresAt ?? Number.POSITIVE_INFINITY);
+      return info;
+    } catch (error) {
+      if (this.#entries.get(token) === entry) this.#entries.delete(token);
+      throw error;
+    }
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}
+
+/** A resolver that asks `delegate` through a cache. */
+export function cachedResolver(delegate: AccessTokenResolver, cache: TokenCache): AccessTokenResolver {
+  return { resolve: (context, token) => cache.resolve(delegate, context, token) };
+}
