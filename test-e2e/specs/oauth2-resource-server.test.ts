@@ -7,7 +7,8 @@ import { startUpstream, type Upstream } from '../support/upstream.ts';
 /**
  * OAuth2ResourceServerFilter in the real gateway, in front of a real upstream, with tokens minted
  * by a real OpenID provider (oidc-provider) and resolved by its introspection endpoint, which the
- * gateway calls as a confidential client (a HeaderFilter adding its Basic credentials).
+ * gateway calls as a confidential client (a HeaderFilter adding its Basic credentials), or checked
+ * with its JWK set (StatelessAccessTokenResolver).
  */
 describe('OAuth2ResourceServerFilter through portico start', () => {
   let provider: OidcProvider;
@@ -15,8 +16,9 @@ describe('OAuth2ResourceServerFilter through portico start', () => {
   let gw: RunningGateway;
 
   /** A route protecting `path` with the filter configured so, then telling the upstream who called. */
-  const route = (path: string, filter: Record<string, unknown>) => ({
+  const route = (path: string, filter: Record<string, unknown>, heap: unknown[] = []) => ({
     name: path.slice(1),
+    heap,
     condition: `\${request.uri.path == '${path}'}`,
     baseURI: upstream.url,
     handler: {
@@ -75,6 +77,22 @@ describe('OAuth2ResourceServerFilter through portico start', () => {
           requireHttps: false,
           tokenInfoEndpoint: provider.tokenInfoEndpoint,
         }),
+        'config/routes/jwt.json': route(
+          '/jwt',
+          {
+            scopes: ['mail'],
+            requireHttps: false,
+            accessTokenResolver: {
+              type: 'StatelessAccessTokenResolver',
+              config: {
+                issuer: provider.issuer,
+                secretsProvider: 'ProviderKeys',
+                verificationSecretId: 'access.token.verification',
+              },
+            },
+          },
+          [{ name: 'ProviderKeys', type: 'JwkSetSecretStore', config: { jwkUrl: provider.jwksUri } }],
+        ),
         'config/routes/strict.json': route('/strict', {
           scopes: ['mail'],
           accessTokenResolver: introspection,
@@ -133,6 +151,18 @@ describe('OAuth2ResourceServerFilter through portico start', () => {
     for (let i = 0; i < 5; i++)
       expect((await send(`${gw.url}/api`, { headers: bearer(token) })).status).toBe(200);
     expect(provider.requestsTo('/token/introspection')).toBe(1);
+  });
+
+  it("checks the provider's JWT access tokens with its JWK set, never asking about the token", async () => {
+    const token = await provider.mint({ scope: 'mail', resource: provider.jwtResource });
+    provider.resetCounts();
+    const reply = await send(`${gw.url}/jwt`, { headers: bearer(token) });
+    expect(reply.status, reply.text).toBe(200);
+    expect(upstream.received.at(-1)?.headers['x-client']).toBe(provider.client.id);
+    expect(provider.requestsTo('/token/introspection')).toBe(0);
+    expect(provider.requestsTo('/jwks')).toBe(1);
+    const opaque = await send(`${gw.url}/jwt`, { headers: bearer(await provider.mint()) });
+    expect(opaque.status).toBe(401);
   });
 
   it('resolves with the token info endpoint when no resolver is named', async () => {

@@ -1,6 +1,9 @@
 import { definePlugin } from '@portico/gateway-core';
 import pkg from '../package.json' with { type: 'json' };
+import { CacheAccessTokenResolverHeaplet } from './resolvers/cache.ts';
 import { TokenIntrospectionAccessTokenResolverHeaplet } from './resolvers/introspection.ts';
+import { ScriptableAccessTokenResolverHeaplet } from './resolvers/scriptable.ts';
+import { StatelessAccessTokenResolverHeaplet } from './resolvers/stateless.ts';
 import { OAuth2ResourceServerFilterHeaplet } from './resource-server-filter.ts';
 
 export {
@@ -11,10 +14,19 @@ export {
   isAccessTokenResolver,
   OAuth2RsErrorCode,
 } from './access-token.ts';
+export { CacheAccessTokenResolver, CacheAccessTokenResolverHeaplet } from './resolvers/cache.ts';
 export {
   TokenIntrospectionAccessTokenResolver,
   TokenIntrospectionAccessTokenResolverHeaplet,
 } from './resolvers/introspection.ts';
+export {
+  ScriptableAccessTokenResolver,
+  ScriptableAccessTokenResolverHeaplet,
+} from './resolvers/scriptable.ts';
+export {
+  StatelessAccessTokenResolver,
+  StatelessAccessTokenResolverHeaplet,
+} from './resolvers/stateless.ts';
 export {
   DEFAULT_REALM,
   OAuth2ResourceServerFilter,
@@ -25,5 +37,11 @@ export {
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  heaplets: [OAuth2ResourceServerFilterHeaplet, TokenIntrospectionAccessTokenResolverHeaplet],
+  heaplets: [
+    OAuth2ResourceServerFilterHeaplet,
+    TokenIntrospectionAccessTokenResolverHeaplet,
+    StatelessAccessTokenResolverHeaplet,
+    ScriptableAccessTokenResolverHeaplet,
+    CacheAccessTokenResolverHeaplet,
+  ],
 });

@@ -1,13 +1,14 @@
-import type { Filter, Request, Response } from '@portico/gateway-core';
-import { recordingHandler, testContext } from '@portico/gateway-core/testing';
+import type { Filter, Response } from '@portico/gateway-core';
+import { testContext } from '@portico/gateway-core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccessTokenInfo, AccessTokenResolver } from './index.ts';
+import type { AccessTokenResolver } from './index.ts';
 import {
   authenticatedHandler,
   heapOf,
   type OidcProvider,
   requestWith,
   startOidcProvider,
+  through,
 } from './test-provider.ts';
 import { DEFAULT_MAX_TOKENS, TokenCache } from './token-cache.ts';
 
@@ -39,19 +40,6 @@ async function filterOf(config: Record<string, unknown>) {
     },
   ]);
   return { filter: await built.heap.get<Filter>('RS', 'filter'), logger: built.logger };
-}
-
-/** The filter's answer, and what the next handler saw of the token when it was called. */
-async function through(filter: Filter, request: Request) {
-  let seen: AccessTokenInfo | undefined;
-  const next = recordingHandler();
-  const response = await filter.filter(testContext(), request, {
-    handle: async (context, passed) => {
-      seen = (context.contexts.oauth2 as { accessToken: AccessTokenInfo } | undefined)?.accessToken;
-      return next.handler.handle(context, passed);
-    },
-  });
-  return { response, seen, called: next.requests.length > 0 };
 }
 
 const challenge = (response: Response) => response.headers.get('WWW-Authenticate');

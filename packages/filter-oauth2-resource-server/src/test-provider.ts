@@ -1,14 +1,15 @@
 import headerFilter from '@portico/filter-header';
-import { Request } from '@portico/gateway-core';
-import { pluginHeap } from '@portico/gateway-core/testing';
-import plugin from './index.ts';
+import { type Filter, Request } from '@portico/gateway-core';
+import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import secretStores from '@portico/secret-stores';
+import plugin, { type AccessTokenInfo } from './index.ts';
 
 export { type OidcProvider, startOidcProvider } from '../../../test-e2e/support/oidc-provider.ts';
 
-/** A heap with this package's types, and HeaderFilter, the declarations given. */
+/** A heap with this package's types, HeaderFilter and the secret stores, the declarations given. */
 export function heapOf(declarations: unknown[]) {
   return pluginHeap({
-    plugins: [plugin, headerFilter],
+    plugins: [plugin, headerFilter, secretStores],
     file: 'routes/rs.json',
     heap: [{ name: 'ClientHandler', type: 'ClientHandler' }, ...declarations],
   });
@@ -40,4 +41,17 @@ export function requestWith(authorization: string[] = [], uri = 'https://api.exa
   const request = new Request({ method: 'GET', uri });
   for (const value of authorization) request.headers.add('Authorization', value);
   return request;
+}
+
+/** The filter's answer, and what the next handler saw of the token when it was called. */
+export async function through(filter: Filter, request: Request) {
+  let seen: AccessTokenInfo | undefined;
+  const next = recordingHandler();
+  const response = await filter.filter(testContext(), request, {
+    handle: async (context, passed) => {
+      seen = (context.contexts.oauth2 as { accessToken: AccessTokenInfo } | undefined)?.accessToken;
+      return next.handler.handle(context, passed);
+    },
+  });
+  return { response, seen, called: next.requests.length > 0 };
 }
