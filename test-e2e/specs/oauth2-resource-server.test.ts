@@ -170,4 +170,25 @@ describe('OAuth2ResourceServerFilter through portico start', () => {
     expect(reply.status, reply.text).toBe(200);
     expect(upstream.received.at(-1)?.headers['x-scopes']).toBe('mail');
   });
+
+  it('the provider helper also offers discovery, dynamic registration and end session (for the client suites)', async () => {
+    const discovery = (await (
+      await fetch(`${provider.issuer}/.well-known/openid-configuration`)
+    ).json()) as Record<string, unknown>;
+    expect(discovery).toMatchObject({
+      issuer: provider.issuer,
+      jwks_uri: provider.jwksUri,
+      token_endpoint: provider.tokenEndpoint,
+      introspection_endpoint: provider.introspectionEndpoint,
+      registration_endpoint: provider.registrationEndpoint,
+      end_session_endpoint: provider.endSessionEndpoint,
+    });
+    const registered = await fetch(provider.registrationEndpoint, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: ['https://app.example.com/callback'] }),
+    });
+    expect(registered.status).toBe(201);
+    expect(((await registered.json()) as { client_id?: string }).client_id).toBeTruthy();
+  });
 });

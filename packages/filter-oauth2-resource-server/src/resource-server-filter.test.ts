@@ -106,6 +106,22 @@ describe('OAuth2ResourceServerFilter: the error table', () => {
     expect(called).toBe(false);
   });
 
+  it('the provider calling the request invalid (an endpoint that is not an introspection one): 400 invalid_request', async () => {
+    const { filter } = await filterOf({
+      scopes: ['mail'],
+      accessTokenResolver: {
+        type: 'TokenIntrospectionAccessTokenResolver',
+        config: { endpoint: provider.tokenEndpoint, providerHandler: authenticatedHandler(provider.client) },
+      },
+    });
+    const { response, called } = await through(filter, requestWith([`Bearer ${await provider.mint()}`]));
+    expect(response.status).toBe(400);
+    expect(response.headers.get('WWW-Authenticate')).toMatch(
+      /^Bearer realm="OpenIG", error="invalid_request", error_description="invalid_request: [^"\\]+"$/,
+    );
+    expect(called).toBe(false);
+  });
+
   it('the provider unreachable: 500 with the cause logged and coded (the incumbents answer 401 invalid_token, blaming a good token)', async () => {
     const { filter, logger } = await filterOf({
       scopes: ['mail'],

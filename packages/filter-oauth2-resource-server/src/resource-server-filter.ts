@@ -49,6 +49,12 @@ function presentedToken(request: Request): Presented {
 const quoted = (text: string) => `"${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 
 /**
+ * An RFC 6750 error_description may hold no quote, backslash or control character: a provider's own
+ * description passed on has them replaced by spaces.
+ */
+const describable = (text: string) => text.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, ' ');
+
+/**
  * Lets a request through when its bearer token resolves (through `resolver`) to a token that has
  * not expired and carries every required scope; `contexts.oauth2.accessToken` then holds what the
  * resolver said of it. Otherwise answers as RFC 6750 says, with a `WWW-Authenticate: Bearer` challenge.
@@ -138,7 +144,7 @@ export class OAuth2ResourceServerFilter implements Filter {
   #challenge(status: number, error?: string, description?: string, scopes?: readonly string[]): Response {
     let value = `Bearer realm=${quoted(this.#realm)}`;
     if (error !== undefined) value += `, error=${quoted(error)}`;
-    if (description !== undefined) value += `, error_description=${quoted(description)}`;
+    if (description !== undefined) value += `, error_description=${quoted(describable(description))}`;
     if (scopes !== undefined) value += `, scope=${quoted(scopes.join(' '))}`;
     return new Response({ status, headers: { 'WWW-Authenticate': value } });
   }
