@@ -1,4 +1,4 @@
-import { Context, type Handler, type Request, type Response } from '@portico/gateway-core';
+import type { Context, Handler, Request, Response } from '@portico/gateway-core';
 
 /** The filter's own error codes, beside the core's (listed in the README). */
 export const OAuth2RsErrorCode = {
@@ -65,28 +65,30 @@ export abstract class EndpointResolver implements AccessTokenResolver {
   abstract resolve(context: Context, token: string): Promise<AccessTokenInfo>;
 
   protected async ask(context: Context, request: Request) {
-    return askProvider(await this.#handler(), context, request);
+    return askProvider(await this.#handler(), context, request, this.endpoint);
   }
 }
 
 /**
  * Sends a request to the provider through the configured handler and reads its JSON answer. The
  * request's own context goes along, so that capture and timer decorators on the handler see it.
+ * Errors name `endpoint`, not the request's URI, which may carry the token in its query.
  */
 async function askProvider(
   handler: Handler,
   context: Context,
   request: Request,
+  endpoint: string,
 ): Promise<{ status: number; json: Record<string, unknown> | undefined }> {
   let response: Response;
   try {
-    response = await handler.handle(context ?? new Context(), request);
+    response = await handler.handle(context, request);
   } catch (error) {
-    throw new Error(`${request.uri} cannot be reached: ${(error as Error).message}`, { cause: error });
+    throw new Error(`${endpoint} cannot be reached: ${(error as Error).message}`, { cause: error });
   }
   if (response.status >= 500) {
     const why = response.cause === undefined ? '' : `: ${response.cause.message}`;
-    throw new Error(`${request.uri} answered ${response.status}${why}`, { cause: response.cause });
+    throw new Error(`${endpoint} answered ${response.status}${why}`, { cause: response.cause });
   }
   let json: unknown;
   try {

@@ -138,6 +138,21 @@ describe('OAuth2ResourceServerFilter: the error table', () => {
     expect(String(logged?.data?.error)).toContain('127.0.0.1:1');
   });
 
+  it('never logs the token: an unreachable token info endpoint is named without its query', async () => {
+    const built = heapOf([
+      {
+        name: 'RS',
+        type: 'OAuth2ResourceServerFilter',
+        config: { scopes: ['mail'], tokenInfoEndpoint: 'http://127.0.0.1:1/tokeninfo' },
+      },
+    ]);
+    const filter = await built.heap.get<Filter>('RS', 'filter');
+    expect((await through(filter, requestWith(['Bearer secret-token-value']))).response.status).toBe(500);
+    const logged = JSON.stringify(built.logger.records);
+    expect(logged).toContain('http://127.0.0.1:1/tokeninfo');
+    expect(logged).not.toContain('secret-token-value');
+  });
+
   it('the provider refusing the gateway (wrong client secret): 500 with the cause logged, not the token blamed', async () => {
     const { filter, logger } = await filterOf({
       scopes: ['mail'],
