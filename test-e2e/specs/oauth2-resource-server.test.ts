@@ -93,6 +93,11 @@ describe('OAuth2ResourceServerFilter through portico start', () => {
           },
           [{ name: 'ProviderKeys', type: 'JwkSetSecretStore', config: { jwkUrl: provider.jwksUri } }],
         ),
+        // An https upstream: the client still came over plain HTTP.
+        'config/routes/strict-tls.json': {
+          ...route('/strict-tls', { scopes: ['mail'], accessTokenResolver: introspection }),
+          baseURI: 'https://127.0.0.1:9',
+        },
         'config/routes/strict.json': route('/strict', {
           scopes: ['mail'],
           accessTokenResolver: introspection,
@@ -142,6 +147,8 @@ describe('OAuth2ResourceServerFilter through portico start', () => {
 
     const plain = await send(`${gw.url}/strict`, { headers: bearer(token) });
     expect(plain.status).toBe(403);
+    // requireHttps reads the client's scheme, not the https upstream's (departure 48).
+    expect((await send(`${gw.url}/strict-tls`, { headers: bearer(token) })).status).toBe(403);
     expect(upstream.received).toHaveLength(0);
   });
 

@@ -1,5 +1,5 @@
-import type { Filter, Response } from '@portico/gateway-core';
-import { testContext } from '@portico/gateway-core/testing';
+import { type Filter, type Response, Uri } from '@portico/gateway-core';
+import { recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccessTokenResolver } from './index.ts';
 import {
@@ -183,6 +183,26 @@ describe('OAuth2ResourceServerFilter: the error table', () => {
       (await through(lax, requestWith([`Bearer ${token}`], 'http://api.example.com/resource'))).response
         .status,
     ).toBe(200);
+  });
+});
+
+describe('OAuth2ResourceServerFilter: requireHttps', () => {
+  it("reads the scheme the client used, not the upstream's (the incumbents read the URI after baseURI)", async () => {
+    const token = await provider.mint();
+    const { filter } = await filterOf({ scopes: ['mail'] });
+    // A route whose baseURI is https: the request reached the gateway over plain HTTP.
+    const rebased = requestWith([`Bearer ${token}`], 'https://upstream.example.com/resource');
+    const received = testContext().child('router', {
+      originalUri: Uri.parse('http://gateway.example.com/resource'),
+    });
+    const next = recordingHandler();
+    expect((await filter.filter(received, rebased, next.handler)).status).toBe(403);
+    // And the other way: over HTTPS to a plain-HTTP upstream, the token is used.
+    const secure = testContext().child('router', {
+      originalUri: Uri.parse('https://gateway.example.com/resource'),
+    });
+    const plain = requestWith([`Bearer ${token}`], 'http://upstream.example.com/resource');
+    expect((await filter.filter(secure, plain, next.handler)).status).toBe(200);
   });
 });
 

@@ -45,6 +45,11 @@ function presentedToken(request: Request): Presented {
   return { token: rest[0]! };
 }
 
+/** The scheme of the URI the gateway received; request.uri once a route has rebased it no longer says. */
+function clientScheme(context: Context, request: Request): string | undefined {
+  return (context.router?.originalUri.scheme ?? request.uri.scheme)?.toLowerCase();
+}
+
 /** A quoted-string of RFC 9110: quotes and backslashes escaped. */
 const quoted = (text: string) => `"${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 
@@ -81,9 +86,11 @@ export class OAuth2ResourceServerFilter implements Filter {
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
-    // As the incumbents: a plain-HTTP request is refused before its token is looked at, with their
-    // 403 and no challenge (a token sent in clear is not to be used).
-    if (this.#requireHttps && request.uri.scheme?.toLowerCase() !== 'https')
+    // A plain-HTTP request is refused before its token is looked at, with the incumbents' 403 and no
+    // challenge (a token sent in clear is not to be used). The scheme is the one the client used:
+    // the incumbents read request.uri after the route's baseURI replaced it, so the upstream's
+    // scheme decided (departure 48).
+    if (this.#requireHttps && clientScheme(context, request) !== 'https')
       return new Response({ status: 403 });
     const presented = presentedToken(request);
     if ('none' in presented) return this.#challenge(401);
