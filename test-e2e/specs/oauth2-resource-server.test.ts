@@ -196,6 +196,10 @@ describe('OAuth2ResourceServerFilter through portico start', () => {
       body: JSON.stringify({ redirect_uris: ['https://app.example.com/callback'] }),
     });
     expect(registered.status).toBe(201);
-    expect(((await registered.json()) as { client_id?: string }).client_id).toBeTruthy();
+    // The client the provider registered: the redirect URI sent, and an ID of its own making.
+    expect(await registered.json()).toMatchObject({
+      client_id: expect.stringMatching(/^\S{8,}$/),
+      redirect_uris: ['https://app.example.com/callback'],
+    });
   });
 });

@@ -5,6 +5,7 @@ import {
   describeScriptError,
   EXACTLY_ONE_SCRIPT,
   exactlyOneScript,
+  scriptArgs,
   scriptFields,
 } from '@portico/gateway-core/scripting';
 import {
@@ -80,19 +81,7 @@ export const ScriptableAccessTokenResolverHeaplet = defineHeaplet({
   config: s
     .object({
       ...scriptFields,
-      // Each key becomes a variable of the script, its value as written.
-      args: s
-        .map(s.any())
-        .refine(
-          (args) => {
-            const clash = Object.keys(args).find((key) => (BINDINGS as readonly string[]).includes(key));
-            return clash === undefined
-              ? undefined
-              : `the argument '${clash}' would hide the binding of that name`;
-          },
-          `argument names other than ${BINDINGS.join(', ')}`,
-        )
-        .optional(),
+      args: scriptArgs(BINDINGS).optional(),
       clientHandler: s.ref<Handler>('handler').optional(),
     })
     .refine(exactlyOneScript, EXACTLY_ONE_SCRIPT, (config) =>

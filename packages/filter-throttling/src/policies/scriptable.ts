@@ -5,6 +5,7 @@ import {
   describeScriptError,
   EXACTLY_ONE_SCRIPT,
   exactlyOneScript,
+  scriptArgs,
   scriptFields,
 } from '@portico/gateway-core/scripting';
 import { type BucketRate, bucketRate, rateProblem } from '../bucket/index.ts';
@@ -136,20 +137,7 @@ export const ScriptableThrottlingPolicyHeaplet = defineHeaplet({
   config: s
     .object({
       ...scriptFields,
-      // Each key becomes a variable of the script, its value as written.
-      args: s
-        .map(s.any())
-        .refine(
-          (args) => {
-            const clash = Object.keys(args).find((key) => (BINDINGS as readonly string[]).includes(key));
-            return clash === undefined
-              ? undefined
-              : `the argument '${clash}' would hide the binding of that name`;
-          },
-          `argument names other than ${BINDINGS.join(', ')}`,
-          (args) => Object.keys(args).find((key) => (BINDINGS as readonly string[]).includes(key)),
-        )
-        .optional(),
+      args: scriptArgs(BINDINGS).optional(),
     })
     .refine(exactlyOneScript, EXACTLY_ONE_SCRIPT, (config) =>
       config.file !== undefined && config.source !== undefined ? 'source' : undefined,

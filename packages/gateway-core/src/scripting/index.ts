@@ -8,5 +8,6 @@ export {
   JAVASCRIPT,
   type ScriptDeclaration,
   type ScriptOptions,
+  scriptArgs,
   scriptFields,
 } from './script.ts';

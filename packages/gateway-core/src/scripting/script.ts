@@ -85,6 +85,22 @@ export function exactlyOneScript(config: { file?: string; source?: string }): st
 }
 export const EXACTLY_ONE_SCRIPT = 'exactly one of file and source';
 
+/**
+ * A script declaration's `args`: each key becomes a variable of the script, its value as written.
+ * A key naming one of `bindings` would hide that binding, and is refused at its own path.
+ */
+export function scriptArgs(bindings: readonly string[]) {
+  const clash = (args: Record<string, unknown>) => Object.keys(args).find((key) => bindings.includes(key));
+  return s.map(s.any()).refine(
+    (args) => {
+      const key = clash(args);
+      return key === undefined ? undefined : `the argument '${key}' would hide the binding of that name`;
+    },
+    `argument names other than ${bindings.join(', ')}`,
+    clash,
+  );
+}
+
 export interface ScriptOptions {
   /** Where a relative `file` is looked up (the instance's scripts directory). */
   scriptsDirectory: string;
