@@ -359,6 +359,37 @@ describe('portico validate', () => {
     expect(stdout).toEqual(['config/config.json: 1 problem', 'config/routes/10-unknown.json: 1 problem']);
   });
 
+  it('reports the other problems of a file whose tokens have no value, each setting once', async () => {
+    const base = instance({
+      'config/config.json': {
+        heap: [{ name: 'spare', type: 'NoSuchType' }],
+        handler: { type: 'Router', config: { scanInterval: '&{portico.validate.test.scan}' } },
+      },
+      'config/routes/10-tokens.json': {
+        heap: [{ name: 'unused', type: 'NoSuchType' }],
+        handler: {
+          type: 'StaticResponseHandler',
+          config: { status: '&{portico.validate.test.status}', entity: '${unclosed(' },
+        },
+      },
+    });
+    const { code, stderr, stdout } = await validate(base);
+    expect(code).toBe(1);
+    const problems = stderr.filter((line) => line.startsWith('PORTICO_E_'));
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^PORTICO_E_CONFIG \S+config\.json \$\.handler\.config\.scanInterval: the configuration token 'portico\.validate\.test\.scan' has no value/,
+      ),
+      expect.stringMatching(/^PORTICO_E_UNKNOWN_TYPE \S+config\.json \$\.heap\[0\]\.type: /),
+      expect.stringMatching(
+        /^PORTICO_E_CONFIG \S+10-tokens\.json \$\.handler\.config\.status: the configuration token 'portico\.validate\.test\.status' has no value/,
+      ),
+      expect.stringMatching(/^PORTICO_E_EXPRESSION \S+10-tokens\.json \$\.handler\.config\.entity: /),
+      expect.stringMatching(/^PORTICO_E_UNKNOWN_TYPE \S+10-tokens\.json \$\.heap\[0\]\.type: /),
+    ]);
+    expect(stdout).toEqual(['config/config.json: 2 problems', 'config/routes/10-tokens.json: 3 problems']);
+  });
+
   it('takes -Dname=value as portico start does, for the &{name} tokens of the files', async () => {
     const base = instance({
       'config/config.json': router,

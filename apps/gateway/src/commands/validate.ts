@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isPorticoError, type Logger, type PorticoError } from '@portico/gateway-core';
 import {
+  besidesTokenProblems,
   checkConfig,
   createGateway,
   createMemoryLogger,
@@ -79,7 +80,9 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
     .filter((w) => !problems.some((p) => p.details.file === w.file && sameProblem(p.message, w.message)))
     // As is one logged by each load of the same file (the routes checked alone load admin.json again).
     .filter((w, i, all) => all.findIndex((o) => sameWarning(o, w)) === i);
-  return report({ problems, warnings, files, base: instance.base, strict, out, routes });
+  // A setting whose token had no value is checked as written, and refused again: said once.
+  const distinct = besidesTokenProblems(problems);
+  return report({ problems: distinct, warnings, files, base: instance.base, strict, out, routes });
 }
 
 function sameProblem(problem: string, warning: string): boolean {

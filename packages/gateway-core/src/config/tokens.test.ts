@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PorticoError, problemsOf } from '../errors.ts';
 import { setSystemProperty } from '../expression/implicit.ts';
-import { resolveTokens } from './tokens.ts';
+import { besidesTokenProblems, resolveTokens, resolveTokensCollecting } from './tokens.ts';
 
 const env = { IG_HOST: 'gateway.example.com', APP_PORT: '8081', EMPTY: '' };
 
@@ -85,5 +85,19 @@ describe('configuration tokens', () => {
       "$.b[1]: the configuration token 'no.two' has no value and no default",
       `$.c.d: unclosed '&{' in "&{unclosed"`,
     ]);
+  });
+
+  it('collecting, leaves a token without a value as written and drops the problems it causes', () => {
+    const { value, problems } = resolveTokensCollecting(
+      { a: '&{no.one}', b: ['&{app.port}', { c: '&{no.two}' }] },
+      { file: 'f.json', env },
+    );
+    expect(value).toEqual({ a: '&{no.one}', b: ['8081', { c: '&{no.two}' }] });
+    const at = (jsonPath: string, file = 'f.json') =>
+      new PorticoError('PORTICO_E_CONFIG', 'refused', { file, jsonPath });
+    const others = [at('$.a'), at('$.b[1].c.d'), at('$.b[1]'), at('$.ab'), at('$.a', 'g.json')];
+    expect(
+      besidesTokenProblems([...problems, ...others]).map((p) => `${p.details.file} ${p.details.jsonPath}`),
+    ).toEqual(['f.json $.a', 'f.json $.b[1].c', 'f.json $.b[1]', 'f.json $.ab', 'g.json $.a']);
   });
 });

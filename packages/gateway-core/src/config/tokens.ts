@@ -16,8 +16,21 @@ export function resolveTokens(
   value: unknown,
   options: { file?: string; env?: NodeJS.ProcessEnv } = {},
 ): unknown {
+  const { value: resolved, problems } = resolveTokensCollecting(value, options);
+  if (problems.length > 0) throw combineProblems(problems);
+  return resolved;
+}
+
+/**
+ * As resolveTokens, but a token without a value is returned among `problems` and its text is left
+ * as written, so that `portico validate` can go on checking the rest of the file.
+ */
+export function resolveTokensCollecting(
+  value: unknown,
+  options: { file?: string; env?: NodeJS.ProcessEnv } = {},
+): { value: unknown; problems: PorticoError[] } {
   const env = options.env ?? process.env;
-  // Every token without a value is reported, not the first: the file is not read further anyway.
+  // Every token without a value is reported, not the first.
   const problems: PorticoError[] = [];
   const substituted = (text: string, path: string, found?: Found): string => {
     try {
@@ -57,9 +70,32 @@ export function resolveTokens(
     }
     return v;
   };
-  const resolved = walk(value, '$');
-  if (problems.length > 0) throw combineProblems(problems);
-  return resolved;
+  return { value: walk(value, '$'), problems };
+}
+
+/**
+ * The problems of `found` that are not consequences of a token problem: a setting whose token had no
+ * value is still written `&{name}`, which its schema refuses at the same JSON path (or inside it).
+ */
+export function besidesTokenProblems(
+  found: readonly PorticoError[],
+  tokens: readonly PorticoError[] = found.filter(isTokenProblem),
+): PorticoError[] {
+  const consequence = (problem: PorticoError) => {
+    const { file, jsonPath } = problem.details;
+    return (
+      !TOKEN_PROBLEMS.has(problem) &&
+      jsonPath !== undefined &&
+      tokens.some(({ details: token }) => {
+        const at = token.jsonPath ?? '$';
+        return (
+          token.file === file &&
+          (jsonPath === at || jsonPath.startsWith(`${at}.`) || jsonPath.startsWith(`${at}[`))
+        );
+      })
+    );
+  };
+  return found.filter((problem) => !consequence(problem));
 }
 
 export function tokenEnvironmentName(token: string): string {
@@ -160,10 +196,19 @@ function topLevelBar(body: string): number {
   return -1;
 }
 
+/** The problems made here: the other problems at their JSON paths are consequences (besidesTokenProblems). */
+const TOKEN_PROBLEMS = new WeakSet<PorticoError>();
+
+export function isTokenProblem(problem: PorticoError): boolean {
+  return TOKEN_PROBLEMS.has(problem);
+}
+
 function tokenError(message: string, jsonPath: string, file: string | undefined): PorticoError {
-  return new PorticoError(ErrorCode.CONFIG, message, {
+  const problem = new PorticoError(ErrorCode.CONFIG, message, {
     jsonPath,
     expected: `a system property, an environment variable or a default (&{name|default})`,
     ...(file === undefined ? {} : { file }),
   });
+  TOKEN_PROBLEMS.add(problem);
+  return problem;
 }

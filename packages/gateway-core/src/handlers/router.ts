@@ -5,10 +5,10 @@ import { brandClass } from '../brand.ts';
 import { parseConfigJson } from '../config/json.ts';
 import type { Infer } from '../config/schema.ts';
 import { s } from '../config/schema-builders.ts';
-import { resolveTokens } from '../config/tokens.ts';
+import { besidesTokenProblems, resolveTokensCollecting } from '../config/tokens.ts';
 import { bindingsFor, type Context } from '../context/context.ts';
 import { Duration } from '../duration/duration.ts';
-import { ErrorCode, PorticoError, problemsOf } from '../errors.ts';
+import { combineProblems, ErrorCode, PorticoError, problemsOf } from '../errors.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import { type Heap, heapBehind } from '../heap/heap.ts';
 import { defineHeaplet, type HeapletContext } from '../heap/heaplet.ts';
@@ -292,8 +292,7 @@ export class Router implements Handler {
     let route: Route;
     try {
       const text = await readRouteFile(file, this.#options.maxFileSize ?? DEFAULT_MAX_ROUTE_FILE_SIZE);
-      const json = resolveTokens(parseConfigJson(text, file), { file });
-      route = await loadRoute({ id, json, file, parentHeap: heap, logger });
+      route = await loadRouteWithTokens(id, parseConfigJson(text, file), file, heap, logger);
       const clash = [...this.#loaded.values()].find((l) => l.route.id !== id && l.route.name === route.name);
       if (clash) {
         await route.destroy();
@@ -417,6 +416,31 @@ function withRestartHint(problem: PorticoError): PorticoError {
     `${problem.message}; plugins are loaded when the gateway starts: if the package providing it was installed since, restart the gateway`,
     problem.details,
   );
+}
+
+/**
+ * A route built from its file's JSON, its `&{tokens}` resolved first. Serving, a token without a
+ * value fails the file at once. Validating, the route is still built from the file as written, so
+ * that one run reports its other problems too: those at (or inside) a setting whose token had no
+ * value are left out, being the same problem again.
+ */
+async function loadRouteWithTokens(
+  id: string,
+  written: unknown,
+  file: string,
+  heap: Heap,
+  logger: Logger,
+): Promise<Route> {
+  const { value: json, problems: tokens } = resolveTokensCollecting(written, { file });
+  if (tokens.length === 0) return loadRoute({ id, json, file, parentHeap: heap, logger });
+  if (heap.environment.validating !== true) throw combineProblems(tokens);
+  let others: PorticoError[] = [];
+  try {
+    await (await loadRoute({ id, json, file, parentHeap: heap, logger })).destroy();
+  } catch (error) {
+    others = besidesTokenProblems(fileProblems(error, file), tokens);
+  }
+  throw combineProblems([...tokens, ...others]);
 }
 
 /**

@@ -17,7 +17,7 @@ export {
 // Configuration files.
 export { parseConfigJson } from '../config/json.ts';
 export { checkConfig, parseConfig } from '../config/parse-config.ts';
-export { resolveTokens, tokenEnvironmentName } from '../config/tokens.ts';
+export { besidesTokenProblems, resolveTokens, tokenEnvironmentName } from '../config/tokens.ts';
 // Requests, sessions and the exchange.
 export { plainAddress } from '../context/client-address.ts';
 export { packageFolderAbove } from '../core-identity.ts';

@@ -28,11 +28,21 @@ describe('readInstance', () => {
     const problems: PorticoError[] = [];
     const instance = readInstance(base, { problems });
     expect(instance.admin).toEqual({});
-    expect(instance.config).toBeUndefined();
     expect(problems.map((p) => p.details.file)).toEqual([
       path.join(base, 'config', 'admin.json'),
       path.join(base, 'config', 'config.json'),
     ]);
+  });
+
+  it('given a list of problems, keeps a token without a value as written, for the rest to be checked', () => {
+    const base = instanceWith('{}', '{ "handler": "&{portico.instance.test.none}", "heap": [] }');
+    const problems: PorticoError[] = [];
+    const instance = readInstance(base, { problems });
+    expect(instance.config).toEqual({ handler: '&{portico.instance.test.none}', heap: [] });
+    expect(problems.map((p) => `${p.details.jsonPath} ${p.message}`)).toEqual([
+      "$.handler the configuration token 'portico.instance.test.none' has no value and no default",
+    ]);
+    expect(() => readInstance(base)).toThrow(/portico\.instance\.test\.none/);
   });
 });
 

@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfigJson } from '../config/json.ts';
-import { resolveTokens } from '../config/tokens.ts';
+import { resolveTokens, resolveTokensCollecting } from '../config/tokens.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../errors.ts';
 import { problemsOf } from '../heap/errors.ts';
 import type { GatewayEnvironment } from '../heap/heaplet.ts';
@@ -38,9 +38,9 @@ export function readInstance(
   options: {
     temporaryDirectory?: string;
     /**
-     * When given, a file that cannot be read (it does not parse, a token has no value) is not thrown:
-     * its problems are added here and it counts as absent, so that the other is still read (for
-     * `portico validate`, which reports them and goes on).
+     * When given, a file that cannot be read (it does not parse) is not thrown: its problems are
+     * added here and it counts as absent, so that the other is still read; a token without a value
+     * is added here too, left as written (for `portico validate`, which reports them and goes on).
      */
     problems?: PorticoError[];
   } = {},
@@ -52,7 +52,7 @@ export function readInstance(
   const read = (file: string): unknown => {
     if (options.problems === undefined) return readJsonFile(file);
     try {
-      return readJsonFile(file);
+      return readJsonFile(file, options.problems);
     } catch (error) {
       if (!isPorticoError(error)) throw error;
       options.problems.push(...problemsOf(error));
@@ -79,7 +79,11 @@ export function readInstance(
   };
 }
 
-function readJsonFile(file: string): unknown {
+/**
+ * The file's JSON, its tokens resolved. With `tokenProblems`, a token without a value is added there
+ * and left as written, so that the rest of the file can still be checked.
+ */
+function readJsonFile(file: string, tokenProblems?: PorticoError[]): unknown {
   if (!existsSync(file)) return undefined;
   let text: string;
   try {
@@ -92,7 +96,10 @@ function readJsonFile(file: string): unknown {
       expected: 'a readable JSON file',
     });
   }
-  return resolveTokens(parseConfigJson(text, file), { file });
+  if (tokenProblems === undefined) return resolveTokens(parseConfigJson(text, file), { file });
+  const { value, problems } = resolveTokensCollecting(parseConfigJson(text, file), { file });
+  tokenProblems.push(...problems);
+  return value;
 }
 
 /**
