@@ -2,16 +2,19 @@ import { parseArgs } from 'node:util';
 import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
+import { resourceServerBenchmark } from './resource-server.ts';
 
 /**
  * `npm run bench [-- --only NAME]`: runs every benchmark (or one) and prints its table. The proxy
  * suite's own options (`--duration`, `--quick`, `--scenarios`, `--contenders` ...) are listed in
- * PROXY_OPTIONS.
+ * PROXY_OPTIONS; the resource-server suite reads `--duration`, `--warmup`, `--connections`,
+ * `--rounds`, `--quick` and `--keep-temp` from them.
  */
 const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   expression: expressionBenchmark,
   decoration: decorationBenchmark,
   proxy: proxyBenchmark,
+  'resource-server': resourceServerBenchmark,
 };
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, ...PROXY_OPTIONS } });

@@ -161,6 +161,7 @@ export async function startContender(
       since,
       deadlineMs,
       bytes: scenario.bytes,
+      headers: scenario.headers,
       gone: () => (child.alive() ? undefined : 'exited before answering'),
     });
 

@@ -192,9 +192,13 @@ export interface Probe {
 }
 
 /** One GET on a new connection, bounded by `timeoutMs`; undefined when it failed. */
-export function probe(url: string, timeoutMs = 1000): Promise<Probe | undefined> {
+export function probe(
+  url: string,
+  timeoutMs = 1000,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<Probe | undefined> {
   return new Promise((resolve) => {
-    const request = http.get(url, { agent: false, timeout: timeoutMs }, (response) => {
+    const request = http.get(url, { agent: false, timeout: timeoutMs, headers }, (response) => {
       let bytes = 0;
       response.on('data', (chunk: Buffer) => (bytes += chunk.length));
       response.on('end', () => resolve({ status: response.statusCode ?? 0, bytes }));
@@ -216,6 +220,8 @@ export async function waitFor200(
     deadlineMs: number;
     intervalMs?: number;
     bytes?: number;
+    /** Request headers of every poll (the scenario's: a bearer token, for a route that requires one). */
+    headers?: Readonly<Record<string, string>>;
     /** Returns why waiting longer is pointless (e.g. the process exited), or undefined. */
     gone?: () => string | undefined;
   },
@@ -225,7 +231,7 @@ export async function waitFor200(
   while (performance.now() - options.since < options.deadlineMs) {
     const gone = options.gone?.();
     if (gone) return { error: `${gone} (${last})` };
-    const answer = await probe(url, 1000);
+    const answer = await probe(url, 1000, options.headers);
     if (answer?.status === 200 && (options.bytes === undefined || answer.bytes === options.bytes))
       return { ms: performance.now() - options.since };
     if (answer) last = `last answer ${answer.status}, ${answer.bytes} bytes`;

@@ -174,8 +174,8 @@ export function pin(pid: number, cpus: string): boolean {
   }
 }
 
-/** Writes bench/results/proxy-<timestamp>.json and proxy-latest.json; returns the first path. */
-export function writeResults(results: Record<string, unknown>, date: Date): string {
+/** Writes bench/results/<suite>-<timestamp>.json and <suite>-latest.json; returns the first path. */
+export function writeResults(results: Record<string, unknown>, date: Date, suite = 'proxy'): string {
   const dir = new URL('../../results/', import.meta.url);
   mkdirSync(dir, { recursive: true });
   const stamp = date
@@ -183,8 +183,8 @@ export function writeResults(results: Record<string, unknown>, date: Date): stri
     .replace(/[:]/g, '-')
     .replace(/\.\d+Z$/, 'Z');
   const text = `${JSON.stringify(results, null, 2)}\n`;
-  const file = new URL(`proxy-${stamp}.json`, dir);
+  const file = new URL(`${suite}-${stamp}.json`, dir);
   writeFileSync(file, text);
-  writeFileSync(new URL('proxy-latest.json', dir), text);
+  writeFileSync(new URL(`${suite}-latest.json`, dir), text);
   return file.pathname;
 }

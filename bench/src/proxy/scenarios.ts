@@ -72,7 +72,7 @@ const proxyRoute = (baseURI: string) => ({
 });
 
 /** One proxied route through a Chain of `filters`: the same route with and without throttling. */
-const chainRoute = (name: string, filters: readonly unknown[]) => (baseURI: string) => ({
+export const chainRoute = (name: string, filters: readonly unknown[]) => (baseURI: string) => ({
   [`${name}.json`]: {
     name,
     baseURI,

@@ -44,6 +44,7 @@ import { profileComparisonTable } from './profile.ts';
 import { profileSideBySide } from './profile-run.ts';
 import {
   affinityOf,
+  type Machine,
   machineFacts,
   pin,
   type Row,
@@ -106,7 +107,7 @@ interface Settings {
   profileSeconds: number;
 }
 
-const progress = (text: string) => process.stderr.write(`  ${text}\n`);
+export const progress = (text: string) => process.stderr.write(`  ${text}\n`);
 
 /**
  * Gateway throughput, latency, memory and startup against direct, nginx and OpenIG. See the README's
@@ -115,16 +116,8 @@ const progress = (text: string) => process.stderr.write(`  ${text}\n`);
  */
 export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
   const settings = parseSettings(values);
-  let wrk = wrkVersion();
-  let machine = machineFacts(os.availableParallelism(), wrk);
-  if (!wrk || machine.nginx === 'not installed') {
-    // One command from a clean clone: the script the e2e services use installs both (apt).
-    progress('installing wrk and nginx: bash test-e2e/services/nginx-wrk.sh ...');
-    spawnSync('bash', ['test-e2e/services/nginx-wrk.sh'], { cwd: REPO_ROOT, stdio: 'ignore' });
-    wrk = wrkVersion();
-    machine = machineFacts(os.availableParallelism(), wrk);
-  }
-  if (!wrk || machine.nginx === 'not installed') {
+  const machine = machineWithWrkAndNginx();
+  if (!machine) {
     console.log('proxy: needs wrk and nginx (bash test-e2e/services/nginx-wrk.sh installs them); skipped');
     return;
   }
@@ -138,20 +131,7 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
     settings.runner = 'open-loop';
   }
   const date = new Date();
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'portico-bench-proxy-'));
-  // nginx workers run as an unprivileged user: they must be able to read (the 1 MB file) and write
-  // (their temp paths) under it.
-  chmodSync(workDir, 0o755);
-  const removeHooks = installExitHooks();
-  const originalAffinity = affinityOf(process.pid);
-  const pinned = machine.nproc >= 2 && originalAffinity !== undefined && pin(process.pid, '0');
-  const env: Environment = {
-    repoRoot: REPO_ROOT,
-    workDir,
-    cpus: pinned ? { gateway: '1', both: '0,1', generator: '0' } : undefined,
-    upstreamPort: 0,
-    openig: { available: false, reason: 'not selected' },
-  };
+  const { workDir, pinned, env, release } = prepareRun('proxy', machine.nproc);
   const scenarioResults: ScenarioResult[] = [];
   const startupRows: StartupRow[] = [];
   let failures = 0;
@@ -164,12 +144,8 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
       `latency runner ${settings.runner} (${settings.settleSeconds} s at the rate before its figures)`,
   );
   try {
-    if (settings.contenders.some((name) => name.startsWith('portico') || name.startsWith('listener-'))) {
-      // Portico runs as in production: the compiled JavaScript (PORTICO_BUILT=1), not the sources.
-      progress('npm run build ...');
-      const build = spawnSync('npm', ['run', 'build'], { cwd: REPO_ROOT, encoding: 'utf8' });
-      if (build.status !== 0) throw new Error(`npm run build failed: ${build.stdout}${build.stderr}`);
-    }
+    if (settings.contenders.some((name) => name.startsWith('portico') || name.startsWith('listener-')))
+      buildGateway();
     if (settings.contenders.includes('openig')) {
       progress(`OpenIG: ${OPENIG_SCRIPT} fetch ...`);
       env.openig = await prepareOpenig(REPO_ROOT, workDir);
@@ -206,8 +182,7 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
     }
   } finally {
     await stopAll();
-    if (pinned && originalAffinity) pin(process.pid, originalAffinity);
-    removeHooks();
+    release();
   }
 
   const targets = evaluateTargets(scenarioResults, startupRows);
@@ -250,14 +225,68 @@ export async function proxyBenchmark(values: BenchValues = {}): Promise<void> {
   else rmSync(workDir, { recursive: true, force: true });
 }
 
-function parseSettings(values: BenchValues): Settings {
-  const number = (name: string, fallback: number, min: number) => {
-    const text = values[name];
-    if (text === undefined) return fallback;
-    const value = Number(text);
-    if (!Number.isFinite(value) || value < min) throw new Error(`--${name} takes a number ≥ ${min}`);
-    return value;
+/**
+ * The machine's facts once wrk and nginx are there (installed with the script the e2e services use,
+ * apt, when missing: one command from a clean clone), or undefined when they cannot be had.
+ */
+export function machineWithWrkAndNginx(): Machine | undefined {
+  let wrk = wrkVersion();
+  let machine = machineFacts(os.availableParallelism(), wrk);
+  if (!wrk || machine.nginx === 'not installed') {
+    progress('installing wrk and nginx: bash test-e2e/services/nginx-wrk.sh ...');
+    spawnSync('bash', ['test-e2e/services/nginx-wrk.sh'], { cwd: REPO_ROOT, stdio: 'ignore' });
+    wrk = wrkVersion();
+    machine = machineFacts(os.availableParallelism(), wrk);
+  }
+  return wrk && machine.nginx !== 'not installed' ? machine : undefined;
+}
+
+/**
+ * What a run of a suite that starts processes holds: its work directory, exit hooks that stop every
+ * process it starts, this process (the harness) pinned to CPU 0 on 2 CPUs or more, where the gateway
+ * gets CPU 1 and the upstream and the load generators CPU 0, and the environment contenders start
+ * in. `release()` gives this process its CPUs back and removes the hooks.
+ */
+export function prepareRun(suite: string, nproc: number) {
+  const workDir = mkdtempSync(path.join(os.tmpdir(), `portico-bench-${suite}-`));
+  // nginx workers run as an unprivileged user: they must be able to read (the 1 MB file) and write
+  // (their temp paths) under it.
+  chmodSync(workDir, 0o755);
+  const removeHooks = installExitHooks();
+  const originalAffinity = affinityOf(process.pid);
+  const pinned = nproc >= 2 && originalAffinity !== undefined && pin(process.pid, '0');
+  const env: Environment = {
+    repoRoot: REPO_ROOT,
+    workDir,
+    cpus: pinned ? { gateway: '1', both: '0,1', generator: '0' } : undefined,
+    upstreamPort: 0,
+    openig: { available: false, reason: 'not selected' },
   };
+  const release = () => {
+    if (pinned && originalAffinity) pin(process.pid, originalAffinity);
+    removeHooks();
+  };
+  return { workDir, pinned, env, release };
+}
+
+/** Portico runs as in production: the compiled JavaScript (PORTICO_BUILT=1), not the sources. */
+export function buildGateway(): void {
+  progress('npm run build ...');
+  const build = spawnSync('npm', ['run', 'build'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stdout}${build.stderr}`);
+}
+
+/** A numeric option (`--duration 20`): `fallback` when absent; below `min` or not a number, an error. */
+export function numberOption(values: BenchValues, name: string, fallback: number, min: number): number {
+  const text = values[name];
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min) throw new Error(`--${name} takes a number ≥ ${min}`);
+  return value;
+}
+
+function parseSettings(values: BenchValues): Settings {
+  const number = (name: string, fallback: number, min: number) => numberOption(values, name, fallback, min);
   const list = <T extends string>(name: string, known: readonly T[], fallback = known): T[] => {
     const text = values[name];
     if (typeof text !== 'string') return [...fallback];
@@ -291,7 +320,7 @@ function parseSettings(values: BenchValues): Settings {
 }
 
 /** The upstream of a scenario: nginx on CPU 0, answering the scenario's path. */
-async function startUpstream(scenario: Scenario, env: Environment): Promise<Started> {
+export async function startUpstream(scenario: Scenario, env: Environment): Promise<Started> {
   const prefix = path.join(env.workDir, scenario.name, 'upstream');
   mkdirSync(prefix, { recursive: true });
   env.upstreamPort = await freePort();
