@@ -1,7 +1,8 @@
-import { type Filter, type Response, Uri } from '@portico/gateway-core';
-import { recordingHandler, testContext } from '@portico/gateway-core/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccessTokenResolver } from './index.ts';
+import { compile, type Expression, type Filter, type Response, Uri } from '@portico/gateway-core';
+import { createMemoryLogger, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type AccessTokenResolver, OAuth2ResourceServerFilter } from './index.ts';
+import type { RequiredScopes } from './scopes-schema.ts';
 import {
   authenticatedHandler,
   heapOf,
@@ -260,6 +261,71 @@ describe('OAuth2ResourceServerFilter: a valid token', () => {
       { name: 'RS', type: 'OAuth2ResourceServerFilter', config: { scopes: ['mail'] } },
     ]);
     await expect(heap.get('RS', 'filter')).rejects.toThrow(/tokenInfoEndpoint/);
+  });
+});
+
+describe('OAuth2ResourceServerFilter: required scopes that are constant', () => {
+  /** The filter made directly, its resolver accepting any token as one holding `held`. */
+  const holding = (held: string[], scopes: RequiredScopes) => {
+    const logger = createMemoryLogger();
+    const info = { token: 't', scopes: held, expiresAt: null, info: {} };
+    const resolver = { resolve: async () => info };
+    const filter = new OAuth2ResourceServerFilter({
+      resolver,
+      scopes,
+      realm: 'r',
+      requireHttps: true,
+      logger,
+    });
+    return { filter, logger };
+  };
+  const list = (...texts: string[]): RequiredScopes => ({
+    kind: 'list',
+    expressions: texts.map((text) => compile(text, 'string')),
+  });
+  const answerTo = async (filter: Filter) => (await through(filter, requestWith(['Bearer t']))).response;
+
+  it('are evaluated once, as the filter is made; an expression reading the request, per request', async () => {
+    const listed = list('mail', "${1 > 0 ? 'cn' : 'x'}");
+    const whole: RequiredScopes = { kind: 'set', expression: compile("${'mail cn'}") };
+    const perRequest = list('mail', "${request.headers['X-Need'][0]}");
+    const all: Expression<unknown>[] = [listed, whole, perRequest].flatMap((scopes) =>
+      scopes.kind === 'list' ? [...scopes.expressions] : [scopes.expression],
+    );
+    const spies = all.map((expression) => vi.spyOn(expression, 'evaluate'));
+    const filters = [listed, whole, perRequest].map((scopes) => holding(['cn', 'mail'], scopes).filter);
+    for (let i = 0; i < 5; i++)
+      for (const filter of filters) {
+        const request = requestWith(['Bearer t']);
+        request.headers.set('X-Need', 'cn');
+        expect((await through(filter, request)).response.status).toBe(200);
+      }
+    expect(spies.map((spy) => spy.mock.calls.length)).toEqual([1, 1, 1, 5, 5]);
+  });
+
+  it('a token passes holding every one, in any order, duplicates or not, however many', async () => {
+    expect((await answerTo(holding(['cn', 'mail'], list('mail', 'cn', 'mail')).filter)).status).toBe(200);
+    expect((await answerTo(holding(['x'], list()).filter)).status).toBe(200);
+    const short = await answerTo(holding(['mail', 'mail', 'x'], list('mail', 'cn')).filter);
+    expect(short.status).toBe(403);
+    expect(challenge(short)).toContain('scope="mail cn"');
+    // Past 31 distinct scopes, and a token holding past 31.
+    const many = Array.from({ length: 40 }, (_, i) => `s${i}`);
+    expect((await answerTo(holding([...many, 'x'], list(...many)).filter)).status).toBe(200);
+    expect((await answerTo(holding(many.slice(1), list(...many)).filter)).status).toBe(403);
+    expect((await answerTo(holding(many, list('s39', 's0')).filter)).status).toBe(200);
+    expect((await answerTo(holding(many, list('s39', 'cn')).filter)).status).toBe(403);
+  });
+
+  it('a constant giving no scope: every request answered 500, logged with the expression', async () => {
+    const { filter, logger } = holding(['mail'], list('mail', '${null}'));
+    expect((await answerTo(filter)).status).toBe(500);
+    expect((await answerTo(filter)).status).toBe(500);
+    const logged = logger.records.filter((record) => record.data?.code === 'PORTICO_E_OAUTH2_RS_SCOPES');
+    expect(logged.map((record) => record.data?.error)).toEqual([
+      'the scope ${null} gave no value',
+      'the scope ${null} gave no value',
+    ]);
   });
 });
 

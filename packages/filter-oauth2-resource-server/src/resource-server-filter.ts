@@ -3,6 +3,7 @@ import {
   type Context,
   Duration,
   defineHeaplet,
+  type Expression,
   evaluateSettled,
   type Filter,
   type Handler,
@@ -59,6 +60,70 @@ const quoted = (text: string) => `"${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
  */
 const describable = (text: string) => text.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, ' ');
 
+/** The value of one item of a scope list, as a scope; throws when it gave none. */
+function oneScope(expression: Expression<unknown>, value: unknown): string {
+  if (value === null || value === undefined) throw new Error(`the scope ${expression.text} gave no value`);
+  return String(value);
+}
+
+/** The value of a scopes expression (a space-separated string, a set or a list), as scopes. */
+function scopeSet(expression: Expression<unknown>, value: unknown): string[] {
+  if (typeof value === 'string') return value.split(/\s+/).filter((scope) => scope !== '');
+  if (value instanceof Set || Array.isArray(value)) return [...value].map(String);
+  throw new Error(`the scopes ${expression.text} gave no set of scopes`);
+}
+
+/**
+ * Required scopes known at load, checked against a token's without allocating: each distinct scope
+ * has a bit, and a token holds them all when its scopes set every bit (one pass over the token's
+ * scopes, whatever their number). Past 31 distinct scopes, each is looked for in the token's list.
+ */
+class ConstantScopes {
+  readonly scopes: readonly string[];
+  readonly #distinct: readonly string[];
+  readonly #bits: ReadonlyMap<string, number> | undefined;
+  readonly #all: number;
+
+  constructor(scopes: readonly string[]) {
+    this.scopes = scopes;
+    this.#distinct = [...new Set(scopes)];
+    const fits = this.#distinct.length <= 31;
+    this.#bits = fits ? new Map(this.#distinct.map((scope, i) => [scope, 1 << i])) : undefined;
+    this.#all = fits ? 2 ** this.#distinct.length - 1 : 0;
+  }
+
+  heldBy(held: readonly string[]): boolean {
+    const bits = this.#bits;
+    if (bits === undefined) {
+      for (const scope of this.#distinct) if (!held.includes(scope)) return false;
+      return true;
+    }
+    let found = 0;
+    for (const scope of held) found |= bits.get(scope) ?? 0;
+    return found === this.#all;
+  }
+}
+
+/**
+ * The required scopes when no scope expression depends on the request or the time (`["mail"]`,
+ * `"${'mail cn'}"`), evaluated once here; undefined when one does, so that they are evaluated per
+ * request. A constant that gives no scope is kept as the error every request then logs, as when it
+ * was evaluated per request.
+ */
+function constantScopes(required: RequiredScopes): ConstantScopes | { error: string } | undefined {
+  const expressions = required.kind === 'list' ? required.expressions : [required.expression];
+  if (!expressions.every((expression) => expression.isConstant)) return undefined;
+  try {
+    return new ConstantScopes(
+      required.kind === 'set'
+        ? scopeSet(required.expression, required.expression.evaluate())
+        : required.expressions.map((expression) => oneScope(expression, expression.evaluate())),
+    );
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
 /**
  * Lets a request through when its bearer token resolves (through `resolver`) to a token that has
  * not expired and carries every required scope; `contexts.oauth2.accessToken` then holds what the
@@ -67,6 +132,8 @@ const describable = (text: string) => text.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E
 export class OAuth2ResourceServerFilter implements Filter {
   readonly #resolver: AccessTokenResolver;
   readonly #scopes: RequiredScopes;
+  /** The required scopes when every scope expression is constant, found once at load. */
+  readonly #constantScopes: ConstantScopes | { error: string } | undefined;
   readonly #realm: string;
   readonly #requireHttps: boolean;
   readonly #logger: Logger;
@@ -80,6 +147,7 @@ export class OAuth2ResourceServerFilter implements Filter {
   }) {
     this.#resolver = options.resolver;
     this.#scopes = options.scopes;
+    this.#constantScopes = constantScopes(options.scopes);
     this.#realm = options.realm;
     this.#requireHttps = options.requireHttps;
     this.#logger = options.logger;
@@ -110,20 +178,33 @@ export class OAuth2ResourceServerFilter implements Filter {
     }
     if (info.expiresAt !== null && info.expiresAt <= Date.now())
       return this.#challenge(401, 'invalid_token', 'the access token has expired');
-    let required: string[];
-    try {
-      required = await this.#requiredScopes(context, request);
-    } catch (error) {
-      this.#logger.error('the required scopes cannot be evaluated; the request is answered 500', {
-        code: OAuth2RsErrorCode.SCOPES,
-        error: (error as Error).message,
-      });
-      return new Response({ status: 500 });
+    const constant = this.#constantScopes;
+    if (constant instanceof ConstantScopes) {
+      if (!constant.heldBy(info.scopes)) return this.#insufficientScope(constant.scopes);
+    } else {
+      if (constant !== undefined) return this.#scopesFailed(constant.error);
+      let required: string[];
+      try {
+        required = await this.#requiredScopes(context, request);
+      } catch (error) {
+        return this.#scopesFailed((error as Error).message);
+      }
+      const held = new Set(info.scopes);
+      if (!required.every((scope) => held.has(scope))) return this.#insufficientScope(required);
     }
-    const held = new Set(info.scopes);
-    if (!required.every((scope) => held.has(scope)))
-      return this.#challenge(403, 'insufficient_scope', 'the access token lacks a required scope', required);
     return next.handle(context.child('oauth2', { accessToken: info }), request);
+  }
+
+  #insufficientScope(required: readonly string[]): Response {
+    return this.#challenge(403, 'insufficient_scope', 'the access token lacks a required scope', required);
+  }
+
+  #scopesFailed(message: string): Response {
+    this.#logger.error('the required scopes cannot be evaluated; the request is answered 500', {
+      code: OAuth2RsErrorCode.SCOPES,
+      error: message,
+    });
+    return new Response({ status: 500 });
   }
 
   async #requiredScopes(context: Context, request: Request): Promise<string[]> {
@@ -135,17 +216,11 @@ export class OAuth2ResourceServerFilter implements Filter {
     };
     if (this.#scopes.kind === 'list') {
       const scopes: string[] = [];
-      for (const expression of this.#scopes.expressions) {
-        const scope = await evaluate(expression);
-        if (scope === null || scope === undefined) throw new Error(`the scope ${expression} gave no value`);
-        scopes.push(String(scope));
-      }
+      for (const expression of this.#scopes.expressions)
+        scopes.push(oneScope(expression, await evaluate(expression)));
       return scopes;
     }
-    const value = await evaluate(this.#scopes.expression);
-    if (typeof value === 'string') return value.split(/\s+/).filter((scope) => scope !== '');
-    if (value instanceof Set || Array.isArray(value)) return [...value].map(String);
-    throw new Error(`the scopes ${this.#scopes.expression} gave no set of scopes`);
+    return scopeSet(this.#scopes.expression, await evaluate(this.#scopes.expression));
   }
 
   #challenge(status: number, error?: string, description?: string, scopes?: readonly string[]): Response {
