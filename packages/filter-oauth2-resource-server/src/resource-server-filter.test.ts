@@ -377,6 +377,52 @@ describe('OAuth2ResourceServerFilter: the token cache', () => {
     expect(DEFAULT_MAX_TOKENS).toBe(10_000);
   });
 
+  it("the later incumbents' cache object: kept defaultTimeout when enabled, at most maxTimeout", async () => {
+    const token = await provider.mint();
+    const asked = async (cache: Record<string, unknown>, requests = 3) => {
+      const { filter } = await filterOf({ scopes: ['mail'], cache });
+      provider.resetCounts();
+      for (let i = 0; i < requests; i++)
+        expect((await through(filter, requestWith([`Bearer ${token}`]))).response.status).toBe(200);
+      return { filter, lookups: provider.requestsTo('/token/introspection') };
+    };
+    expect((await asked({ enabled: true })).lookups).toBe(1);
+    expect((await asked({ enabled: true, defaultTimeout: '1 hour', maxTimeout: '1 day' })).lookups).toBe(1);
+    // Off unless enabled, as the incumbents' is; and a zero timeout keeps nothing.
+    expect((await asked({})).lookups).toBe(3);
+    expect((await asked({ enabled: false, defaultTimeout: '1 hour' })).lookups).toBe(3);
+    expect((await asked({ enabled: true, defaultTimeout: 'zero' })).lookups).toBe(3);
+    // maxTimeout bounds defaultTimeout: the token is asked about again once it passed.
+    const { filter } = await asked({ enabled: true, defaultTimeout: '1 hour', maxTimeout: '200 ms' }, 2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await through(filter, requestWith([`Bearer ${token}`]));
+    expect(provider.requestsTo('/token/introspection')).toBe(2);
+  });
+
+  it('cacheExpiration and cache together, or a cache field the incumbents do not have: a load error', async () => {
+    const refusal = async (config: Record<string, unknown>) => {
+      const { heap } = heapOf([
+        {
+          name: 'RS',
+          type: 'OAuth2ResourceServerFilter',
+          config: { scopes: ['mail'], tokenInfoEndpoint: 'http://127.0.0.1:1/tokeninfo', ...config },
+        },
+      ]);
+      return heap.get('RS', 'filter').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    };
+    const both = await refusal({ cacheExpiration: '1 minute', cache: { enabled: true } });
+    expect(both).toMatchObject({ code: 'PORTICO_E_CONFIG', details: { jsonPath: '$.heap[1].config.cache' } });
+    expect(String(both)).toContain('cacheExpiration and cache both configure the token cache');
+    // Even a cache that is off: one of the two is the one the configuration means.
+    expect(await refusal({ cacheExpiration: 'zero', cache: { enabled: false } })).toBeDefined();
+    const sized = await refusal({ cache: { enabled: true, maximumSize: 10 } });
+    expect(sized).toMatchObject({ code: 'PORTICO_E_CONFIG' });
+    expect(String(sized)).toContain('maximumSize');
+  });
+
   it('never keeps a token past its own expiry: refused once expired, though cacheExpiration is longer', async () => {
     // Two seconds: exp is in whole seconds, so a one-second token may be expired when first used.
     const shortLived = await startOidcProvider({ accessTokenTtl: 2 });

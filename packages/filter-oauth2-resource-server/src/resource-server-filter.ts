@@ -24,7 +24,7 @@ import {
 import { isHttpUrl } from './resolvers/introspection.ts';
 import { TokenInfoResolver } from './resolvers/token-info.ts';
 import { type RequiredScopes, ScopesSchema } from './scopes-schema.ts';
-import { cachedResolver, TokenCache } from './token-cache.ts';
+import { cachedResolver, cacheSettings, cacheSettingsTtl, millis, TokenCache } from './token-cache.ts';
 
 /** The realm of the challenges when none is configured: OpenIG's (later incumbents say "IG", "PingGateway"). */
 export const DEFAULT_REALM = 'OpenIG';
@@ -232,6 +232,11 @@ export class OAuth2ResourceServerFilter implements Filter {
   }
 }
 
+/** OpenIG's `cacheExpiration` (a minute when absent) in ms, or undefined for `zero`: none kept. */
+function expirationTtl(expiration = Duration.parse('1 minute')): number | undefined {
+  return expiration.isZero ? undefined : millis(expiration);
+}
+
 export const OAuth2ResourceServerFilterHeaplet = defineHeaplet({
   type: 'OAuth2ResourceServerFilter',
   aliases: ['OAuth2RSFilter'],
@@ -246,7 +251,10 @@ export const OAuth2ResourceServerFilterHeaplet = defineHeaplet({
           .optional(),
         providerHandler: s.ref<Handler>('handler').optional(),
         accessTokenResolver: s.ref('object').is(isAccessTokenResolver, A_RESOLVER).optional(),
-        cacheExpiration: s.duration().default(() => Duration.parse('1 minute')),
+        // OpenIG's setting; a minute when neither it nor `cache` is given.
+        cacheExpiration: s.duration().optional(),
+        // The later incumbents' form of the same cache (off unless enabled).
+        cache: cacheSettings().optional(),
         requireHttps: s.boolean().default(true),
         realm: s.string().default(DEFAULT_REALM),
       },
@@ -259,17 +267,22 @@ export const OAuth2ResourceServerFilterHeaplet = defineHeaplet({
           ? 'give a tokenInfoEndpoint, or an accessTokenResolver'
           : undefined,
       'a tokenInfoEndpoint or an accessTokenResolver',
+    )
+    .refine(
+      (config) =>
+        config.cacheExpiration !== undefined && config.cache !== undefined
+          ? 'cacheExpiration and cache both configure the token cache: keep one'
+          : undefined,
+      'the token cache configured once',
+      () => 'cache',
     ),
   create: ({ config, heap, logger }) => {
     const handler = async () => config.providerHandler ?? (await heap.get<Handler>('ClientHandler'));
     let resolver: AccessTokenResolver =
       config.accessTokenResolver ?? new TokenInfoResolver(config.tokenInfoEndpoint as string, handler);
-    if (!config.cacheExpiration.isZero) {
-      const ttl = config.cacheExpiration.isUnlimited
-        ? Number.POSITIVE_INFINITY
-        : config.cacheExpiration.toMillis();
-      resolver = cachedResolver(resolver, new TokenCache(ttl));
-    }
+    const ttl =
+      config.cache === undefined ? expirationTtl(config.cacheExpiration) : cacheSettingsTtl(config.cache);
+    if (ttl !== undefined) resolver = cachedResolver(resolver, new TokenCache(ttl));
     return new OAuth2ResourceServerFilter({
       resolver,
       scopes: config.scopes,

@@ -1,5 +1,30 @@
-import type { Context } from '@portico/gateway-core';
+import { type Context, Duration, type Infer, s } from '@portico/gateway-core';
 import type { AccessTokenInfo, AccessTokenResolver } from './access-token.ts';
+
+/** Milliseconds of a duration; `unlimited` is Infinity. */
+export const millis = (duration: Duration) =>
+  duration.isUnlimited ? Number.POSITIVE_INFINITY : duration.toMillis();
+
+/**
+ * The later incumbents' `cache` object, of OAuth2ResourceServerFilter and of
+ * TokenIntrospectionAccessTokenResolver: off unless `enabled`; a token kept `defaultTimeout`, at
+ * most `maxTimeout`.
+ */
+export const cacheSettings = () =>
+  s.object({
+    enabled: s.boolean().default(false),
+    defaultTimeout: s.duration().default(() => Duration.parse('1 minute')),
+    maxTimeout: s.duration().optional(),
+  });
+
+/** How long a `cache` object keeps a token (ms), or undefined when it keeps none: absent, not enabled, zero. */
+export function cacheSettingsTtl(
+  cache: Infer<ReturnType<typeof cacheSettings>> | undefined,
+): number | undefined {
+  if (cache === undefined || !cache.enabled || cache.defaultTimeout.isZero) return undefined;
+  const max = cache.maxTimeout === undefined ? Number.POSITIVE_INFINITY : millis(cache.maxTimeout);
+  return Math.min(millis(cache.defaultTimeout), max);
+}
 
 /** How many tokens a cache holds by default: the least recently used goes first past it. */
 export const DEFAULT_MAX_TOKENS = 10_000;

@@ -5,7 +5,7 @@ import {
   type AccessTokenResolver,
   isAccessTokenResolver,
 } from '../access-token.ts';
-import { DEFAULT_MAX_TOKENS, TokenCache } from '../token-cache.ts';
+import { DEFAULT_MAX_TOKENS, millis, TokenCache } from '../token-cache.ts';
 
 /**
  * Another resolver's answers kept: `defaultTimeout` each, never past the token's expiry nor
@@ -26,9 +26,6 @@ export class CacheAccessTokenResolver implements AccessTokenResolver {
       : this.#cache.resolve(this.#delegate, context, token);
   }
 }
-
-const millis = (duration: Duration) =>
-  duration.isUnlimited ? Number.POSITIVE_INFINITY : duration.toMillis();
 
 export const CacheAccessTokenResolverHeaplet = defineHeaplet({
   type: 'CacheAccessTokenResolver',

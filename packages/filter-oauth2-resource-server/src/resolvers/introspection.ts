@@ -1,6 +1,5 @@
 import {
   type Context,
-  Duration,
   defineHeaplet,
   ErrorCode,
   type Handler,
@@ -15,7 +14,7 @@ import {
   InvalidTokenError,
   scopesOf,
 } from '../access-token.ts';
-import { cachedResolver, TokenCache } from '../token-cache.ts';
+import { cachedResolver, cacheSettings, cacheSettingsTtl, TokenCache } from '../token-cache.ts';
 
 /**
  * RFC 7662 token introspection: the token is POSTed to `endpoint` through `providerHandler`, whose
@@ -75,14 +74,8 @@ export const TokenIntrospectionAccessTokenResolverHeaplet = defineHeaplet({
       amService: s.ref('object', ['AmService']).optional(),
       // Default: the heap's ClientHandler, as the incumbents'.
       providerHandler: s.ref<Handler>('handler').optional(),
-      // The later incumbents' cache of introspected tokens, as the filter's own cacheExpiration.
-      cache: s
-        .object({
-          enabled: s.boolean().default(false),
-          defaultTimeout: s.duration().default(() => Duration.parse('1 minute')),
-          maxTimeout: s.duration().optional(),
-        })
-        .optional(),
+      // The later incumbents' cache of introspected tokens, as the filter's own.
+      cache: cacheSettings().optional(),
     })
     .refine(
       (config) =>
@@ -100,20 +93,13 @@ export const TokenIntrospectionAccessTokenResolverHeaplet = defineHeaplet({
       );
     const handler = async () => config.providerHandler ?? (await heap.get<Handler>('ClientHandler'));
     const resolver = new TokenIntrospectionAccessTokenResolver(config.endpoint, handler);
-    const cache = config.cache;
-    if (cache === undefined || !cache.enabled || cache.defaultTimeout.isZero) return resolver;
-    const ttl = Math.min(
-      millis(cache.defaultTimeout),
-      cache.maxTimeout === undefined ? Number.POSITIVE_INFINITY : millis(cache.maxTimeout),
-    );
+    const ttl = cacheSettingsTtl(config.cache);
+    if (ttl === undefined) return resolver;
     const tokens = new TokenCache(ttl);
     onDestroy(() => tokens.clear());
     return cachedResolver(resolver, tokens);
   },
 });
-
-const millis = (duration: Duration) =>
-  duration.isUnlimited ? Number.POSITIVE_INFINITY : duration.toMillis();
 
 export function isHttpUrl(text: string): boolean {
   try {
