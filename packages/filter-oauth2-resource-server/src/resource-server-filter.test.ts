@@ -262,6 +262,12 @@ describe('OAuth2ResourceServerFilter: a valid token', () => {
     ]);
     await expect(heap.get('RS', 'filter')).rejects.toThrow(/tokenInfoEndpoint/);
   });
+
+  it("accepts the spec's executor setting, which names the incumbents' scheduler", async () => {
+    const { filter } = await filterOf({ scopes: ['mail'], executor: 'ScheduledExecutorService' });
+    const token = await provider.mint({ scope: 'mail' });
+    expect((await through(filter, requestWith([`Bearer ${token}`]))).response.status).toBe(200);
+  });
 });
 
 describe('OAuth2ResourceServerFilter: required scopes that are constant', () => {

@@ -257,6 +257,9 @@ export const OAuth2ResourceServerFilterHeaplet = defineHeaplet({
         cache: cacheSettings().optional(),
         requireHttps: s.boolean().default(true),
         realm: s.string().default(DEFAULT_REALM),
+        // The spec's setting: the incumbents' executor evicted cached tokens; here the cache evicts
+        // as it is read, so whatever it names is accepted and unused.
+        executor: s.any().optional(),
       },
       // OpenIG's examples carry a `target` the heaplet never read (OpenIG 3 stored the token there).
       { ignored: ['comment', 'comments', 'target'] },
