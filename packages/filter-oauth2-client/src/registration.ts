@@ -86,8 +86,14 @@ export interface RegistrationHandle {
    * `azp` — before the tokens are returned. Throws OAuth2Error.
    */
   exchangeCode(request: {
-    code: string;
+    /**
+     * Every parameter of the callback's query (`code`, `state`, and `iss` when the provider sends
+     * it, RFC 9207: checked against the issuer). The filter has already matched `state` to the
+     * session; it is passed on as `expectedState`.
+     */
+    callbackParameters: URLSearchParams;
     redirectUri: string;
+    expectedState: string;
     codeVerifier: string | undefined;
     nonce: string;
   }): Promise<Tokens>;
