@@ -4,7 +4,7 @@ import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core
 import secretStores from '@portico/secret-stores';
 import plugin, { type AccessTokenInfo } from './index.ts';
 
-export { type OidcProvider, startOidcProvider } from '../../../test-e2e/support/oidc-provider.ts';
+export { type OidcProvider, startOidcProvider } from '@portico/test-support';
 
 /** A heap with this package's types, HeaderFilter and the secret stores, the declarations given. */
 export function heapOf(declarations: unknown[]) {

@@ -14,6 +14,15 @@ export {
 export { loadCorpusRoute } from './corpus-route.ts';
 export { type CorpusDeclarationSuiteOptions, describeCorpusDeclarations } from './corpus-suite.ts';
 export {
+  type OidcProvider,
+  type OidcProviderOptions,
+  type RecordedRequest,
+  type RelyingParty,
+  type RelyingPartyOptions,
+  startOidcProvider,
+  type UserClaims,
+} from './oidc-provider.ts';
+export {
   type RedisSentinelGroup,
   redisBinariesAvailable,
   startRedisSentinelGroup,
