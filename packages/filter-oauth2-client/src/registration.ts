@@ -60,6 +60,12 @@ export interface IssuerHandle {
   supportsDomain(domain: string): boolean;
   /** The issuer's identifier (`issuer` of its metadata), fetching discovery if needed. */
   identifier(): Promise<string>;
+  /**
+   * This issuer with plain-HTTP endpoints allowed (for a filter with `requireHttps: false`); by
+   * default an http endpoint is refused with an error saying so. The views share discovery and keys.
+   * Every issuer this package makes has it.
+   */
+  allowingHttp?(): IssuerHandle;
 }
 
 /** One client registration at one issuer. */
@@ -76,6 +82,8 @@ export interface RegistrationHandle {
     state: string;
     nonce: string;
     codeChallenge: string | undefined;
+    /** The scopes to ask for when the registration names none (OpenIG 3's filter-level `scopes`). */
+    scopes?: readonly string[];
   }): Promise<URL>;
   /** `pkceMethod` of the registration: `S256` by default; `plain`; `none` sends no challenge. */
   readonly pkceMethod: 'S256' | 'plain' | 'none';
@@ -105,9 +113,24 @@ export interface RegistrationHandle {
    * The provider's RP-initiated logout URL (`end_session_endpoint` with `id_token_hint`,
    * `post_logout_redirect_uri`, `client_id`), or undefined when the provider has none.
    */
-  endSessionUrl(request: { idToken: string | undefined; postLogoutRedirectUri: string | undefined }): Promise<
-    URL | undefined
-  >;
+  endSessionUrl(request: {
+    idToken: string | undefined;
+    postLogoutRedirectUri: string | undefined;
+  }): Promise<URL | undefined>;
+  /*
+   * Added by the registrations this package makes (optional here, so that a stand-in a test writes
+   * need not have them).
+   */
+  /** The scopes the registration asks for; empty when it leaves them to the filter. */
+  readonly scopes?: readonly string[];
+  /**
+   * This registration with plain-HTTP provider endpoints allowed, for a filter with
+   * `requireHttps: false`. Without it every provider endpoint (discovery, authorization, token,
+   * user info, JWK set, end session) must be HTTPS: an http one fails with OAuth2Error saying so.
+   */
+  allowingHttp?(): RegistrationHandle;
+  /** Whether the issuer has a user info endpoint (declared or discovered): without one, `userInfo` fails. Throws OAuth2Error. */
+  hasUserInfoEndpoint?(): Promise<boolean>;
 }
 
 /** Identity brands across packages (a registration declared by another copy of this package still counts). */
@@ -132,10 +155,14 @@ export function isIssuer(value: unknown): value is IssuerHandle {
 export type DiscoverIssuer = (input: {
   issuerUrl: string;
   handler: import('@portico/gateway-core').Handler;
+  /** Plain-HTTP endpoints allowed (the filter's `requireHttps: false`); the issuer returned allows them too. */
+  allowHttp?: boolean;
 }) => Promise<IssuerHandle>;
 
 export type RegisterClient = (input: {
   issuer: IssuerHandle;
   metadata: Record<string, unknown>;
   handler: import('@portico/gateway-core').Handler;
+  /** Plain-HTTP endpoints allowed (the filter's `requireHttps: false`); the registration returned allows them too. */
+  allowHttp?: boolean;
 }) => Promise<RegistrationHandle>;
