@@ -327,16 +327,6 @@ describe('OAuth2ClientFilter without a login', () => {
     expect(session).toEqual({});
   });
 
-  it('with requireLogin false, starts a login when the application answers 401', async () => {
-    const filter = await filterOf({ requireLogin: false });
-    const context = testContext({ session: {} });
-    const response = await filter.filter(context, new Request({ uri: 'https://gw.example/app' }), {
-      handle: async () => Response.empty(401),
-    });
-    expect(response.status).toBe(302);
-    expect(location(response).origin).toBe('https://idp.invalid');
-  });
-
   it('logs out without a session: 200 and an empty page, or the default logout goto', async () => {
     const plain = await send(await filterOf(), 'https://gw.example/openid/logout');
     expect(plain.response.status).toBe(200);

@@ -307,11 +307,7 @@ export class OAuth2ClientFilter implements Filter {
     const current = await this.#current(session);
     if (current === undefined) {
       if (this.#settings.requireLogin) return this.#needLogin(context, request, original, endpoint, session);
-      const response = await next.handle(context, request);
-      // As the incumbents: a 401 from downstream for a user not logged in starts a login.
-      if (response.status !== 401 || !this.#canStartLogin) return response;
-      response.entity.discard();
-      return this.#needLogin(context, request, original, endpoint, session);
+      return next.handle(context, request);
     }
     const { registration, tokens } = current;
     const claims = idTokenClaims(tokens.id_token);
@@ -334,10 +330,6 @@ export class OAuth2ClientFilter implements Filter {
     });
     this.#settings.target.assign(bindingsFor(context, request), target);
     return next.handle(context, request);
-  }
-
-  get #canStartLogin(): boolean {
-    return this.#settings.loginHandler !== undefined || this.#settings.registrations.single !== undefined;
   }
 
   /**
