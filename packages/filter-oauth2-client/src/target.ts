@@ -14,7 +14,8 @@ import type { StoredTokens } from './session-state.ts';
 function tokenFields(tokens: StoredTokens, now: number): Record<string, unknown> {
   const fields: Record<string, unknown> = {
     access_token: tokens.access_token,
-    token_type: tokens.token_type,
+    // RFC 6749 reads the type case-insensitively; the incumbents' target says `Bearer`.
+    token_type: /^bearer$/i.test(tokens.token_type) ? 'Bearer' : tokens.token_type,
   };
   if (tokens.id_token !== undefined) fields.id_token = tokens.id_token;
   if (tokens.expires_at !== undefined)
