@@ -79,3 +79,38 @@ export class OriginsSchema extends Schema<string[]> {
     return this.withDescription({ type: 'array', items: { type: 'string', format: 'uri' } });
   }
 }
+
+/**
+ * OpenIG 3's filter-level `providerHandler` reached its inline providers: an inline provider (no
+ * `type`) that names no handler of its own is given the filter's, when the filter names one by name.
+ */
+export class SharedProviderHandler<T> extends Schema<T> {
+  readonly expected: string;
+  // Not #private: Schema.clone() copies own properties only.
+  private readonly inner: Schema<T>;
+
+  constructor(inner: Schema<T>) {
+    super();
+    this.inner = inner;
+    this.expected = inner.expected;
+  }
+
+  parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
+    return this.inner.parseValue(withProviderHandler(value), path, ctx);
+  }
+
+  jsonSchema() {
+    return this.inner.jsonSchema();
+  }
+}
+
+function withProviderHandler(value: unknown): unknown {
+  if (!isRecord(value) || typeof value.providerHandler !== 'string' || value.providers === undefined)
+    return value;
+  const handler = value.providerHandler;
+  const needs = (p: unknown) => isRecord(p) && !('type' in p) && !('providerHandler' in p);
+  const listed = Array.isArray(value.providers) ? value.providers : [value.providers];
+  if (!listed.some(needs)) return value;
+  const given = listed.map((p) => (needs(p) ? { ...(p as object), providerHandler: handler } : p));
+  return { ...value, providers: Array.isArray(value.providers) ? given : given[0] };
+}

@@ -1,7 +1,6 @@
 import type { Handler } from '@portico/gateway-core';
 import {
   type DiscoverIssuer,
-  type IssuerHandle,
   OAuth2Error,
   type RegisterClient,
   type RegistrationHandle,
@@ -15,6 +14,8 @@ export interface DiscoverySettings {
   handler: () => Promise<Handler>;
   /** The client metadata of dynamic registration; without it, only configured registrations are used. */
   metadata: Record<string, unknown> | undefined;
+  /** Plain-HTTP issuers accepted (the filter's `requireHttps: false`). */
+  allowHttp: boolean;
 }
 
 const invalidRequest = (description: string) =>
@@ -70,25 +71,20 @@ export class Registrations {
     const { discover, register, metadata } = this.#discovery;
     if (discover === undefined) throw invalidRequest(`no registration supports the domain ${domain}`);
     const handler = await this.#discovery.handler();
-    const issuer = await discover({ issuerUrl: input, handler });
+    const { allowHttp } = this.#discovery;
+    const issuer = await discover({ issuerUrl: input, handler, allowHttp });
     const identifier = await issuer.identifier();
     for (const registration of this.#configured)
       if ((await registration.issuer.identifier().catch(() => undefined)) === identifier) return registration;
     if (metadata === undefined || register === undefined)
       throw invalidRequest(`no registration at ${identifier}, and no metadata to register the gateway there`);
-    return this.#registerAt(identifier, issuer, metadata, handler, register);
+    return this.#registerAt(identifier, () => register({ issuer, metadata, handler, allowHttp }));
   }
 
-  #registerAt(
-    identifier: string,
-    issuer: IssuerHandle,
-    metadata: Record<string, unknown>,
-    handler: Handler,
-    register: RegisterClient,
-  ): Promise<RegistrationHandle> {
+  #registerAt(identifier: string, register: () => Promise<RegistrationHandle>): Promise<RegistrationHandle> {
     let registration = this.#dynamic.get(identifier);
     if (registration === undefined) {
-      registration = register({ issuer, metadata, handler }).then((made) => {
+      registration = register().then((made) => {
         this.#byName.set(made.name, made);
         return made;
       });

@@ -3,23 +3,40 @@ import { type Filter, Request, Response } from '@portico/gateway-core';
 import { pluginHeap, problemsOf, recordingHandler, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import plugin from './index.ts';
-import { stubRegistrations } from './testing/stub-registration.ts';
 
 /**
  * OAuth2ClientFilter where no provider is reached: its configuration, the goto policy, the checks
- * of the callback's state, requireLogin false and logout without a session. The registrations are
- * stubs whose authorization URLs lead nowhere; oauth2-client-flow.test.ts runs the flows against a
- * real OpenID provider.
+ * of the callback's state, requireLogin false and logout without a session. The registrations'
+ * issuer is declared at a host that does not exist (nothing here reaches it);
+ * oauth2-client-flow.test.ts runs the flows against a real OpenID provider.
  */
 const FILE = 'routes/oidc.json';
 
+/** A registration at an issuer whose endpoints are declared, and never reached by these tests. */
+const unreachable = (clientId: string, supportedDomains: string[] = []) => ({
+  type: 'ClientRegistration',
+  config: {
+    clientId,
+    clientSecret: 'never sent',
+    scopes: ['openid'],
+    issuer: {
+      type: 'Issuer',
+      config: {
+        authorizeEndpoint: 'https://idp.invalid/authorize',
+        tokenEndpoint: 'https://idp.invalid/token',
+        supportedDomains,
+      },
+    },
+  },
+});
+
 function heapWith(filterConfig: Record<string, unknown>, extra: unknown[] = []) {
   return pluginHeap({
-    plugins: [plugin, stubRegistrations],
+    plugins: [plugin],
     file: FILE,
     heap: [
-      { name: 'A', type: 'StubRegistration', config: { domains: ['example.com'] } },
-      { name: 'B', type: 'StubRegistration' },
+      { name: 'A', ...unreachable('A', ['example.com']) },
+      { name: 'B', ...unreachable('B') },
       { name: 'Failed', type: 'StaticResponseHandler', config: { status: 500, entity: 'failed' } },
       { name: 'Choose', type: 'StaticResponseHandler', config: { status: 200, entity: 'choose a provider' } },
       ...extra,

@@ -179,13 +179,14 @@ export class OAuth2ClientFilter implements Filter {
     if (goto !== undefined) pending.goto = goto;
     let url: URL;
     try {
+      const scopes = await this.#filterScopes(context, request);
       url = await registration.authorizationUrl({
         redirectUri: callbackUri(endpoint),
         state: pending.state,
         nonce: pending.nonce,
         codeChallenge: challengeOf(registration, pending.verifier),
+        ...(scopes === undefined ? {} : { scopes }),
       });
-      await this.#addScopes(url, bindingsFor(context, request));
     } catch (error) {
       throw new FlowFailure(registration.name, error);
     }
@@ -193,16 +194,17 @@ export class OAuth2ClientFilter implements Filter {
     return redirect(url.href);
   }
 
-  /** OpenIG 3/4: the filter's `scopes`, for a registration that asks for none of its own. */
-  async #addScopes(url: URL, bindings: Bindings): Promise<void> {
+  /** OpenIG 3/4: the filter's `scopes`, asked for when the registration names none of its own. */
+  async #filterScopes(context: Context, request: Request): Promise<string[] | undefined> {
     const { scopes } = this.#settings;
-    if (scopes === undefined || url.searchParams.has('scope')) return;
+    if (scopes === undefined) return undefined;
+    const bindings = bindingsFor(context, request);
     const values: string[] = [];
     for (const scope of scopes) {
       const value = await evaluate(scope, bindings);
       if (value !== null && value !== '') values.push(value);
     }
-    if (values.length > 0) url.searchParams.set('scope', values.join(' '));
+    return values;
   }
 
   /** `/callback?code=...&state=...` (or `error=...&state=...`) from the provider. */
@@ -311,17 +313,15 @@ export class OAuth2ClientFilter implements Filter {
     }
     const { registration, tokens } = current;
     const claims = idTokenClaims(tokens.id_token);
-    const scopes = tokens.scope?.split(' ') ?? [];
-    const userInfo =
-      tokens.id_token !== undefined || scopes.includes('openid')
-        ? userInfoMap({
-            registration,
-            accessToken: tokens.access_token,
-            subject: typeof claims?.sub === 'string' ? claims.sub : undefined,
-            cache: this.#settings.userInfo,
-            logger: this.#settings.logger,
-          })
-        : undefined;
+    const userInfo = (await this.#offersUserInfo(registration, tokens))
+      ? userInfoMap({
+          registration,
+          accessToken: tokens.access_token,
+          subject: typeof claims?.sub === 'string' ? claims.sub : undefined,
+          cache: this.#settings.userInfo,
+          logger: this.#settings.logger,
+        })
+      : undefined;
     const target = loggedInTarget({
       registration: registration.name,
       clientEndpoint: endpoint.url,
@@ -330,6 +330,17 @@ export class OAuth2ClientFilter implements Filter {
     });
     this.#settings.target.assign(bindingsFor(context, request), target);
     return next.handle(context, request);
+  }
+
+  /**
+   * Whether the target gets `user_info`: as the incumbents, when the provider has a user info
+   * endpoint and the login was an OpenID Connect one (`openid` granted, or an ID token received).
+   */
+  async #offersUserInfo(registration: RegistrationHandle, tokens: StoredTokens): Promise<boolean> {
+    const openid = tokens.id_token !== undefined || (tokens.scope?.split(' ') ?? []).includes('openid');
+    if (!openid) return false;
+    if (registration.hasUserInfoEndpoint === undefined) return true;
+    return registration.hasUserInfoEndpoint().catch(() => false);
   }
 
   /**
