@@ -1,5 +1,12 @@
 import { Schema } from '@portico/gateway-core';
-import { fail, INVALID, type ParseContext, type Parsed, ReferenceSchema } from '@portico/gateway-core/schema';
+import {
+  childPath,
+  fail,
+  INVALID,
+  type ParseContext,
+  type Parsed,
+  ReferenceSchema,
+} from '@portico/gateway-core/schema';
 import { originOf } from './goto-policy.ts';
 import { isRegistration, type RegistrationHandle } from './registration.ts';
 
@@ -80,11 +87,19 @@ export class OriginsSchema extends Schema<string[]> {
   }
 }
 
+/** How many registrations a raw `registrations` or `providers` setting lists. */
+const countOf = (value: unknown) =>
+  value === undefined || value === null ? 0 : Array.isArray(value) ? value.length : 1;
+
 /**
- * OpenIG 3's filter-level `providerHandler` reached its inline providers: an inline provider (no
- * `type`) that names no handler of its own is given the filter's, when the filter names one by name.
+ * The filter's configuration as a whole, around its object schema: what needs more than one field.
+ * - The loginHandler rule (required with zero or several registrations, OpenIG 3/4 providers
+ *   counted), checked on what is written even when other settings fail, so that `portico validate`
+ *   reports it with them.
+ * - OpenIG 3's filter-level `providerHandler` reached its inline providers: an inline provider (no
+ *   `type`) naming no handler of its own is given the filter's, when the filter names one by name.
  */
-export class SharedProviderHandler<T> extends Schema<T> {
+export class OAuth2ClientConfigSchema<T> extends Schema<T> {
   readonly expected: string;
   // Not #private: Schema.clone() copies own properties only.
   private readonly inner: Schema<T>;
@@ -96,7 +111,20 @@ export class SharedProviderHandler<T> extends Schema<T> {
   }
 
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
-    return this.inner.parseValue(withProviderHandler(value), path, ctx);
+    const parsed = this.inner.parseValue(withProviderHandler(value), path, ctx);
+    if (!isRecord(value) || value.loginHandler !== undefined) return parsed;
+    const count = countOf(value.registrations) + countOf(value.providers);
+    if (count === 1) return parsed;
+    const why =
+      count === 0
+        ? 'a loginHandler is required when the filter has no registration (users choose or discover their provider)'
+        : `a loginHandler is required when the filter has ${count} registrations (users choose among them)`;
+    return fail(
+      ctx,
+      childPath(path, 'loginHandler'),
+      why,
+      'a loginHandler, unless there is exactly one registration',
+    );
   }
 
   jsonSchema() {

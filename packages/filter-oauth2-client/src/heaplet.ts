@@ -1,6 +1,6 @@
 import { Duration, defineHeaplet, type Handler, s } from '@portico/gateway-core';
 import { compileLValue } from '@portico/gateway-core/expressions';
-import { OriginsSchema, RegistrationsSchema, SharedProviderHandler } from './config-schemas.ts';
+import { OAuth2ClientConfigSchema, OriginsSchema, RegistrationsSchema } from './config-schemas.ts';
 import { discoverIssuer } from './discovery.ts';
 import { registerClient } from './dynamic-registration.ts';
 import { GotoPolicy } from './goto-policy.ts';
@@ -26,42 +26,30 @@ const metadataSchema = s.map(s.any()).refine((metadata) => {
 export const OAuth2ClientFilterHeaplet = defineHeaplet({
   type: 'OAuth2ClientFilter',
   kind: 'filter',
-  config: new SharedProviderHandler(
-    s
-      .object({
-        clientEndpoint: s.expression('string'),
-        failureHandler: s.ref<Handler>('handler'),
-        discoveryHandler: s.ref<Handler>('handler').optional(),
-        loginHandler: s.ref<Handler>('handler').optional(),
-        registrations: new RegistrationsSchema('a ClientRegistration').optional(),
-        metadata: metadataSchema.optional(),
-        cacheExpiration: s.duration().default(() => Duration.parse('20 seconds')),
-        // The incumbents' executor evicts cached user info; here the cache evicts as it is read.
-        executor: s.any().optional(),
-        target: s.lvalue().optional(),
-        defaultLoginGoto: s.expression('string').optional(),
-        defaultLogoutGoto: s.expression('string').optional(),
-        requireHttps: s.boolean().default(true),
-        requireLogin: s.boolean().default(true),
-        // Portico's own (departure 53): where `goto` may lead besides the gateway itself.
-        allowedGotoOrigins: new OriginsSchema().optional(),
-        // OpenIG 3/4: providers (OAuth2Provider objects, or inline), the scopes asked for when a
-        // provider names none, and the handler that reached the providers.
-        providers: new RegistrationsSchema('an OAuth2Provider', 'OAuth2Provider').optional(),
-        scopes: s.array(s.expression('string')).optional(),
-        providerHandler: s.ref<Handler>('handler').optional(),
-      })
-      .refine(
-        (config) => {
-          const count = (config.registrations?.length ?? 0) + (config.providers?.length ?? 0);
-          if (config.loginHandler !== undefined || count === 1) return undefined;
-          return count === 0
-            ? 'a loginHandler is required when the filter has no registration (users choose or discover their provider)'
-            : `a loginHandler is required when the filter has ${count} registrations (users choose among them)`;
-        },
-        'a loginHandler, unless there is exactly one registration',
-        () => 'loginHandler',
-      ),
+  config: new OAuth2ClientConfigSchema(
+    s.object({
+      clientEndpoint: s.expression('string'),
+      failureHandler: s.ref<Handler>('handler'),
+      discoveryHandler: s.ref<Handler>('handler').optional(),
+      loginHandler: s.ref<Handler>('handler').optional(),
+      registrations: new RegistrationsSchema('a ClientRegistration').optional(),
+      metadata: metadataSchema.optional(),
+      cacheExpiration: s.duration().default(() => Duration.parse('20 seconds')),
+      // The incumbents' executor evicts cached user info; here the cache evicts as it is read.
+      executor: s.any().optional(),
+      target: s.lvalue().optional(),
+      defaultLoginGoto: s.expression('string').optional(),
+      defaultLogoutGoto: s.expression('string').optional(),
+      requireHttps: s.boolean().default(true),
+      requireLogin: s.boolean().default(true),
+      // Portico's own (departure 53): where `goto` may lead besides the gateway itself.
+      allowedGotoOrigins: new OriginsSchema().optional(),
+      // OpenIG 3/4: providers (OAuth2Provider objects, or inline), the scopes asked for when a
+      // provider names none, and the handler that reached the providers.
+      providers: new RegistrationsSchema('an OAuth2Provider', 'OAuth2Provider').optional(),
+      scopes: s.array(s.expression('string')).optional(),
+      providerHandler: s.ref<Handler>('handler').optional(),
+    }),
   ),
   create: ({ config, heap, logger, name }) => {
     // With requireHttps false, the providers' endpoints may be plain HTTP too.

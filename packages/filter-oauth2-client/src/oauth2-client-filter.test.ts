@@ -91,6 +91,21 @@ describe('OAuth2ClientFilter configuration', () => {
     });
   });
 
+  it('reports the loginHandler rule along with every other problem (portico validate)', async () => {
+    const error = await heapWith({
+      registrations: ['A', 'B'],
+      clientEndpoint: undefined,
+      cacheExpiration: 'soon',
+    })
+      .get('OIDC')
+      .catch((e: unknown) => e);
+    expect(problemsOf(error).map((p) => p.details.jsonPath)).toEqual([
+      `${at()}.clientEndpoint`,
+      `${at()}.cacheExpiration`,
+      `${at()}.loginHandler`,
+    ]);
+  });
+
   it('requires a loginHandler with no registration at all', async () => {
     await expect(filterOf({ registrations: undefined })).rejects.toMatchObject({
       code: 'PORTICO_E_CONFIG',
