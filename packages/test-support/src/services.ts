@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -12,11 +12,42 @@ export async function serviceUrl(variable: string, service: string): Promise<str
   const url = process.env[variable] || fromServicesFile(variable);
   const reachable = url !== undefined && (await acceptsWithin(url, 3));
   if (reachable) return url;
-  const why = url === undefined ? `${variable} is not set` : `nothing answers at ${url}`;
+  return missing(
+    service,
+    'is not running',
+    url === undefined ? `${variable} is not set` : `nothing answers at ${url}`,
+  );
+}
+
+/**
+ * The path of a program a service script installed and that runs no daemon (Chromium: `chromium.sh`
+ * writes `PORTICO_CHROMIUM`), found as `serviceUrl` finds a URL, or undefined: skipped with one
+ * line, an error under CI, when the variable is unset or names no executable file.
+ */
+export function serviceExecutable(variable: string, service: string): string | undefined {
+  const file = process.env[variable] || fromServicesFile(variable);
+  if (file !== undefined && executable(file)) return file;
+  return missing(
+    service,
+    'is not installed',
+    file === undefined ? `${variable} is not set` : `${file} is not executable`,
+  );
+}
+
+function missing(service: string, state: string, why: string): undefined {
   if (process.env.CI)
     throw new Error(`${service} is required under CI: ${why} (run test-e2e/services/all.sh)`);
-  console.warn(`skipped: ${service} is not running (${why}); start it with test-e2e/services/all.sh`);
+  console.warn(`skipped: ${service} ${state} (${why}); start it with test-e2e/services/all.sh`);
   return undefined;
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function fromServicesFile(variable: string): string | undefined {
