@@ -1,13 +1,13 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { serviceExecutable } from '@portico/test-support';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type CDPSession, chromium, type Page } from 'playwright-core';
 import { childrenOf, processAlive } from './gateway.ts';
 import { waitFor } from './http.ts';
 
 /**
- * The flags `test-e2e/services/chromium.sh` checks Chromium with. Two of them are playwright's to
- * give: `--headless` (its `headless` option, the default) and `--user-data-dir`: each launch gets a
+ * The flags `test-e2e/services/chromium.sh` checks Chromium with, and no name resolution. Two of
+ * its flags are playwright's to give: `--headless` (its `headless` option, the default) and `--user-data-dir`: each launch gets a
  * temporary profile of its own, deleted when the browser closes.
  */
 export const CHROMIUM_FLAGS: readonly string[] = [
@@ -19,6 +19,9 @@ export const CHROMIUM_FLAGS: readonly string[] = [
   '--no-first-run',
   '--disable-sync',
   '--disable-quic',
+  // Loopback only: a name (the provider's pages import a web font) fails at once, never waits on
+  // a network the tests must not use.
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
 ];
 
 /**
@@ -105,7 +108,28 @@ function commandLine(pid: number): string[] {
 export async function pageState(page: Page): Promise<string> {
   const text = await page
     .locator('body')
-    .textContent({ timeout: 1000 })
+    // biome-ignore lint/performance/useDomNodeTextContent: playwright's, the text as shown, blocks apart
+    .innerText({ timeout: 1000 })
     .catch(() => null);
   return `${page.url()}: ${text === null ? '(no body)' : text.replace(/\s+/g, ' ').trim().slice(0, 300)}`;
+}
+
+/**
+ * Stops the page's next request to a URL matching `urlPattern` (CDP wildcards: `*` any characters)
+ * before it leaves the browser, and resolves with that URL. Unlike `page.route`, this also stops a
+ * request a redirect makes: the way to keep a provider's redirect to a callback from arriving,
+ * and to send the browser there with the URL altered instead.
+ */
+export async function holdNextRequest(page: Page, urlPattern: string): Promise<{ url: Promise<string> }> {
+  const cdp: CDPSession = await page.context().newCDPSession(page);
+  await cdp.send('Fetch.enable', { patterns: [{ urlPattern, requestStage: 'Request' }] });
+  const url = new Promise<string>((resolve, reject) => {
+    cdp.once('Fetch.requestPaused', ({ requestId, request }) => {
+      cdp
+        .send('Fetch.failRequest', { requestId, errorReason: 'Aborted' })
+        .then(() => cdp.detach())
+        .then(() => resolve(request.url), reject);
+    });
+  });
+  return { url };
 }
