@@ -159,13 +159,18 @@ export class ClientObject implements RegistrationHandle {
   }): Promise<Tokens> {
     try {
       const kept = await this.state.configuration(this.issuer);
-      const code = checkedCallback(request.callbackParameters, request.expectedState, kept.metadata);
+      const code = checkedCallback(
+        request.callbackParameters,
+        request.expectedState,
+        kept.metadata,
+        this.issuer.state.guessAdvice,
+      );
       const parameters: Record<string, string> = { code, redirect_uri: request.redirectUri };
       if (request.codeVerifier !== undefined) parameters.code_verifier = request.codeVerifier;
       const answer = await genericGrantRequest(kept.configuration, 'authorization_code', parameters);
       return await this.#tokens(answer, kept.clientId, request.nonce);
     } catch (error) {
-      throw asOAuth2Error(error, 'the code exchange');
+      throw this.issuer.state.identifierAdvice(error) ?? asOAuth2Error(error, 'the code exchange');
     }
   }
 
@@ -178,7 +183,7 @@ export class ClientObject implements RegistrationHandle {
         undefined,
       );
     } catch (error) {
-      throw asOAuth2Error(error, 'the refresh token grant');
+      throw this.issuer.state.identifierAdvice(error) ?? asOAuth2Error(error, 'the refresh token grant');
     }
   }
 
@@ -256,6 +261,7 @@ function checkedCallback(
   parameters: URLSearchParams,
   expectedState: string,
   metadata: IssuerMetadata,
+  guessAdvice: string,
 ): string {
   const error = parameters.get('error');
   if (error !== null) {
@@ -277,7 +283,7 @@ function checkedCallback(
   if (iss !== null && iss !== metadata.issuer)
     throw oauth2Error(
       'invalid_request',
-      `the authorization response comes from the issuer '${iss}', not '${metadata.issuer}'`,
+      `the authorization response comes from the issuer '${iss}', not '${metadata.issuer}'${guessAdvice}`,
     );
   const code = parameters.get('code');
   if (code === null || code === '')

@@ -20,6 +20,8 @@ export const IssuerHeaplet = defineHeaplet({
       registrationEndpoint: endpointUrl().optional(),
       endSessionEndpoint: endpointUrl().optional(),
       revocationEndpoint: endpointUrl().optional(),
+      // Portico's own: the JWK set of a provider whose endpoints are declared, for its ID tokens.
+      jwksUri: endpointUrl().optional(),
       // The identifier ID tokens and callbacks must name; a discovery document states its own.
       issuer: s.string().optional(),
       issuerHandler: s.ref<Handler>('handler').optional(),
@@ -57,9 +59,10 @@ export const IssuerHeaplet = defineHeaplet({
             ? 'authorizeEndpoint'
             : 'tokenEndpoint',
     ),
-  create: ({ config, heap, name, configAt, configWritten }) => {
+  create: ({ config, heap, name, configAt, configWritten, logger }) => {
     const state = new IssuerState({
       name,
+      logger,
       wellKnownEndpoint: config.wellKnownEndpoint,
       endpoints: {
         authorization_endpoint: config.authorizeEndpoint,
@@ -68,6 +71,7 @@ export const IssuerHeaplet = defineHeaplet({
         registration_endpoint: config.registrationEndpoint,
         end_session_endpoint: config.endSessionEndpoint,
         revocation_endpoint: config.revocationEndpoint,
+        jwks_uri: config.jwksUri,
       },
       identifier: config.issuer,
       handler: handlerOf(config.issuerHandler, heap),

@@ -27,8 +27,8 @@ describe('Issuer settings', () => {
   it('refuses unknown settings, endpoints that are no http(s) URL and regular expressions that do not compile', async () => {
     for (const [config, at] of [
       [
-        { wellKnownEndpoint: 'https://idp.example.com/x', jwksUri: 'https://idp.example.com/jwks' },
-        'jwksUri',
+        { wellKnownEndpoint: 'https://idp.example.com/x', jwksUrl: 'https://idp.example.com/jwks' },
+        'jwksUrl',
       ],
       [{ wellKnownEndpoint: 'ftp://idp.example.com/x' }, 'wellKnownEndpoint'],
       [{ wellKnownEndpoint: 'idp.example.com' }, 'wellKnownEndpoint'],

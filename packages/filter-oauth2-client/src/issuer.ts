@@ -1,10 +1,10 @@
-import type { Handler } from '@portico/gateway-core';
+import type { Handler, Logger } from '@portico/gateway-core';
 import type { SecretSite, SecretsProvider } from '@portico/gateway-core/secrets';
 import type { ServerMetadata } from 'openid-client';
 import { fetchMetadata } from './discovery.ts';
 import { type DomainMatcher, matchesDomain } from './domains.ts';
 import { type IdTokenKeys, JwksKeys, SecretKeys } from './id-token-keys.ts';
-import { asOAuth2Error, oauth2Error } from './oauth2-errors.ts';
+import { asOAuth2Error, claimCheck, oauth2Error } from './oauth2-errors.ts';
 import { assertSecure, type Transport } from './provider-fetch.ts';
 import { ISSUER_BRAND, type IssuerHandle } from './registration.ts';
 
@@ -16,6 +16,8 @@ export interface DeclaredEndpoints {
   registration_endpoint?: string | undefined;
   end_session_endpoint?: string | undefined;
   revocation_endpoint?: string | undefined;
+  /** Where the provider publishes its ID-token keys (`jwksUri`; a discovery document states its own). */
+  jwks_uri?: string | undefined;
 }
 
 export interface IssuerSettings {
@@ -33,6 +35,8 @@ export interface IssuerSettings {
   verificationSecret?: { secrets: SecretsProvider; id: string; site: SecretSite } | undefined;
   /** Seconds of clock difference tolerated in ID tokens' time claims. */
   skewSeconds: number;
+  /** Told, once, that ID tokens are taken on the strength of the TLS connection (no key to check them with). */
+  logger?: Logger | undefined;
 }
 
 /** What a discovery document or the declared endpoints say, with the issuer identifier settled. */
@@ -52,7 +56,11 @@ export class IssuerState {
     this.#keys =
       settings.verificationSecret !== undefined
         ? new SecretKeys(settings.verificationSecret)
-        : new JwksKeys(settings.handler);
+        : new JwksKeys(settings.handler, () =>
+            settings.logger?.warn(
+              `the ID tokens of issuer ${settings.name} are not signature-checked: it publishes no JWK set (no jwks_uri, no jwksUri setting, no idTokenVerificationSecretId); they are accepted as the token endpoint answered them over its TLS connection, their claims checked (OpenID Connect Core 3.1.3.7)`,
+            ),
+          );
   }
 
   /**
@@ -98,9 +106,41 @@ export class IssuerState {
     const { endpoints, identifier } = this.settings;
     return {
       ...Object.fromEntries(Object.entries(endpoints).filter(([, value]) => value !== undefined)),
-      // Without an `issuer` setting, the authorization endpoint's origin stands for the identifier.
+      // Without an `issuer` setting, the authorization endpoint's origin stands for the identifier:
+      // an ID token naming another is refused with advice to declare it (identifierAdvice).
       issuer: identifier ?? new URL(endpoints.authorization_endpoint as string).origin,
     };
+  }
+
+  /**
+   * For an ID token refused because it names another issuer than the one this issuer's identifier
+   * was guessed to be (declared endpoints and no `issuer` setting): the refusal, saying what to
+   * declare. Undefined for any other error.
+   */
+  identifierAdvice(error: unknown): Error | undefined {
+    if (!this.identifierGuessed) return undefined;
+    const { code } = (error ?? {}) as { code?: unknown };
+    const check = claimCheck(error);
+    if (code !== 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' || check?.claim !== 'iss') return undefined;
+    return oauth2Error(
+      'invalid_token',
+      `the ID token names the issuer '${String(check.claims?.iss)}', not '${String(check.expected)}'${this.guessAdvice}`,
+      error,
+    );
+  }
+
+  /** True when the identifier is the authorization endpoint's origin: declared endpoints, no `issuer` setting. */
+  get identifierGuessed(): boolean {
+    const { identifier, wellKnownEndpoint, endpoints } = this.settings;
+    const declared = endpoints.authorization_endpoint !== undefined && endpoints.token_endpoint !== undefined;
+    return identifier === undefined && (declared || wellKnownEndpoint === undefined);
+  }
+
+  /** What a message about another issuer adds when the identifier was guessed. */
+  get guessAdvice(): string {
+    return this.identifierGuessed
+      ? `, the origin that stands for ${this.settings.name}'s identifier when none is declared: set its issuer setting to the provider's identifier`
+      : '';
   }
 
   /**

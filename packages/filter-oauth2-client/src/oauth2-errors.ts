@@ -2,13 +2,40 @@ import { AuthorizationResponseError, ResponseBodyError, WWWAuthenticateChallenge
 import { ProviderFetchError } from './provider-fetch.ts';
 import { OAuth2Error, type OAuth2ErrorParameters } from './registration.ts';
 
-/** The checks openid-client makes of an ID token's claims: a failure of one is an invalid token. */
-const ID_TOKEN_CHECKS = new Set([
-  'OAUTH_JWT_CLAIM_COMPARISON',
-  'OAUTH_JWT_TIMESTAMP_CHECK',
-  'OAUTH_MISSING_REQUIRED_CLAIM',
-  'OAUTH_INVALID_JWT',
-]);
+/**
+ * The codes of openid-client's (oauth4webapi's) checks of an ID token's claims: a failure of one is
+ * an invalid token. `OAUTH_INVALID_RESPONSE` counts only when it is about the token's claims (a
+ * missing or mistyped one: the error then carries them); otherwise it is the response's shape.
+ */
+const ID_TOKEN_CHECKS = new Set(['OAUTH_JWT_CLAIM_COMPARISON_FAILED', 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED']);
+
+function isIdTokenCheck(error: unknown): boolean {
+  const { code } = (error ?? {}) as { code?: unknown };
+  if (typeof code !== 'string') return false;
+  return (
+    ID_TOKEN_CHECKS.has(code) ||
+    (code === 'OAUTH_INVALID_RESPONSE' && claimCheck(error)?.claims !== undefined)
+  );
+}
+
+/** What a failed claim check says, and the check's own message: openid-client wraps oauth4webapi's error, whose cause it is. */
+export interface ClaimCheck {
+  message: string;
+  claim?: unknown;
+  expected?: unknown;
+  claims?: Record<string, unknown>;
+}
+
+export function claimCheck(error: unknown): ClaimCheck | undefined {
+  let at = error as { message?: unknown; cause?: unknown } | undefined;
+  for (let depth = 0; depth < 3 && at !== undefined && at !== null; depth++) {
+    const cause = at.cause as Partial<ClaimCheck> | undefined;
+    if (cause !== null && typeof cause === 'object' && ('claim' in cause || 'claims' in cause))
+      return { ...cause, message: String(at.message) };
+    at = at.cause as typeof at;
+  }
+  return undefined;
+}
 
 /**
  * Any failure of a provider exchange as the OAuth2Error the seam promises: the provider's own error
@@ -32,11 +59,13 @@ export function asOAuth2Error(error: unknown, doing: string): OAuth2Error {
     if (said.scope !== undefined) parameters.scope = said.scope.split(' ').filter((s) => s !== '');
     return new OAuth2Error(parameters, { cause: error });
   }
-  const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
-  if (typeof code === 'string' && ID_TOKEN_CHECKS.has(code))
+  if (isIdTokenCheck(error))
     return new OAuth2Error(
-      { error: 'invalid_token', error_description: `the ID token is refused: ${message}` },
+      {
+        error: 'invalid_token',
+        error_description: `the ID token is refused: ${claimCheck(error)?.message ?? message}`,
+      },
       { cause: error },
     );
   if (error instanceof ProviderFetchError)

@@ -24,6 +24,9 @@ export const OAuth2ProviderHeaplet = defineHeaplet({
       authorizeEndpoint: endpointUrl().optional(),
       tokenEndpoint: endpointUrl().optional(),
       userInfoEndpoint: endpointUrl().optional(),
+      // Portico's own, for declared endpoints: the identifier ID tokens name, and the provider's JWK set.
+      issuer: s.string().optional(),
+      jwksUri: endpointUrl().optional(),
       providerHandler: s.ref<Handler>('handler').optional(),
     })
     .refine(
@@ -31,7 +34,7 @@ export const OAuth2ProviderHeaplet = defineHeaplet({
       'a wellKnownConfiguration, or an authorizeEndpoint and a tokenEndpoint',
       (c) => problemOf(c)?.[0],
     ),
-  create: ({ config, heap, name }) => {
+  create: ({ config, heap, name, logger }) => {
     const handler = handlerOf(config.providerHandler, heap);
     const wellKnown = config.wellKnownConfiguration ?? config.wellKnownEndpoint;
     const issuer = new IssuerObject(
@@ -46,8 +49,11 @@ export const OAuth2ProviderHeaplet = defineHeaplet({
                 authorization_endpoint: config.authorizeEndpoint,
                 token_endpoint: config.tokenEndpoint,
                 userinfo_endpoint: config.userInfoEndpoint,
+                jwks_uri: config.jwksUri,
               },
+        identifier: config.issuer,
         handler,
+        logger,
         supportedDomains: [],
         skewSeconds: 0,
       }),
