@@ -2,7 +2,7 @@
  * The plugin contract: what a plugin package imports to provide heap object types, kept to the
  * names every kind of plugin needs (at most 40; docs/decisions records the policy). Helpers that
  * serve one kind of plugin are subpath entries (`/schema`, `/expressions`, `/conditions`,
- * `/http-helpers`, `/redis`, `/scripting`, `/sessions`, `/secrets`); tests import `/testing`. The machinery that
+ * `/http-helpers`, `/redis`, `/scripting`, `/sessions`, `/secrets`, `/audit`); tests import `/testing`. The machinery that
  * loads and serves configurations is `@portico/gateway-core/runtime`, which plugins do not import.
  */
 

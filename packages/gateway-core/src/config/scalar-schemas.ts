@@ -2,7 +2,7 @@ import { Duration } from '../duration/index.ts';
 import { compile, readsEnvironment } from '../expression/expression.ts';
 import { containsExpression } from '../expression/template.ts';
 import { nameCheck, whereWritten } from './expression-schemas.ts';
-import { fail, type ParseContext, type Parsed, record } from './parse-context.ts';
+import { fail, INVALID, type ParseContext, type Parsed, record } from './parse-context.ts';
 import { Schema } from './schema.ts';
 import { noteFromEnvironment, quoteSetting, writtenAt } from './secret-redaction.ts';
 
@@ -20,18 +20,8 @@ export abstract class ScalarSchema<T> extends Schema<T> {
   parseValue(value: unknown, path: string, ctx: ParseContext): Parsed<T> {
     let resolved = value;
     if (typeof value === 'string' && containsExpression(value)) {
-      try {
-        // Evaluated untyped, so that a result of the wrong type is reported rather than taken as null.
-        const expression = compile(value, 'any', {
-          logger: ctx.logger,
-          ...whereWritten(ctx, path),
-          names: nameCheck(ctx, path, value, new Set(Object.keys(ctx.bindings))),
-        });
-        resolved = expression.evaluate(ctx.bindings);
-        if (readsEnvironment(expression)) noteFromEnvironment(ctx, path, value, resolved);
-      } catch (error) {
-        return record(ctx, error, path);
-      }
+      resolved = evaluateSetting(value, path, ctx);
+      if (resolved === INVALID) return INVALID;
       // As written: the text evaluated holds what any token in it took from the environment.
       if (resolved === null)
         return this.absent(path, ctx, `evaluated to null (${writtenAt(ctx, path) ?? value})`);
@@ -46,6 +36,26 @@ export abstract class ScalarSchema<T> extends Schema<T> {
       return fail(ctx, path, `${quoteSetting(ctx, path, resolved)} is not ${this.expected}`, this.expected);
     }
     return accepted;
+  }
+}
+
+/**
+ * The value of a setting written as a `${...}` expression, evaluated while the configuration loads
+ * (untyped, so that a result of the wrong type is reported rather than taken as null); INVALID, with
+ * the problem recorded, when it does not compile or evaluate.
+ */
+export function evaluateSetting(text: string, path: string, ctx: ParseContext): unknown {
+  try {
+    const expression = compile(text, 'any', {
+      logger: ctx.logger,
+      ...whereWritten(ctx, path),
+      names: nameCheck(ctx, path, text, new Set(Object.keys(ctx.bindings))),
+    });
+    const resolved = expression.evaluate(ctx.bindings);
+    if (readsEnvironment(expression)) noteFromEnvironment(ctx, path, text, resolved);
+    return resolved;
+  } catch (error) {
+    return record(ctx, error, path);
   }
 }
 

@@ -1,0 +1,32 @@
+/**
+ * `@portico/gateway-core/audit`: for an audit event handler (kind `audit-handler`: a CSV file, a
+ * database, syslog ...) and for the audit service that delivers events to them. A handler package
+ * needs nothing else: the contract (`AuditEventHandler`, `auditHandler`), the event, the schema of
+ * its settings (`auditHandlerConfig`), the access topic's schema and the query filters it answers.
+ */
+export { ACCESS_TOPIC_SCHEMA, DRAFT_04, topicFields } from '../audit/access-topic.ts';
+export {
+  AUDIT_HANDLER,
+  type AuditEvent,
+  type AuditEventHandler,
+  type AuditHandlerDefinition,
+  type AuditQuery,
+  auditHandler,
+  isAuditHandler,
+  type JsonSchema,
+  type QueryFilter,
+  type QueryValue,
+} from '../audit/handler.ts';
+export {
+  AUDIT_TOPICS,
+  type AuditHandlerSettings,
+  auditHandlerConfig,
+  auditTopics,
+  evaluable,
+} from '../audit/handler-settings.ts';
+export {
+  MAX_QUERY_FILTER_LENGTH,
+  matchesQueryFilter,
+  parseQueryFilter,
+  pointerValue,
+} from '../audit/query-filter.ts';
