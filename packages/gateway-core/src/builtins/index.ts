@@ -8,6 +8,7 @@ import { StaticResponseHandlerHeaplet } from '../handlers/static-response.ts';
 import { definePlugin } from '../heap/heaplet.ts';
 import { ApiProtectionFilterHeaplet } from './api-protection.ts';
 import { ConsoleLogSinkHeaplet, FileLogSinkHeaplet, TemporaryStorageHeaplet } from './log-sink.ts';
+import { NoOpAuditServiceHeaplet } from './no-op-audit-service.ts';
 
 export { apiProtectionFilter } from './api-protection.ts';
 
@@ -30,5 +31,6 @@ export const coreManifest = definePlugin({
     ConsoleLogSinkHeaplet,
     FileLogSinkHeaplet,
     TemporaryStorageHeaplet,
+    NoOpAuditServiceHeaplet,
   ],
 });

@@ -3,7 +3,17 @@
  * database, syslog ...) and for the audit service that delivers events to them. A handler package
  * needs nothing else: the contract (`AuditEventHandler`, `auditHandler`), the event, the schema of
  * its settings (`auditHandlerConfig`), the access topic's schema and the query filters it answers.
+ * The service implements `AccessAuditor`, what a route's `auditService` must be, and makes each
+ * route's `AccessRecord`s into access events (`accessEvent`).
  */
+export {
+  ACCESS_AUDITOR,
+  ACCESS_EVENT_NAME,
+  type AccessAuditor,
+  type AccessRecord,
+  accessEvent,
+  isAccessAuditor,
+} from '../audit/access.ts';
 export { ACCESS_TOPIC_SCHEMA, DRAFT_04, topicFields } from '../audit/access-topic.ts';
 export {
   AUDIT_HANDLER,

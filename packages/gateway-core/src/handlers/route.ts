@@ -1,6 +1,8 @@
+import { type AccessAuditor, failureStatus, isAccessAuditor } from '../audit/access.ts';
 import { type Condition, condition } from '../config/condition-schema.ts';
 import { keepMarks, mergeMarked } from '../config/from-environment.ts';
 import { checkConfig } from '../config/parse-config.ts';
+import { Reference } from '../config/reference.ts';
 import type { Infer } from '../config/schema.ts';
 import { s } from '../config/schema-builders.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
@@ -9,6 +11,7 @@ import { collectRequestBodyReads } from '../expression/body-reads.ts';
 import type { Bindings } from '../expression/compiler.ts';
 import type { Heap } from '../heap/heap.ts';
 import { referenceAt } from '../heap/references.ts';
+import type { Headers } from '../http/headers.ts';
 import type { Request, Response } from '../http/message.ts';
 import type { Uri } from '../http/uri.ts';
 import { isRecord } from '../is-record.ts';
@@ -70,6 +73,8 @@ export class Route implements Handler {
   readonly #readsBody: boolean;
   /** Something the route runs reads the request body, at any phase: buffered before the handler runs. */
   readonly #handlerReadsBody: boolean;
+  /** The route's `auditService`: told of every exchange through the route. */
+  readonly #auditor: AccessAuditor | undefined;
   #active = 0;
   #drained: (() => void) | undefined;
 
@@ -83,6 +88,8 @@ export class Route implements Handler {
     heap: Heap;
     /** The handler (its filters, decorations, session) reads the request body, at any phase. */
     readsRequestBody?: boolean;
+    /** The route's audit service (its `auditService`). */
+    auditor?: AccessAuditor;
   }) {
     this.id = init.id;
     this.name = init.name;
@@ -94,6 +101,7 @@ export class Route implements Handler {
     this.#handler = init.handler;
     this.#baseURI = init.baseURI;
     this.#heap = init.heap;
+    this.#auditor = init.auditor;
   }
 
   get info(): RouteInfo {
@@ -122,6 +130,12 @@ export class Route implements Handler {
 
   handle(context: Context, request: Request): Promise<Response> {
     this.#active++;
+    // A route without an audit service pays this test, and nothing more.
+    if (this.#auditor !== undefined) return this.#audited(this.#auditor, context, request);
+    return this.#enter(context, request);
+  }
+
+  #enter(context: Context, request: Request): Promise<Response> {
     // Read after the body went upstream (a response-phase filter), it would be gone: buffered now,
     // within the entity limit (413 past it), and sent on from memory.
     if (this.#handlerReadsBody && !request.entity.isBuffered) {
@@ -166,6 +180,42 @@ export class Route implements Handler {
     return answer;
   }
 
+  /**
+   * Hands the request on and tells the audit service of the exchange once its answer settles: the
+   * request as it entered the route (its URI object is never changed: the route hands a copy on, and
+   * the headers are a copy that shares the arrived fields until a filter changes them), the status
+   * of the response or of the gateway's answer to the failure, and the time it took.
+   */
+  #audited(auditor: AccessAuditor, context: Context, request: Request): Promise<Response> {
+    const started = Date.now();
+    const { method, uri } = request;
+    const headers: Headers = request.headers.clone();
+    const record = (status: number, responseHeaders: Headers | undefined) => {
+      try {
+        auditor.access({
+          started,
+          elapsed: Date.now() - started,
+          transactionId: context.transactionId,
+          client: context.client,
+          method,
+          uri,
+          headers,
+          status,
+          responseHeaders,
+        });
+      } catch {
+        // An auditor must not throw (it queues); one that does must not reject this reaction, which
+        // nothing awaits: the exchange is answered all the same.
+      }
+    };
+    const answer = this.#enter(context, request);
+    answer.then(
+      (response) => record(response.status, response.headers),
+      (error: unknown) => record(failureStatus(error), undefined),
+    );
+    return answer;
+  }
+
   /** One function for every request (no closure each). */
   readonly #leave = (): void => {
     if (--this.#active === 0) this.#drained?.();
@@ -186,6 +236,11 @@ export class Route implements Handler {
           resolve();
         };
       });
+    }
+    if (this.#auditor !== undefined) {
+      // The last exchanges' records are given once their answers' reactions have run: after this turn.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.#auditor.flush();
     }
     await this.#heap.destroy();
   }
@@ -254,6 +309,7 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     const { value: handler, reads } = await collectRequestBodyReads(() =>
       routeHandler(heap, config, decorators, problems, { name, file, logger }),
     );
+    const auditor = await routeAuditor(heap, config.auditService, file, problems);
     if (problems.length > 0) throw combine(problems, file);
     const route = new Route({
       id,
@@ -261,6 +317,7 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
       handler,
       heap,
       readsRequestBody: reads,
+      ...(auditor === undefined ? {} : { auditor }),
       ...(file === undefined ? {} : { file }),
       ...(config.condition === undefined ? {} : { condition: config.condition }),
       ...(config.baseURI === undefined ? {} : { baseURI: config.baseURI }),
@@ -325,6 +382,37 @@ function withUnusedProblems(error: unknown, unused: PorticoError[], file: string
   const seen = new Set(found.map((p) => p.toString()));
   const added = unused.filter((p) => !seen.has(p.toString()));
   return added.length === 0 ? error : combine([...found, ...added], file);
+}
+
+/**
+ * The audit service the route's `auditService` names (a heap name or an inline declaration), which
+ * must be one (an AuditService): otherwise a PORTICO_E_REFERENCE problem at `$.auditService`.
+ */
+async function routeAuditor(
+  heap: Heap,
+  auditService: unknown,
+  file: string | undefined,
+  problems: PorticoError[],
+): Promise<AccessAuditor | undefined> {
+  if (auditService === undefined) return undefined;
+  const reference = new Reference(
+    'object',
+    auditService as string | Record<string, unknown>,
+    '$.auditService',
+    file,
+    undefined,
+    { test: isAccessAuditor, expected: 'an audit service such as AuditService' },
+  );
+  try {
+    const auditor = await heap.resolve(reference, 'object');
+    // Validating, the service is a stand-in (checked, not created). One that keeps nothing is left
+    // out: the route's requests cost what they cost without it.
+    return isAccessAuditor(auditor) && auditor.silent !== true ? auditor : undefined;
+  } catch (error) {
+    if (!isPorticoError(error)) throw error;
+    problems.push(...problemsOf(error));
+    return undefined;
+  }
 }
 
 /** The route's handler, using the session producer `session` names (a heap name or inline declaration). */

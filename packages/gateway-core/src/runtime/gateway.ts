@@ -47,6 +47,7 @@ export const DEFAULT_OBJECTS = [
   { name: 'LogSink', type: 'ConsoleLogSink' },
   { name: 'TemporaryStorage', type: 'TemporaryStorage' },
   { name: 'ApiProtectionFilter', type: 'ApiProtectionFilter' },
+  { name: 'AuditService', type: 'NoOpAuditService' },
   { name: 'audit', type: 'AuditDecorator' },
   { name: 'baseURI', type: 'BaseUriDecorator' },
   { name: 'capture', type: 'CaptureDecorator' },

@@ -41,6 +41,8 @@ export const adminSchema = s.object({
   heap: s.any().optional(),
   properties: s.map(s.any()).optional(),
   apiProtectionFilter: s.any().optional(),
+  // The incumbents' audit service of the administrative endpoints: read, not applied (a departure).
+  auditService: s.any().optional(),
   mode: s.enumOf(['PRODUCTION', 'DEVELOPMENT', 'EVALUATION'] as const).default('PRODUCTION'),
   temporaryDirectory: s.string().optional(),
   temporaryStorage: s.any().optional(),

@@ -1,0 +1,122 @@
+import type { ClientInfo } from '../context/context.ts';
+import { ErrorCode, isPorticoError } from '../errors.ts';
+import { parseCookieHeaders } from '../http/cookies.ts';
+import { parseForm } from '../http/entity.ts';
+import type { Headers } from '../http/headers.ts';
+import type { Uri } from '../http/uri.ts';
+import type { AuditEvent } from './handler.ts';
+
+/** The brand of what a route's `auditService` must be (an AuditService). */
+export const ACCESS_AUDITOR: unique symbol = Symbol.for('portico.accessAuditor') as never;
+
+/** The incumbents' name for the access events a gateway sends. */
+export const ACCESS_EVENT_NAME = 'OPENIG-HTTP-ACCESS';
+
+/**
+ * What a route's `auditService` is to the route: something that takes the record of each exchange
+ * through the route. The core knows no more of the audit service than this (it is a plugin).
+ */
+export interface AccessAuditor {
+  readonly [ACCESS_AUDITOR]: true;
+  /**
+   * True when it keeps nothing (the default no-op service, a service whose handlers are all
+   * disabled): the route then records nothing, at no cost.
+   */
+  readonly silent?: boolean;
+  /**
+   * One exchange through a route, once its answer settled (a response, or a failure). Called on the
+   * request path: it must return at once and never throw (it queues; the event is made later).
+   */
+  access(record: AccessRecord): void;
+  /**
+   * Resolves once what was given to `access` so far has been delivered (or given up): a route that
+   * is removed or replaced waits for it before its heap goes.
+   */
+  flush(): Promise<void>;
+}
+
+/**
+ * The facts of one exchange through a route, as the route saw them: the request as it entered the
+ * route (before any filter changed it), and the answer.
+ */
+export interface AccessRecord {
+  /** When the request entered the route, in milliseconds since the epoch. */
+  readonly started: number;
+  /** Milliseconds from then until the answer settled. */
+  readonly elapsed: number;
+  readonly transactionId: string;
+  readonly client: ClientInfo;
+  readonly method: string;
+  /** The URI the request entered the route with. */
+  readonly uri: Uri;
+  /** The headers the request entered the route with. */
+  readonly headers: Headers;
+  /** The status of the response, or of the gateway's own answer to a failure. */
+  readonly status: number;
+  /** The response's headers; undefined when the exchange failed. */
+  readonly responseHeaders: Headers | undefined;
+}
+
+export function isAccessAuditor(value: unknown): value is AccessAuditor {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[ACCESS_AUDITOR] === true &&
+    typeof (value as AccessAuditor).access === 'function'
+  );
+}
+
+/**
+ * The status a failure that escaped a route's filters is answered with: 413 for a body past its
+ * bound, the upstream's 502 or 504, else 500.
+ */
+export function failureStatus(error: unknown): number {
+  if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE)) return 413;
+  if (isPorticoError(error, ErrorCode.UPSTREAM))
+    return (error as { upstreamStatus?: number }).upstreamStatus ?? 502;
+  return 500;
+}
+
+/**
+ * The access event of a record, as the incumbents' gateway makes it: `eventName`
+ * OPENIG-HTTP-ACCESS, the ISO-8601 UTC `timestamp` of the request's arrival, `server` and `client`
+ * addresses, `http.request` from the request as it entered the route (`path` is the scheme and
+ * authority with the raw path, without the query, which `queryParameters` holds), `http.response`
+ * headers, and `response` with `status` FAILED for 4xx and 5xx (SUCCESSFUL otherwise), the
+ * `statusCode` as a string and `elapsedTime` in milliseconds.
+ */
+export function accessEvent(record: AccessRecord, id: string): AuditEvent {
+  const { uri, client } = record;
+  const authority = uri.authority;
+  const path = `${uri.scheme ?? (client.isSecure ? 'https' : 'http')}://${authority ?? ''}${uri.rawPath}`;
+  const cookies: Record<string, string> = {};
+  for (const [name, found] of Object.entries(parseCookieHeaders(record.headers.getAll('cookie'))))
+    cookies[name] = found[0]!.value;
+  return {
+    _id: id,
+    timestamp: new Date(record.started).toISOString(),
+    eventName: ACCESS_EVENT_NAME,
+    transactionId: record.transactionId,
+    server: { ip: client.localAddress, port: client.localPort },
+    client: { ip: client.remoteAddress, port: client.remotePort },
+    http: {
+      request: {
+        secure: client.isSecure,
+        method: record.method,
+        path,
+        queryParameters: uri.rawQuery === null ? {} : parseForm(uri.rawQuery),
+        headers: record.headers.toJSON(),
+        cookies,
+      },
+      ...(record.responseHeaders === undefined
+        ? {}
+        : { response: { headers: record.responseHeaders.toJSON() } }),
+    },
+    response: {
+      status: record.status >= 400 ? 'FAILED' : 'SUCCESSFUL',
+      statusCode: String(record.status),
+      elapsedTime: record.elapsed,
+      elapsedTimeUnits: 'MILLISECONDS',
+    },
+  };
+}
