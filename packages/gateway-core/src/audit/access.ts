@@ -81,17 +81,23 @@ export function failureStatus(error: unknown): number {
  * The access event of a record, as the incumbents' gateway makes it: `eventName`
  * OPENIG-HTTP-ACCESS, the ISO-8601 UTC `timestamp` of the request's arrival, `server` and `client`
  * addresses, `http.request` from the request as it entered the route (`path` is the scheme and
- * authority with the raw path, without the query, which `queryParameters` holds), `http.response`
- * headers, and `response` with `status` FAILED for 4xx and 5xx (SUCCESSFUL otherwise), the
+ * authority with the raw path, without the query, which `queryParameters` holds; the Cookie field
+ * as `cookies`), `http.response` headers, and `response` with `status` FAILED for 4xx and 5xx (SUCCESSFUL otherwise), the
  * `statusCode` as a string and `elapsedTime` in milliseconds.
  */
 export function accessEvent(record: AccessRecord, id: string): AuditEvent {
   const { uri, client } = record;
   const authority = uri.authority;
   const path = `${uri.scheme ?? (client.isSecure ? 'https' : 'http')}://${authority ?? ''}${uri.rawPath}`;
+  // The Cookie field is not among the headers: its first value is given as cookies, name → value
+  // (the last of a repeated name), as the incumbents' event builder does.
+  const headers = record.headers.toJSON();
+  for (const name of Object.keys(headers)) if (name.toLowerCase() === 'cookie') delete headers[name];
   const cookies: Record<string, string> = {};
-  for (const [name, found] of Object.entries(parseCookieHeaders(record.headers.getAll('cookie'))))
-    cookies[name] = found[0]!.value;
+  const cookieField = record.headers.get('cookie');
+  if (cookieField !== undefined)
+    for (const [name, found] of Object.entries(parseCookieHeaders([cookieField])))
+      cookies[name] = found[found.length - 1]!.value;
   return {
     _id: id,
     timestamp: new Date(record.started).toISOString(),
@@ -105,7 +111,7 @@ export function accessEvent(record: AccessRecord, id: string): AuditEvent {
         method: record.method,
         path,
         queryParameters: uri.rawQuery === null ? {} : parseForm(uri.rawQuery),
-        headers: record.headers.toJSON(),
+        headers,
         cookies,
       },
       ...(record.responseHeaders === undefined

@@ -148,7 +148,7 @@ describe("a route's auditService", () => {
           method: 'GET',
           path: 'http://gw.example:8080/a/b',
           queryParameters: { q: ['1', '2'], x: [' y'] },
-          headers: { 'x-gone': ['here'], cookie: ['sid=abc; lang=en'], host: ['gw.example:8080'] },
+          headers: { 'x-gone': ['here'], host: ['gw.example:8080'] },
           cookies: { sid: 'abc', lang: 'en' },
         },
         response: { headers: { 'Content-Length': ['0'], 'x-answer': ['yes'] } },
@@ -245,5 +245,14 @@ describe("a route's auditService", () => {
   it('costs a route without one nothing: no record, the request as it was', async () => {
     const r = await route({ handler: ok });
     expect((await r.handle(new Context(), request())).status).toBe(201);
+  });
+});
+
+describe('a route without an auditService', () => {
+  it('uses the heap object named AuditService, as the incumbents do', async () => {
+    made.length = 0;
+    const r = await route({ heap: [{ name: 'AuditService', type: 'RecordingAuditService' }], handler: ok });
+    await r.handle(new Context(), request());
+    expect(made[0]!.records).toHaveLength(1);
   });
 });

@@ -384,6 +384,8 @@ function withUnusedProblems(error: unknown, unused: PorticoError[], file: string
   return added.length === 0 ? error : combine([...found, ...added], file);
 }
 
+const DEFAULT_AUDIT_SERVICE = 'AuditService';
+
 /**
  * The audit service the route's `auditService` names (a heap name or an inline declaration), which
  * must be one (an AuditService): otherwise a PORTICO_E_REFERENCE problem at `$.auditService`.
@@ -394,10 +396,14 @@ async function routeAuditor(
   file: string | undefined,
   problems: PorticoError[],
 ): Promise<AccessAuditor | undefined> {
-  if (auditService === undefined) return undefined;
+  // Without the field, the heap object named AuditService, if any, as the incumbents do: by default
+  // the silent NoOpAuditService; one declared in config.json audits every route, one in a route's
+  // heap that route.
+  const named = auditService ?? (heap.has(DEFAULT_AUDIT_SERVICE) ? DEFAULT_AUDIT_SERVICE : undefined);
+  if (named === undefined) return undefined;
   const reference = new Reference(
     'object',
-    auditService as string | Record<string, unknown>,
+    named as string | Record<string, unknown>,
     '$.auditService',
     file,
     undefined,
