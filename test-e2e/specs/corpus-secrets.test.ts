@@ -35,8 +35,18 @@ const LEFT: Record<string, [string, string, string][]> = {
       "no heap object named 'TransactionIdOutboundFilter'",
     ],
     ['PORTICO_E_UNKNOWN_TYPE', '$.heap[4].config.handler.type', "unknown type 'Delegate'"],
-    ['PORTICO_E_UNKNOWN_TYPE', '$.heap[6].type', "unknown type 'AuditService'"],
-    ['PORTICO_E_UNKNOWN_TYPE', '$.heap[7].type', "unknown type 'AuditService'"],
+    // The incumbents' JSON audit handler, which no package provides (docs/type-status.json), and
+    // the CSV one, which issue 39's @portico/audit-handler-csv does.
+    [
+      'PORTICO_E_UNKNOWN_TYPE',
+      '$.heap[6].config["event-handlers"][0].type',
+      "unknown type 'org.forgerock.audit.handlers.json.JsonAuditEventHandler'",
+    ],
+    [
+      'PORTICO_E_UNKNOWN_TYPE',
+      '$.heap[7].config["event-handlers"][0].type',
+      "unknown type 'org.forgerock.audit.handlers.csv.CsvAuditEventHandler'",
+    ],
   ],
   'CharanMann__IG-Examples/ig-fidc/config/admin.json': [
     // A TLS options object admin.json connectors do not take (they take PEM files).

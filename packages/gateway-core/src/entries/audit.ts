@@ -40,3 +40,9 @@ export {
   parseQueryFilter,
   pointerValue,
 } from '../audit/query-filter.ts';
+export {
+  type AuditAnswer,
+  type AuditServiceView,
+  auditServicesOf,
+  freeAuditServiceId,
+} from '../audit/services.ts';
