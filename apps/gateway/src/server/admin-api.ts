@@ -1,4 +1,5 @@
-import { type Handler, Response } from '@portico/gateway-core';
+import { type Handler, isPorticoError, Response } from '@portico/gateway-core';
+import { type AuditAnswer, auditServicesOf, parseQueryFilter } from '@portico/gateway-core/audit';
 import type { Gateway } from './gateway.ts';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
@@ -6,7 +7,8 @@ const VERSION = process.env.npm_package_version ?? '0.1.0';
 /**
  * The administrative endpoints under `/<prefix>/` (default `/openig/`, as the incumbents use):
  * `ping` (liveness), `api/info` (version, uptime), `api/routes` (the routes each router serves, in
- * the order it tries them, and the route files that failed to load with their problems).
+ * the order it tries them, and the route files that failed to load with their problems), `api/audit`
+ * (the audit services, their counters, and the queries of their handlers for queries).
  */
 export function adminHandler(gateway: Gateway, prefix: string): Handler {
   const base = `/${prefix.toLowerCase()}`;
@@ -40,7 +42,15 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
               })),
             })),
           });
+        case '/api/audit':
+          return json(200, {
+            services: [...auditServicesOf(gateway.loaded.adminHeap).values()].map((service) =>
+              service.status(),
+            ),
+          });
         default:
+          if (path.startsWith('/api/audit/'))
+            return auditQuery(gateway, request.uri.path.slice(base.length), request.queryParams);
           return json(404, { error: 'no such administrative endpoint', path: request.uri.path });
       }
     },
@@ -48,3 +58,51 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
 }
 
 const json = (status: number, value: unknown): Response => Response.json(status, value);
+
+/** The most events a query answers with; `_pageSize` may ask for fewer. */
+const MAX_PAGE_SIZE = 1000;
+const DEFAULT_PAGE_SIZE = 100;
+
+/**
+ * `api/audit/<service>/<topic>?_queryFilter=...[&_pageSize=n]` (a query) and
+ * `api/audit/<service>/<topic>/<id>` (a read), answered by the service's handler for queries, in the
+ * incumbents' REST shapes (`{"result": [...], "resultCount": n, ...}`, or the event).
+ */
+async function auditQuery(
+  gateway: Gateway,
+  path: string,
+  query: Record<string, string[]>,
+): Promise<Response> {
+  const segments = path.replace(/\/+$/, '').split('/').slice(3);
+  const [serviceId, topic, id, ...rest] = segments;
+  if (serviceId === undefined || topic === undefined || rest.length > 0 || segments.some((s) => s === ''))
+    return json(400, { error: 'expected /api/audit/<service>/<topic>[/<id>]' });
+  const service = auditServicesOf(gateway.loaded.adminHeap).get(serviceId);
+  if (service === undefined) return json(404, { error: `no audit service '${serviceId}'` });
+  if (id !== undefined) return answer(await service.read(topic, id), (event) => event);
+  const filterText = query._queryFilter?.[0];
+  if (filterText === undefined)
+    return json(400, { error: 'a query needs _queryFilter (true for every event)' });
+  const pageSize = query._pageSize?.[0] === undefined ? DEFAULT_PAGE_SIZE : Number(query._pageSize[0]);
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE)
+    return json(400, { error: `_pageSize is an integer from 1 to ${MAX_PAGE_SIZE}` });
+  let filter: ReturnType<typeof parseQueryFilter>;
+  try {
+    filter = parseQueryFilter(filterText);
+  } catch (error) {
+    if (!isPorticoError(error)) throw error;
+    return json(400, { error: error.message });
+  }
+  return answer(await service.query(topic, filter, pageSize), (events) => ({
+    result: events,
+    resultCount: events.length,
+    pagedResultsCookie: null,
+    totalPagedResultsPolicy: 'NONE',
+    totalPagedResults: -1,
+    remainingPagedResults: -1,
+  }));
+}
+
+function answer<T>(found: AuditAnswer<T>, body: (value: T) => unknown): Response {
+  return found.ok ? json(200, body(found.value)) : json(found.status, { error: found.message });
+}

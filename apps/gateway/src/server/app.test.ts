@@ -1,7 +1,21 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defineHeaplet, definePlugin, ErrorCode, type Handler, Response, s } from '@portico/gateway-core';
+import {
+  defineHeaplet,
+  definePlugin,
+  ErrorCode,
+  type Handler,
+  type PluginManifest,
+  Response,
+  s,
+} from '@portico/gateway-core';
+import {
+  type AuditEvent,
+  auditHandler,
+  auditHandlerConfig,
+  matchesQueryFilter,
+} from '@portico/gateway-core/audit';
 import { createMemoryLogger } from '@portico/gateway-core/runtime';
 import inject from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,8 +43,8 @@ function instanceWith(files: Record<string, unknown>) {
   return locateInstance({ base });
 }
 
-async function appFor(files: Record<string, unknown>) {
-  const gateway = await Gateway.load(instanceWith(files), logger);
+async function appFor(files: Record<string, unknown>, plugins: PluginManifest[] = []) {
+  const gateway = await Gateway.load(instanceWith(files), logger, { plugins });
   gateways.push(gateway);
   const callback = createRequestListener(gateway, logger);
   return (options: Parameters<typeof inject>[1]) => inject(callback, options);
@@ -324,5 +338,103 @@ describe('locateInstance', () => {
     expect(() => locateInstance({ base: name, env: elsewhere })).toThrow(
       `--base names ${path.resolve(name)}, which does not exist`,
     );
+  });
+});
+
+/** An audit handler as a third party writes one: it keeps its events in memory and answers queries. */
+const kept: AuditEvent[] = [];
+const memoryAudit = definePlugin({
+  name: 'app-test-audit',
+  version: '0.0.0',
+  heaplets: [
+    defineHeaplet({
+      type: 'KeptAuditEventHandler',
+      kind: 'audit-handler',
+      config: auditHandlerConfig({}),
+      create: ({ config }) =>
+        auditHandler({
+          name: config.name,
+          topics: config.topics,
+          publish: async (_topic, events) => {
+            kept.push(...events);
+          },
+          query: async (_topic, { filter, limit }) =>
+            kept.filter((event) => matchesQueryFilter(filter, event)).slice(0, limit),
+          read: async (_topic, id) => kept.find((event) => event._id === id),
+        }),
+    }),
+  ],
+});
+
+describe('the audit endpoints', () => {
+  it('list the audit services and their counters, and answer queries and reads, from loopback only', async () => {
+    kept.length = 0;
+    const call = await appFor(
+      {
+        'config/config.json': {
+          heap: [
+            {
+              name: 'AuditService',
+              type: 'AuditService',
+              config: {
+                config: { handlerForQueries: 'kept' },
+                'event-handlers': [
+                  {
+                    class: 'org.example.KeptAuditEventHandler',
+                    config: { name: 'kept', topics: ['access'] },
+                  },
+                ],
+              },
+            },
+          ],
+          handler: { type: 'Router' },
+        },
+        'config/routes/a.json': hello('from a'),
+      },
+      [memoryAudit],
+    );
+    for (const url of ['/one', '/two?x=1', '/three']) expect((await call({ url })).statusCode).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const local = { remoteAddress: '127.0.0.1' };
+    const listed = (await call({ url: '/openig/api/audit', ...local })).json();
+    expect(listed).toMatchObject({
+      services: [
+        {
+          id: 'AuditService',
+          handlerForQueries: 'kept',
+          received: 3,
+          handlers: [
+            { name: 'kept', queued: 3, written: 3, retried: 0, dropped: 0, pending: 0, retryAt: null },
+          ],
+        },
+      ],
+    });
+    const filter = encodeURIComponent('/http/request/path co "/t" and /response/statusCode eq "200"');
+    const found = await call({
+      url: `/openig/api/audit/AuditService/access?_queryFilter=${filter}`,
+      ...local,
+    });
+    expect(found.statusCode).toBe(200);
+    expect(found.json()).toMatchObject({ resultCount: 2, pagedResultsCookie: null });
+    expect(
+      found.json().result.map((e: { http: { request: { path: string } } }) => e.http.request.path),
+    ).toEqual(['http://localhost:80/two', 'http://localhost:80/three']);
+    const one = await call({
+      url: '/openig/api/audit/AuditService/access?_queryFilter=true&_pageSize=1',
+      ...local,
+    });
+    expect(one.json().resultCount).toBe(1);
+    const id = one.json().result[0]._id;
+    const read = await call({ url: `/openig/api/audit/AuditService/access/${id}`, ...local });
+    expect(read.json()).toMatchObject({ _id: id, eventName: 'OPENIG-HTTP-ACCESS' });
+    const status = async (url: string) => (await call({ url, ...local })).statusCode;
+    expect(await status('/openig/api/audit/AuditService/access/no-such-id')).toBe(404);
+    expect(await status('/openig/api/audit/NoSuchService/access?_queryFilter=true')).toBe(404);
+    expect(await status('/openig/api/audit/AuditService/access')).toBe(400);
+    expect(await status('/openig/api/audit/AuditService/access?_queryFilter=(true')).toBe(400);
+    expect(await status('/openig/api/audit/AuditService/access?_queryFilter=true&_pageSize=0')).toBe(400);
+    expect(await status('/openig/api/audit/AuditService/other?_queryFilter=true')).toBe(501);
+    expect(await status('/openig/api/audit/AuditService')).toBe(400);
+    expect((await call({ url: '/openig/api/audit', remoteAddress: '10.1.2.3' })).statusCode).toBe(403);
   });
 });

@@ -12,7 +12,7 @@ export type AuditAnswer<T> =
  * and leave when destroyed; the server lists them without depending on their package.
  */
 export interface AuditServiceView {
-  /** Unique among the gateway's audit services: the heap object's name, `~2`, `~3` ... added when taken. */
+  /** Unique among the gateway's audit services, and a URL path segment as it is (`freeAuditServiceId`). */
   readonly id: string;
   readonly topics: readonly string[];
   /** Counters and settings, as JSON. */
@@ -26,10 +26,15 @@ export function auditServicesOf(heap: Pick<HeapView, 'shared'>): Map<string, Aud
   return heap.shared('@portico/gateway-core:audit-services', () => new Map<string, AuditServiceView>());
 }
 
-/** An id for a service named `name` not yet taken in `services`. */
+/**
+ * An id for a service named `name` not yet taken in `services`, fit for a URL path segment: the
+ * characters a segment would have to escape (an inline declaration's name holds `/` and `#`) become
+ * `_`, and `~2`, `~3` ... tell apart services of the same name.
+ */
 export function freeAuditServiceId(services: ReadonlyMap<string, unknown>, name: string): string {
-  if (!services.has(name)) return name;
+  const id = name.replace(/[^A-Za-z0-9._-]/g, '_') || '_';
+  if (!services.has(id)) return id;
   let n = 2;
-  while (services.has(`${name}~${n}`)) n++;
-  return `${name}~${n}`;
+  while (services.has(`${id}~${n}`)) n++;
+  return `${id}~${n}`;
 }
