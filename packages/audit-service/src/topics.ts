@@ -113,38 +113,85 @@ function propertiesOf(definition: unknown): Record<string, unknown> | undefined 
 /**
  * The first way `value` breaks `schema` (draft-04: `type`, `properties`, `required`, `items`,
  * `enum`, `additionalProperties: false`), as a JSON pointer and a reason, or undefined when it
- * conforms. One walk over the value.
+ * conforms. The schema is compiled into checks once (kept per schema object); a check walks the
+ * value once, and the pointer is only made for a value that breaks it.
  */
-export function schemaViolation(schema: unknown, value: unknown, at = ''): string | undefined {
-  if (typeof schema !== 'object' || schema === null) return undefined;
-  const s = schema as Record<string, unknown>;
-  if (s.type !== undefined && !hasType(value, s.type))
-    return `${at || '/'} is not of type ${JSON.stringify(s.type)}`;
-  if (Array.isArray(s.enum) && !s.enum.some((allowed) => allowed === value))
-    return `${at || '/'} is not one of the values allowed`;
-  if (isObject(value)) {
-    if (Array.isArray(s.required)) {
-      for (const field of s.required)
-        if (typeof field === 'string' && value[field] === undefined) return `${at}/${field} is required`;
-    }
-    const properties = isObject(s.properties) ? s.properties : {};
-    for (const [field, child] of Object.entries(value)) {
-      const declared = properties[field];
-      if (declared !== undefined) {
-        const found = schemaViolation(declared, child, `${at}/${escapeSegment(field)}`);
-        if (found !== undefined) return found;
-      } else if (s.additionalProperties === false) {
-        return `${at}/${escapeSegment(field)} is not a field of the schema`;
+export function schemaViolation(schema: unknown, value: unknown): string | undefined {
+  const found = checkOf(schema)(value);
+  if (found === undefined) return undefined;
+  const pointer = found.at
+    .reverse()
+    .map((segment) => `/${escapeSegment(segment)}`)
+    .join('');
+  return `${pointer || '/'} ${found.reason}`;
+}
+
+/** A violation: the reason, and the path to it, innermost segment first (pushed on the way out). */
+interface Violation {
+  at: string[];
+  reason: string;
+}
+
+type Check = (value: unknown) => Violation | undefined;
+
+const NO_CHECK: Check = () => undefined;
+const compiled = new WeakMap<object, Check>();
+
+function checkOf(schema: unknown): Check {
+  if (typeof schema !== 'object' || schema === null) return NO_CHECK;
+  let check = compiled.get(schema);
+  if (check === undefined) {
+    check = compile(schema as Record<string, unknown>);
+    compiled.set(schema, check);
+  }
+  return check;
+}
+
+function compile(s: Record<string, unknown>): Check {
+  const type = s.type;
+  const typeReason = `is not of type ${JSON.stringify(type)}`;
+  const allowed = Array.isArray(s.enum) ? s.enum : undefined;
+  const required = Array.isArray(s.required)
+    ? s.required.filter((f): f is string => typeof f === 'string')
+    : [];
+  const properties = new Map<string, Check>();
+  if (isObject(s.properties))
+    for (const [field, child] of Object.entries(s.properties)) properties.set(field, checkOf(child));
+  const closed = s.additionalProperties === false;
+  const items = s.items !== undefined && !Array.isArray(s.items) ? checkOf(s.items) : undefined;
+  const walksFields = properties.size > 0 || closed;
+  return (value) => {
+    if (type !== undefined && !hasType(value, type)) return { at: [], reason: typeReason };
+    if (allowed !== undefined && !allowed.some((one) => one === value))
+      return { at: [], reason: 'is not one of the values allowed' };
+    if (isObject(value)) {
+      for (const field of required)
+        if (value[field] === undefined) return { at: [field], reason: 'is required' };
+      if (walksFields) {
+        for (const field in value) {
+          const check = properties.get(field);
+          if (check !== undefined) {
+            const found = check(value[field]);
+            if (found !== undefined) {
+              found.at.push(field);
+              return found;
+            }
+          } else if (closed) {
+            return { at: [field], reason: 'is not a field of the schema' };
+          }
+        }
+      }
+    } else if (items !== undefined && Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const found = items(value[i]);
+        if (found !== undefined) {
+          found.at.push(String(i));
+          return found;
+        }
       }
     }
-  }
-  if (Array.isArray(value) && s.items !== undefined && !Array.isArray(s.items)) {
-    for (const [i, item] of value.entries()) {
-      const found = schemaViolation(s.items, item, `${at}/${i}`);
-      if (found !== undefined) return found;
-    }
-  }
-  return undefined;
+    return undefined;
+  };
 }
 
 function hasType(value: unknown, type: unknown): boolean {

@@ -91,8 +91,7 @@ export function accessEvent(record: AccessRecord, id: string): AuditEvent {
   const path = `${uri.scheme ?? (client.isSecure ? 'https' : 'http')}://${authority ?? ''}${uri.rawPath}`;
   // The Cookie field is not among the headers: its first value is given as cookies, name → value
   // (the last of a repeated name), as the incumbents' event builder does.
-  const headers = record.headers.toJSON();
-  for (const name of Object.keys(headers)) if (name.toLowerCase() === 'cookie') delete headers[name];
+  const headers = headersObject(record.headers);
   const cookies: Record<string, string> = {};
   const cookieField = record.headers.get('cookie');
   if (cookieField !== undefined)
@@ -100,7 +99,7 @@ export function accessEvent(record: AccessRecord, id: string): AuditEvent {
       cookies[name] = found[found.length - 1]!.value;
   return {
     _id: id,
-    timestamp: new Date(record.started).toISOString(),
+    timestamp: isoTimestamp(record.started),
     eventName: ACCESS_EVENT_NAME,
     transactionId: record.transactionId,
     server: { ip: client.localAddress, port: client.localPort },
@@ -125,4 +124,36 @@ export function accessEvent(record: AccessRecord, id: string): AuditEvent {
       elapsedTimeUnits: 'MILLISECONDS',
     },
   };
+}
+
+/**
+ * Name → values, the name as it first arrived, fields whose names differ only in case together, the
+ * Cookie field left out: what `Headers.toJSON` gives but for it, made from the fields without
+ * grouping them into a Map first (this runs for every audited request).
+ */
+function headersObject(headers: Headers): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  const keys: Record<string, string> = {};
+  headers.forEachField((name, value) => {
+    const lower = name.toLowerCase();
+    if (lower === 'cookie') return;
+    const key = (keys[lower] ??= name);
+    const values = out[key];
+    if (values === undefined) out[key] = [value];
+    else values.push(value);
+  });
+  return out;
+}
+
+/** The last millisecond formatted, and its text: many events of a busy second share one. */
+let lastMillis = Number.NaN;
+let lastText = '';
+
+/** ISO-8601 in UTC, to the millisecond (`2026-01-02T03:04:05.006Z`). */
+function isoTimestamp(millis: number): string {
+  if (millis !== lastMillis) {
+    lastMillis = millis;
+    lastText = new Date(millis).toISOString();
+  }
+  return lastText;
 }
