@@ -437,4 +437,13 @@ describe('the audit endpoints', () => {
     expect(await status('/openig/api/audit/AuditService')).toBe(400);
     expect((await call({ url: '/openig/api/audit', remoteAddress: '10.1.2.3' })).statusCode).toBe(403);
   });
+
+  it("accepts admin.json's auditService and leaves the administrative endpoints unaudited", async () => {
+    const call = await appFor({
+      'config/admin.json': { auditService: { type: 'AuditService', config: { 'event-handlers': [] } } },
+      'config/routes/a.json': hello('from a'),
+    });
+    expect((await call({ url: '/openig/ping', remoteAddress: '127.0.0.1' })).statusCode).toBe(200);
+    expect((await call({ url: '/x' })).payload).toBe('from a');
+  });
 });
