@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { auditBenchmark } from './audit.ts';
 import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
@@ -13,6 +14,7 @@ import { resourceServerBenchmark } from './resource-server.ts';
 const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   expression: expressionBenchmark,
   decoration: decorationBenchmark,
+  audit: auditBenchmark,
   proxy: proxyBenchmark,
   'resource-server': resourceServerBenchmark,
 };
