@@ -41,7 +41,7 @@ export interface ServiceCounters {
   received: number;
   /** Events that break their topic's schema (delivered all the same). */
   invalid: number;
-  /** Records dropped before becoming events: the intake was full. */
+  /** Records dropped before becoming events: the intake was full, or the service closed. */
   dropped: number;
 }
 
@@ -121,8 +121,7 @@ export class AuditService implements AccessAuditor, AuditServiceView {
 
   /** On the request path: pushes the record, or drops it (counted) when the intake is full. */
   access(record: AccessRecord): void {
-    if (this.#closed) return;
-    if (this.#intake.length >= this.#intakeSize) {
+    if (this.#closed || this.#intake.length >= this.#intakeSize) {
       this.counters.dropped++;
       this.#droppedLog.note();
       return;

@@ -174,4 +174,21 @@ describe('a handler queue', () => {
     await settle(10);
     expect(t.batches).toEqual([1, 2]);
   });
+
+  it('lets a publish under way finish before it closes the handler', async () => {
+    const t = queue({}, { hold: true });
+    t.q.offer('access', event(1));
+    await settle();
+    expect(t.calls).toBe(1);
+    const closing = t.q.close(100);
+    await settle();
+    t.clock.advance(100);
+    await settle();
+    expect(t.closed).toBe(false);
+    t.release();
+    await closing;
+    expect(t.closed).toBe(true);
+    expect(t.overlap).toBe(1);
+    expect(t.q.counters).toMatchObject({ written: 1, dropped: 0, pending: 0 });
+  });
 });

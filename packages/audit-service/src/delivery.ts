@@ -59,6 +59,8 @@ export class HandlerQueue {
   #head = 0;
   /** A publish is under way: calls to the handler never overlap. */
   #publishing = false;
+  /** The publish under way, settled (never rejects), for `close` to wait for. */
+  #inFlight: Promise<void> | undefined;
   /** Failures in a row of the batch at the head; 0 when the last publish succeeded. */
   #attempts = 0;
   #retryTimer: unknown;
@@ -135,6 +137,8 @@ export class HandlerQueue {
   async close(timeoutMs = this.#settings.flushTimeoutMs): Promise<void> {
     await this.flush(timeoutMs);
     this.#closed = true;
+    // A publish still under way is let finish: `close` never overlaps it.
+    if (this.#publishing) await this.#inFlight;
     if (this.#retryTimer !== undefined) this.#clock.clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
     const left = this.counters.pending;
@@ -178,6 +182,10 @@ export class HandlerQueue {
   }
 
   #publishNext(): void {
+    if (this.#closed) {
+      this.#publishing = false;
+      return;
+    }
     const batch = this.#batch();
     const topic = batch[0]!.topic;
     const events = batch.map((item) => item.event);
@@ -187,7 +195,7 @@ export class HandlerQueue {
     } catch (error) {
       publishing = Promise.reject(error);
     }
-    publishing.then(
+    this.#inFlight = publishing.then(
       () => this.#written(batch.length),
       (error: unknown) => this.#failed(batch.length, error),
     );
