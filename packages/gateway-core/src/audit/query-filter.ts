@@ -38,7 +38,7 @@ class Parser {
   }
 
   skipSpace(): void {
-    while (this.#pos < this.#text.length && /\s/.test(this.#text[this.#pos]!)) this.#pos++;
+    while (this.#pos < this.#text.length && isSpace(this.#text.charCodeAt(this.#pos))) this.#pos++;
   }
 
   error(message: string): PorticoError {
@@ -88,7 +88,7 @@ class Parser {
   #word(): string {
     this.skipSpace();
     const start = this.#pos;
-    while (this.#pos < this.#text.length && !/[\s()]/.test(this.#text[this.#pos]!)) this.#pos++;
+    while (this.#pos < this.#text.length && !endsWord(this.#text.charCodeAt(this.#pos))) this.#pos++;
     return this.#text.slice(start, this.#pos);
   }
 
@@ -97,7 +97,7 @@ class Parser {
     const end = this.#pos + word.length;
     if (
       this.#text.startsWith(word, this.#pos) &&
-      (end === this.#text.length || /[\s(!]/.test(this.#text[end]!))
+      (end === this.#text.length || isSpace(this.#text.charCodeAt(end)) || '(!'.includes(this.#text[end]!))
     ) {
       this.#pos = end;
       return true;
@@ -132,6 +132,16 @@ class Parser {
     }
     return value as QueryValue;
   }
+}
+
+/** Space, tab, line feed, vertical tab, form feed, carriage return, no-break space. */
+function isSpace(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13) || code === 0xa0;
+}
+
+/** A character that ends a pointer, an operator or an unquoted value: a space or a parenthesis. */
+function endsWord(code: number): boolean {
+  return isSpace(code) || code === 40 || code === 41;
 }
 
 function bad(message: string): PorticoError {
