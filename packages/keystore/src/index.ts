@@ -3,6 +3,7 @@ import pkg from '../package.json' with { type: 'json' };
 import { KeyStoreHeaplet } from './keystore.ts';
 
 export { KeystoreFormatError } from './der.ts';
+export { type JceksWriteOptions, type SecretKeyEntry, writeJceks } from './jceks-writer.ts';
 export {
   KEYSTORE_TYPES,
   KeyStore,

@@ -32,8 +32,10 @@ interface ClassDesc {
   superClass: ClassDesc | null;
 }
 
-const STREAM_MAGIC = 0xaced;
-const TC = {
+/** The stream's first two bytes; the version (5) follows. */
+export const STREAM_MAGIC = 0xaced;
+/** The type codes of the stream's elements. */
+export const TC = {
   NULL: 0x70,
   REFERENCE: 0x71,
   CLASSDESC: 0x72,
@@ -48,8 +50,9 @@ const TC = {
   ENUM: 0x7e,
 } as const;
 const SC_WRITE_METHOD = 0x01;
-const SC_SERIALIZABLE = 0x02;
-const BASE_HANDLE = 0x7e0000;
+export const SC_SERIALIZABLE = 0x02;
+/** The first handle a stream assigns; back-references count from it. */
+export const BASE_HANDLE = 0x7e0000;
 
 /** Reads the first object of a serialization stream starting at `offset`; gives it and where the stream ended. */
 export function readJavaObject(bytes: Uint8Array, offset = 0): { value: JavaValue; end: number } {

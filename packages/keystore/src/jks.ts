@@ -54,11 +54,7 @@ export function readJks(bytes: Uint8Array, password: string | undefined): Stored
   }
   if (password !== undefined) {
     const expected = reader.take(20);
-    const actual = createHash('sha1')
-      .update(utf16be(password))
-      .update('Mighty Aphrodite')
-      .update(bytes.subarray(0, reader.offset - 20))
-      .digest();
+    const actual = jksDigest(password, bytes.subarray(0, reader.offset - 20));
     if (!timingSafeEqual(actual, expected)) {
       throw new WrongPasswordError(
         'the keystore password is wrong, or the file is damaged (its digest does not match)',
@@ -66,6 +62,11 @@ export function readJks(bytes: Uint8Array, password: string | undefined): Stored
     }
   }
   return entries;
+}
+
+/** The digest that ends a JKS or JCEKS file: SHA-1 over the password, a fixed phrase and the content. */
+export function jksDigest(password: string, content: Uint8Array): Buffer {
+  return createHash('sha1').update(utf16be(password)).update('Mighty Aphrodite').update(content).digest();
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createDecipheriv, createHash, getCiphers, pbkdf2Sync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, getCiphers, pbkdf2Sync } from 'node:crypto';
 import { children, type Der, integer, KeystoreFormatError, octets, oid, readDer, TAG } from './der.ts';
 
 /** The content could not be decrypted with the password given (or is damaged). */
@@ -179,11 +179,18 @@ function pbes2(params: Der | undefined, password: string) {
  */
 function sunTripleDesKey(params: Der, password: string): { key: Buffer; iv: Buffer } {
   const [saltElement, count] = children(params);
-  const salt = Buffer.from(octets(saltElement, 'salt'));
+  return sunTripleDesDerivation(octets(saltElement, 'salt'), iterationCount(count), password);
+}
+
+function sunTripleDesDerivation(
+  saltBytes: Uint8Array,
+  iterations: number,
+  password: string,
+): { key: Buffer; iv: Buffer } {
+  const salt = Buffer.from(saltBytes);
   if (salt.length !== 8) throw new KeystoreFormatError('PBEWithMD5AndTripleDES needs an 8-byte salt');
   if (salt.subarray(0, 4).equals(salt.subarray(4))) salt.subarray(0, 4).reverse();
   const passwordBytes = Buffer.from(password, 'latin1');
-  const iterations = iterationCount(count);
   const derived = Buffer.alloc(32);
   for (let half = 0; half < 2; half++) {
     let digest: Buffer = salt.subarray(half * 4, half * 4 + 4);
@@ -203,6 +210,21 @@ export function decryptSunTripleDes(encodedParams: Uint8Array, data: Uint8Array,
   } catch {
     throw new WrongPasswordError('the password does not decrypt this entry');
   }
+}
+
+/**
+ * Encrypts with Sun's PBEWithMD5AndTripleDES (what a JCEKS file seals its secret keys with), given
+ * an 8-byte salt and the iteration count; the parameters are then encoded by the caller.
+ */
+export function encryptSunTripleDes(
+  salt: Uint8Array,
+  iterations: number,
+  data: Uint8Array,
+  password: string,
+): Buffer {
+  const { key, iv } = sunTripleDesDerivation(salt, iterations, password);
+  const cipher = createCipheriv('des-ede3-cbc', key, iv);
+  return Buffer.concat([cipher.update(data), cipher.final()]);
 }
 
 /** Decrypts a PKCS #8 EncryptedPrivateKeyInfo into the PrivateKeyInfo it protects (DER). */
