@@ -4,12 +4,12 @@ import os, { EOL } from 'node:os';
 import path from 'node:path';
 import { type AuditEvent, type AuditEventHandler, parseQueryFilter } from '@portico/gateway-core/audit';
 import { pluginHeap } from '@portico/gateway-core/testing';
+import { makeAuditKeystore } from '@portico/test-support';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ACCESS_COLUMNS } from './columns.ts';
 import { DEFAULT_FORMAT, formatRow } from './csv-format.ts';
 import { DEFAULT_SUFFIX } from './date-pattern.ts';
 import plugin, { CsvAuditEventHandler, type CsvHandlerSettings, csvHandlerOf } from './index.ts';
-import { makeKeystore } from './test-keystores.ts';
 import { verifyCsvFile } from './verify.ts';
 import { accessEvent, ManualScheduler, rotationPolicy, testKeys } from './writer-fixtures.ts';
 
@@ -597,7 +597,7 @@ describe('CsvAuditEventHandler with security', () => {
   }, 120_000);
 
   it('takes a PKCS12 keystore too', async () => {
-    const p12 = makeKeystore({ type: 'PKCS12' });
+    const p12 = makeAuditKeystore({ type: 'PKCS12' });
     const { dir, handler } = declare({
       ...BASE,
       security: { enabled: true, filename: p12.file, password: p12.password, signatureInterval: '5 seconds' },
@@ -630,7 +630,7 @@ describe('CsvAuditEventHandler with security', () => {
   });
 
   it('refuses a keystore without the Password key, at security.filename', async () => {
-    const other = makeKeystore({ type: 'PKCS12', aliases: { password: 'hmac' } });
+    const other = makeAuditKeystore({ type: 'PKCS12', aliases: { password: 'hmac' } });
     expect(
       await refusal({
         ...BASE,

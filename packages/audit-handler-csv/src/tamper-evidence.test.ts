@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { makeAuditKeystore } from '@portico/test-support';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ACCESS_COLUMNS } from './columns.ts';
 import { formatRow, parseCsv } from './csv-format.ts';
 import { COMPANION_ENDING, readCompanion, readTamperEvidenceKeys } from './tamper-evidence.ts';
-import { makeKeystore } from './test-keystores.ts';
 import { verifyCsvFile } from './verify.ts';
 import { accessEvent, secureWriter, testKeys } from './writer-fixtures.ts';
 
@@ -219,7 +219,7 @@ describe('a tamper-evident file written by the handler', () => {
 
   it('refuses the keys of another keystore', () => {
     const { file } = written(2);
-    const other = makeKeystore();
+    const other = makeAuditKeystore();
     const keys = readTamperEvidenceKeys(readFileSync(other.file), other.password);
     expect(verifyCsvFile(file, { keys })).toMatchObject({
       ok: false,

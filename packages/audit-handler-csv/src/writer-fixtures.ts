@@ -2,13 +2,13 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createMemoryLogger } from '@portico/gateway-core/testing';
+import { makeAuditKeystore } from '@portico/test-support';
 import { ACCESS_COLUMNS } from './columns.ts';
 import { type CsvFormat, DEFAULT_FORMAT } from './csv-format.ts';
 import { PlainCsvWriter, type Scheduler, SecureCsvWriter } from './csv-writer.ts';
 import { DatePattern, DEFAULT_SUFFIX } from './date-pattern.ts';
 import { LogFile, type RotationPolicy } from './log-file.ts';
 import { readTamperEvidenceKeys, type TamperEvidenceKeys } from './tamper-evidence.ts';
-import { makeKeystore } from './test-keystores.ts';
 
 /** A rotation policy: nothing but what a test gives, the default suffix. */
 export function rotationPolicy(policy: Partial<RotationPolicy> = {}): RotationPolicy {
@@ -66,7 +66,7 @@ let sharedKeys: { keys: TamperEvidenceKeys; keystore: { file: string; password: 
 /** One keytool keystore and its keys for a whole test file (reading a JCEKS key takes a second). */
 export function testKeys(): { keys: TamperEvidenceKeys; keystore: { file: string; password: string } } {
   if (sharedKeys === undefined) {
-    const keystore = makeKeystore();
+    const keystore = makeAuditKeystore();
     sharedKeys = { keystore, keys: readTamperEvidenceKeys(readFileSync(keystore.file), keystore.password) };
   }
   return sharedKeys;

@@ -1,3 +1,4 @@
+export { makeAuditKeystore } from './audit-keystore.ts';
 export {
   awaitsLaterWork,
   corpusAvailable,

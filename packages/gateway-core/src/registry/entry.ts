@@ -1,4 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import { isRecord } from '../is-record.ts';
 
@@ -94,4 +96,17 @@ export function activeConditions(
       conditions.push(args[++i]!);
   }
   return conditions;
+}
+
+/**
+ * Imports a plugin package's main entry with this process's conditions, as the registry imports a
+ * plugin: for a command that uses what a package exports besides its manifest (`portico audit
+ * verify` runs the CSV audit handler's verifier).
+ */
+export async function importPackageEntry(packageDir: string): Promise<Record<string, unknown>> {
+  const json = JSON.parse(await readFile(path.join(packageDir, 'package.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  return import(pathToFileURL(resolveEntry(packageDir, json, activeConditions())).href);
 }

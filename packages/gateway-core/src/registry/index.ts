@@ -1,6 +1,7 @@
 export { CORE_DIRECTORY } from '../core-identity.ts';
 export { CORE_VERSION } from './core-version.ts';
 export { type DiscoveryOptions, discoverPluginPackages } from './discovery.ts';
+export { importPackageEntry } from './entry.ts';
 export { checkManifest, compareWithPackage } from './manifest.ts';
 export {
   checkPluginPackage,

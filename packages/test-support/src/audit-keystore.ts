@@ -4,11 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 
 /**
- * Keystores made by the JDK's keytool as the incumbents' documentation makes them: an RSA key pair
- * under `Signature` (SHA256withRSA) and an HmacSHA256 256-bit secret key under `Password`, the key
- * passwords the store's.
+ * A keystore for the tamper-evident CSV audit, made by the JDK's keytool as the incumbents'
+ * documentation makes it: an RSA key pair under `Signature` (SHA256withRSA) and an HmacSHA256
+ * 256-bit secret key under `Password`, the key passwords the store's. `aliases` names them otherwise
+ * (a keystore that lacks one).
  */
-export function makeKeystore(
+export function makeAuditKeystore(
   options: {
     type?: 'JCEKS' | 'PKCS12';
     password?: string;
