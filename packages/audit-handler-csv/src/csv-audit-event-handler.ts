@@ -206,18 +206,17 @@ export class CsvAuditEventHandler {
     this.start();
     const writer = this.#writer!;
     const skip = this.#written;
-    const written = new Set<string>();
+    let done = 0;
     try {
-      for (const event of events) {
-        if (skip?.has(event._id)) continue;
-        writer.write(event);
-        written.add(event._id);
+      for (; done < events.length; done++) {
+        const event = events[done]!;
+        if (skip === undefined || !skip.has(event._id)) writer.write(event);
       }
       writer.endOfBatch();
       this.#written = undefined;
     } catch (error) {
       // The service publishes the batch again: the rows written already are not written twice.
-      this.#written = new Set([...(skip ?? []), ...written]);
+      this.#written = new Set([...(skip ?? []), ...events.slice(0, done).map((event) => event._id)]);
       throw error;
     }
   }

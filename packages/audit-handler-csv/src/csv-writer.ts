@@ -206,11 +206,11 @@ export class PlainCsvWriter extends CsvWriter {
     if (this.#buffering.autoFlush) this.flush();
   }
 
+  /** Writes the buffered rows; on failure they stay buffered, for the next flush. */
   override flush(): void {
     if (this.#buffer === '') return;
-    const text = this.#buffer;
+    this.logFile.write(this.#buffer);
     this.#buffer = '';
-    this.logFile.write(text);
   }
 
   protected afterRotation(): void {

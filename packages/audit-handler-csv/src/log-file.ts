@@ -125,7 +125,10 @@ export class LogFile {
   /** Appends what begins a file (a header, a carried signature): it does not make an empty file rotate. */
   writePreamble(text: string): void {
     if (this.#fd === undefined) throw new Error(`the log file ${this.file} is closed`);
-    this.#size += writeSync(this.#fd, text);
+    const bytes = Buffer.from(text);
+    // A write may take part of the bytes (a full disk): the rest follows, or the error does.
+    for (let at = 0; at < bytes.length; ) at += writeSync(this.#fd, bytes, at);
+    this.#size += bytes.length;
   }
 
   /** Whether a policy asks for a rotation now. */
