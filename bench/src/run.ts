@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { auditBenchmark } from './audit.ts';
+import { auditCsvBenchmark } from './audit-csv.ts';
 import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
@@ -15,6 +16,7 @@ const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   expression: expressionBenchmark,
   decoration: decorationBenchmark,
   audit: auditBenchmark,
+  'audit-csv': auditCsvBenchmark,
   proxy: proxyBenchmark,
   'resource-server': resourceServerBenchmark,
 };

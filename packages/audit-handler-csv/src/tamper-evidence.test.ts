@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { makeAuditKeystore } from '@portico/test-support';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ACCESS_COLUMNS } from './columns.ts';
 import { formatRow, parseCsv } from './csv-format.ts';
-import { COMPANION_ENDING, readCompanion, readTamperEvidenceKeys } from './tamper-evidence.ts';
+import { COMPANION_ENDING, readCompanion, readTamperEvidenceKeys, rowHmac } from './tamper-evidence.ts';
 import { verifyCsvFile } from './verify.ts';
 import { accessEvent, secureWriter, testKeys } from './writer-fixtures.ts';
 
@@ -249,5 +250,17 @@ describe('a tamper-evident file written by the handler', () => {
       'response.elapsedTime': '1',
       userId: '',
     });
+  });
+});
+
+describe('rowHmac', () => {
+  it('is HmacSHA256 over the values joined, empty cells left out, as createHmac computes it', () => {
+    for (const length of [0, 1, 32, 64, 65, 100]) {
+      const key = randomBytes(length);
+      const values = ['a', undefined, 'é€ "x"', '', 'z'.repeat(length * 7)];
+      expect(rowHmac(key, values)).toBe(
+        createHmac('sha256', key).update(values.join(''), 'utf8').digest('base64'),
+      );
+    }
   });
 });
