@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os, { EOL } from 'node:os';
 import path from 'node:path';
 import { type AuditEvent, type AuditEventHandler, parseQueryFilter } from '@portico/gateway-core/audit';
@@ -15,8 +23,8 @@ import { accessEvent, ManualScheduler, rotationPolicy, testKeys } from './writer
 
 const FILE = 'config/audit.json';
 
-function declare(config: Record<string, unknown>, properties?: Record<string, unknown>) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-csv-handler-'));
+function declare(config: Record<string, unknown>, properties?: Record<string, unknown>, base?: string) {
+  const dir = base ?? mkdtempSync(path.join(os.tmpdir(), 'portico-csv-handler-'));
   const { heap, logger } = pluginHeap({
     plugins: [plugin],
     file: FILE,
@@ -607,6 +615,16 @@ describe('CsvAuditEventHandler with security', () => {
     await csv.close();
     expect(csvHandlerOf(csv)!.settings.security!.signatureInterval).toBe(5000);
     expect(existsSync(path.join(dir, 'logs', 'tamper-evident-access.csv'))).toBe(true);
+  }, 120_000);
+
+  it('finds a relative keystore filename in the instance directory', async () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'portico-csv-relative-'));
+    copyFileSync(keystore.file, path.join(base, 'audit.jceks'));
+    const { handler } = declare(secure({ filename: 'audit.jceks' }), undefined, base);
+    const csv = await handler;
+    await csv.publish('access', events(1, 1));
+    await csv.close();
+    expect(existsSync(path.join(base, 'logs', 'tamper-evident-access.csv'))).toBe(true);
   }, 120_000);
 
   it('refuses a keystore that is not there, at security.filename', async () => {

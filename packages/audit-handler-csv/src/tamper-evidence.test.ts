@@ -79,6 +79,17 @@ describe('a tamper-evident file written by the handler', () => {
     ]);
   });
 
+  it("verifies rows whose values hold line breaks of any kind, written as the file's end of line", () => {
+    const context = secureWriter();
+    context.writer.open();
+    const event = accessEvent(1);
+    (event as { userId?: string }).userId = 'first\r\nsecond\rthird\nfourth';
+    context.writer.write(event);
+    context.writer.close();
+    expect(readFileSync(context.file, 'utf8')).toContain('"first\nsecond\nthird\nfourth"');
+    expect(verify(context.file)).toEqual({ ok: true, tamperEvident: true, rows: 1, signatures: 1 });
+  });
+
   describe('names the first row that was', () => {
     it('altered: a value changed', () => {
       const { file } = written(10);
