@@ -19,7 +19,7 @@ import { DEFAULT_FORMAT, formatRow } from './csv-format.ts';
 import { DEFAULT_SUFFIX } from './date-pattern.ts';
 import plugin, { CsvAuditEventHandler, type CsvHandlerSettings, csvHandlerOf } from './index.ts';
 import { verifyCsvFile } from './verify.ts';
-import { accessEvent, ManualScheduler, rotationPolicy, testKeys } from './writer-fixtures.ts';
+import { accessEvent, ManualScheduler, rotationPolicy, secureWriter, testKeys } from './writer-fixtures.ts';
 
 const FILE = 'config/audit.json';
 
@@ -552,9 +552,11 @@ describe('CsvAuditEventHandler with security', () => {
     const a = await declare({ ...secure(), logDirectory: dir }).handler;
     await a.publish('access', events(1, 2));
     await a.close();
-    const b = await declare({ ...secure(), logDirectory: dir }).handler;
-    await b.publish('access', events(3, 4));
-    // b is never closed: its last rows stay unsigned, as after a crash.
+    // A writer of another process that stops without closing: its last rows stay unsigned.
+    const crashed = secureWriter({ dir });
+    crashed.writer.open();
+    crashed.writer.write(accessEvent(3));
+    crashed.writer.write(accessEvent(4));
     const c = declare({ ...secure(), logDirectory: dir });
     const resumed = await c.handler;
     await resumed.publish('access', events(5, 5));
@@ -567,6 +569,34 @@ describe('CsvAuditEventHandler with security', () => {
       tamperEvident: true,
       rows: 5,
       signatures: 3,
+    });
+  }, 120_000);
+
+  it('shares one writer between the handlers of one file, as a route reload has them', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-csv-shared-'));
+    const old = await declare({ ...secure(), logDirectory: dir }).handler;
+    await old.publish('access', events(1, 2));
+    const reloaded = declare({ ...secure(), logDirectory: dir });
+    const fresh = await reloaded.handler;
+    await fresh.publish('access', events(3, 3));
+    await old.publish('access', events(4, 4)); // what the old route still held
+    await old.close();
+    // Other settings: the writer is signed and closed, and one of the new settings takes over.
+    const other = await declare({ ...secure({ signatureInterval: '2 minutes' }), logDirectory: dir }).handler;
+    await fresh.publish('access', events(5, 5));
+    await other.publish('access', events(6, 6));
+    await fresh.close();
+    await other.close();
+    expect(readdirSync(dir).sort()).toEqual([
+      'tamper-evident-access.csv',
+      'tamper-evident-access.csv.keystore',
+    ]);
+    expect(reloaded.logger.records.filter((r) => r.level === 'warn' || r.level === 'error')).toEqual([]);
+    expect(verifyCsvFile(path.join(dir, 'tamper-evident-access.csv'), { keys: testKeys().keys })).toEqual({
+      ok: true,
+      tamperEvident: true,
+      rows: 6,
+      signatures: 2,
     });
   }, 120_000);
 

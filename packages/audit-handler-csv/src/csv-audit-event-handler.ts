@@ -147,7 +147,7 @@ export class CsvAuditEventHandler {
   readonly settings: CsvHandlerSettings;
   readonly #logger: Logger;
   readonly #clocks: HandlerClocks;
-  #writer: CsvWriter | undefined;
+  #lease: SharedWriter | undefined;
   #schema: JsonSchema = ACCESS_TOPIC_SCHEMA;
   #timer: NodeJS.Timeout | undefined;
   /** The `_id`s of a batch that failed part way: written already, skipped when it comes again. */
@@ -166,12 +166,27 @@ export class CsvAuditEventHandler {
     return path.join(this.settings.logDirectory, name);
   }
 
-  /** Opens (or resumes) the file, its columns laid out by the topic's schema. */
+  /**
+   * Opens (or resumes) the file, its columns laid out by the topic's schema. Handlers of one file in
+   * this process share its writer (below).
+   */
   start(topics?: ReadonlyMap<string, JsonSchema>): void {
-    if (this.#writer !== undefined || this.#closed) return;
+    if (this.#lease !== undefined || this.#closed) return;
     this.#schema = topics?.get('access') ?? ACCESS_TOPIC_SCHEMA;
     const { settings } = this;
     mkdirSync(settings.logDirectory, { recursive: true });
+    const columns = topicFields(this.#schema);
+    this.#lease = openShared(this.file, fingerprint(settings, columns), () => this.#newWriter(columns), this);
+    const periodic =
+      settings.rotation !== undefined || (settings.buffering.enabled && !settings.buffering.autoFlush);
+    if (periodic && this.#clocks.timers !== false) {
+      this.#timer = setInterval(() => this.check(), settings.checkInterval);
+      this.#timer.unref();
+    }
+  }
+
+  #newWriter(columns: readonly string[]): CsvWriter {
+    const { settings } = this;
     const logFile = new LogFile(this.file, {
       ...(settings.rotation ? { rotation: settings.rotation } : {}),
       retention: settings.retention,
@@ -179,12 +194,12 @@ export class CsvAuditEventHandler {
     });
     const common = {
       logFile,
-      columns: topicFields(this.#schema),
+      columns,
       format: settings.format,
       logger: this.#logger,
       ...(this.#clocks.clock ? { clock: this.#clocks.clock } : {}),
     };
-    this.#writer = settings.security
+    return settings.security
       ? new SecureCsvWriter({
           ...common,
           keys: settings.security.keys,
@@ -192,13 +207,11 @@ export class CsvAuditEventHandler {
           ...(this.#clocks.schedule ? { schedule: this.#clocks.schedule } : {}),
         })
       : new PlainCsvWriter({ ...common, buffering: settings.buffering });
-    this.#writer.open();
-    const periodic =
-      settings.rotation !== undefined || (settings.buffering.enabled && !settings.buffering.autoFlush);
-    if (periodic && this.#clocks.timers !== false) {
-      this.#timer = setInterval(() => this.check(), settings.checkInterval);
-      this.#timer.unref();
-    }
+  }
+
+  /** The file's writer: shared, and replaced when a handler of other settings starts on the file. */
+  get #writer(): CsvWriter | undefined {
+    return this.#lease?.writer;
   }
 
   async publish(topic: string, events: readonly AuditEvent[]): Promise<void> {
@@ -267,8 +280,79 @@ export class CsvAuditEventHandler {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#writer?.close();
+    if (this.#lease !== undefined) releaseShared(this.file, this.#lease, this);
   }
+}
+
+/**
+ * One writer per file in this process, shared by the handlers that write to it. A route reload
+ * starts the new route's handler while the old one still delivers what it holds; two writers of one
+ * file would each follow their own HMAC chain and break it (and rotate it from under each other).
+ * So the second handler of a file takes the first one's writer; when its settings differ (another
+ * format, rotation or keystore), the writer is closed (signed) and replaced by one of the new
+ * settings, which the older handler then writes through too. The last handler to close closes it.
+ */
+interface SharedWriter {
+  writer: CsvWriter;
+  fingerprint: string;
+  users: Set<unknown>;
+}
+
+const OPEN_FILES = new Map<string, SharedWriter>();
+
+function openShared(file: string, print: string, make: () => CsvWriter, user: unknown): SharedWriter {
+  const shared = OPEN_FILES.get(file);
+  if (shared !== undefined && shared.fingerprint === print) {
+    shared.users.add(user);
+    return shared;
+  }
+  if (shared !== undefined) {
+    shared.writer.close();
+    shared.writer = make();
+    shared.fingerprint = print;
+    shared.writer.open();
+    shared.users.add(user);
+    return shared;
+  }
+  const writer = make();
+  writer.open();
+  const opened: SharedWriter = { writer, fingerprint: print, users: new Set([user]) };
+  OPEN_FILES.set(file, opened);
+  return opened;
+}
+
+function releaseShared(file: string, shared: SharedWriter, user: unknown): void {
+  shared.users.delete(user);
+  if (shared.users.size > 0) return;
+  if (OPEN_FILES.get(file) === shared) OPEN_FILES.delete(file);
+  shared.writer.close();
+}
+
+const KEY_IDS = new WeakMap<object, number>();
+
+/** What makes two handlers' writers of one file the same: every setting that shapes the file. */
+function fingerprint(settings: CsvHandlerSettings, columns: readonly string[]): string {
+  return JSON.stringify([
+    columns,
+    settings.format,
+    settings.buffering,
+    settings.security?.signatureInterval,
+    settings.security === undefined ? 0 : keyId(settings.security.keys),
+    settings.rotation && { ...settings.rotation, suffix: settings.rotation.suffix.source },
+    settings.retention,
+  ]);
+}
+
+let lastKeyId = 0;
+
+/** A number per keys object (the keys read from one keystore content and password). */
+function keyId(keys: object): number {
+  let id = KEY_IDS.get(keys);
+  if (id === undefined) {
+    id = ++lastKeyId;
+    KEY_IDS.set(keys, id);
+  }
+  return id;
 }
 
 export const CsvAuditEventHandlerHeaplet = defineHeaplet({
