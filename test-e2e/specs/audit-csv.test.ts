@@ -91,6 +91,22 @@ describe('CsvAuditEventHandler in the real gateway', () => {
     expect(verified).toMatchObject({ code: 0, stdout: expect.stringContaining('500 rows, well formed') });
   });
 
+  it('shares access.csv between two worker processes: one header, every request once', {
+    timeout: 90_000,
+  }, async () => {
+    const base = instanceDirectory({});
+    writeInstanceFile(base, 'config/config.json', service({ buffering: { enabled: true } }));
+    writeInstanceFile(base, 'config/routes/audited.json', route());
+    const gw = await startGateway({ base, workers: 2 });
+    const answered = await load(gw.url, 400);
+    expect(await gw.stop()).toBe(0);
+    const file = path.join(base, 'audit', 'access.csv');
+    expect(readFileSync(file, 'utf8').match(/^"_id",/gm)).toHaveLength(1);
+    expect(auditedIds(file).sort()).toEqual([...answered].sort());
+    const verified = await runPortico(['audit', 'verify', file, '--base', base]);
+    expect(verified).toMatchObject({ code: 0, stdout: expect.stringContaining('400 rows, well formed') });
+  });
+
   it('writes a tamper-evident file that portico audit verify passes, through a route reload and SIGTERM', {
     timeout: 120_000,
   }, async () => {

@@ -485,6 +485,35 @@ describe('CsvAuditEventHandler rotation and retention, with its own clock', () =
     await csv.close();
   });
 
+  it('refuses a tamper-evident file in one of several worker processes, and warns of rotation in them', async () => {
+    const { keys } = testKeys();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-csv-workers-'));
+    const settings: CsvHandlerSettings = {
+      name: 'csv',
+      enabled: true,
+      topics: ['access'],
+      logDirectory: dir,
+      format: DEFAULT_FORMAT,
+      buffering: { enabled: false, autoFlush: true },
+      security: { signatureInterval: 1000, keys },
+      rotation: rotationPolicy({ maxFileSize: 1000 }),
+      retention: { maxNumberOfHistoryFiles: 0, maxDiskSpaceToUse: 0, minFreeSpaceRequired: 0 },
+      checkInterval: 5000,
+    };
+    const { logger } = pluginHeap();
+    const worker = { timers: false, isClusterWorker: true };
+    expect(() => new CsvAuditEventHandler(settings, logger, worker).start()).toThrow(/--workers 1/);
+    const plain = new CsvAuditEventHandler({ ...settings, security: undefined }, logger, worker);
+    plain.start();
+    await plain.close();
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringMatching(/each worker process rotates/),
+      }),
+    );
+  }, 120_000);
+
   it('rotates a tamper-evident file: each file verifies, and the new one carries the last signature', async () => {
     const { keys } = testKeys();
     const { csv, dir, names, advance } = handlerWith(

@@ -130,6 +130,8 @@ export interface HandlerClocks {
   schedule?: Scheduler;
   /** Whether to run the periodic check on a timer (tests call `check` themselves). */
   timers?: boolean;
+  /** Whether this process is one of several gateway workers; `node:cluster` says by default. */
+  isClusterWorker?: boolean;
 }
 
 /**
@@ -174,6 +176,7 @@ export class CsvAuditEventHandler {
     if (this.#lease !== undefined || this.#closed) return;
     this.#schema = topics?.get('access') ?? ACCESS_TOPIC_SCHEMA;
     const { settings } = this;
+    this.#checkProcesses();
     mkdirSync(settings.logDirectory, { recursive: true });
     const columns = topicFields(this.#schema);
     this.#lease = openShared(this.file, fingerprint(settings, columns), () => this.#newWriter(columns), this);
@@ -185,12 +188,41 @@ export class CsvAuditEventHandler {
     }
   }
 
+  /**
+   * In a worker of `portico start --workers N` (N > 1) every worker writes the file. Plain rows are
+   * appended whole, each file made once with its header, so they share it safely; rotation then
+   * runs in every worker (no row is lost, but a worker's rows may land in the history file another
+   * one just made), which a warning says. A tamper-evident file needs a single writer: its chain
+   * would be broken, so it is refused.
+   */
+  #checkProcesses(): void {
+    const isWorker =
+      this.#clocks.isClusterWorker ??
+      (process.getBuiltinModule('node:cluster') as unknown as { isWorker: boolean }).isWorker;
+    if (!isWorker) return;
+    if (this.settings.security) {
+      throw new PorticoError(
+        ErrorCode.CONFIG,
+        `a tamper-evident audit file has one writer, and the gateway runs several worker processes: each would write ${this.file} and break its HMAC chain; start the gateway with --workers 1`,
+        { expected: 'one gateway process (--workers 1) for a CSV handler with security enabled' },
+      );
+    }
+    if (this.settings.rotation) {
+      this.#logger.warn(
+        'each worker process rotates the audit file by its own count and clock: rows may land in a history file another worker has just made',
+        { handler: this.settings.name, file: this.file },
+      );
+    }
+  }
+
   #newWriter(columns: readonly string[]): CsvWriter {
     const { settings } = this;
     const logFile = new LogFile(this.file, {
       ...(settings.rotation ? { rotation: settings.rotation } : {}),
       retention: settings.retention,
       ...(this.#clocks.clock ? { clock: this.#clocks.clock } : {}),
+      // A tamper-evident file writes its own header, with its first row.
+      ...(settings.security ? {} : { header: PlainCsvWriter.header(columns, settings.format) }),
     });
     const common = {
       logFile,

@@ -165,7 +165,12 @@ export class PlainCsvWriter extends CsvWriter {
   constructor(options: WriterOptions & { buffering: { enabled: boolean; autoFlush: boolean } }) {
     super(options);
     this.#buffering = options.buffering;
-    this.#header = formatRow(this.columns, this.format);
+    this.#header = PlainCsvWriter.header(this.columns, this.format);
+  }
+
+  /** The header row of a plain file: what its LogFile creates every file with. */
+  static header(columns: readonly string[], format: CsvFormat): string {
+    return formatRow(columns, format);
   }
 
   open(): void {
@@ -175,20 +180,15 @@ export class PlainCsvWriter extends CsvWriter {
         this.setAside(header === undefined ? 'it has no header' : 'its header is not these columns');
       }
     }
+    // The log file is made with its header (PlainCsvWriter.header).
     const size = this.logFile.open();
-    if (size === 0) {
-      this.logFile.writePreamble(this.#header);
-      return;
-    }
+    if (size <= Buffer.byteLength(this.#header)) return;
     this.logFile.markRows();
     const last = lastByte(this.file);
     // A row cut short by a crash: the next one starts on a line of its own.
-    if (
-      last !== 0x0a &&
-      last !== 0x0d &&
-      last !== this.format.endOfLineSymbols.charCodeAt(this.format.endOfLineSymbols.length - 1)
-    ) {
-      this.logFile.writePreamble(this.format.endOfLineSymbols);
+    const eol = this.format.endOfLineSymbols;
+    if (last !== 0x0a && last !== 0x0d && last !== eol.charCodeAt(eol.length - 1)) {
+      this.logFile.writePreamble(eol);
     }
   }
 
@@ -213,9 +213,8 @@ export class PlainCsvWriter extends CsvWriter {
     this.#buffer = '';
   }
 
-  protected afterRotation(): void {
-    this.logFile.writePreamble(this.#header);
-  }
+  /** The new file was made with its header. */
+  protected afterRotation(): void {}
 
   close(): void {
     this.flush();

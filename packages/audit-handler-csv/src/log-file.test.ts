@@ -201,3 +201,51 @@ describe('LogFile retention', () => {
     ]);
   });
 });
+
+describe('LogFile with a header, written by several processes', () => {
+  it('creates the file with its header once, however many open it, and each appends whole rows', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-csv-log-'));
+    const file = path.join(dir, 'access.csv');
+    // Two writers of one file, as two worker processes have.
+    const a = new LogFile(file, { header: 'header\n' });
+    const b = new LogFile(file, { header: 'header\n' });
+    expect(a.open()).toBe(7);
+    expect(b.open()).toBe(7);
+    a.write('a1\n');
+    b.write('b1\n');
+    a.write('a2\n');
+    expect(readFileSync(file, 'utf8')).toBe('header\na1\nb1\na2\n');
+    expect(readdirSync(dir)).toEqual(['access.csv']);
+  });
+
+  it('makes each rotated file with its header, once, when two writers rotate in turn', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-csv-log-'));
+    const file = path.join(dir, 'access.csv');
+    let now = START;
+    const writer = () =>
+      new LogFile(file, { header: 'h\n', rotation: rotationPolicy({ maxFileSize: 6 }), clock: () => now });
+    const a = writer();
+    const b = writer();
+    a.open();
+    b.open();
+    a.write('a1\n'); // 5 bytes: not yet
+    b.write('b1\n'); // b counts 5 of its own: not yet
+    a.write('a2\n'); // 8: a rotates, and makes the new file with its header
+    now += 1000;
+    b.write('b2\n'); // b still holds the file a renamed; at 8 it rotates the new one
+    const names = readdirSync(dir).sort();
+    expect(names).toEqual(['access.csv', 'access.csv-2026.11.29-10.00.00', 'access.csv-2026.11.29-10.00.01']);
+    for (const name of names)
+      expect(readFileSync(path.join(dir, name), 'utf8').match(/h\n/g)).toHaveLength(1);
+    const rows = names.flatMap((name) => readFileSync(path.join(dir, name), 'utf8').split('\n').slice(1, -1));
+    expect(rows.sort()).toEqual(['a1', 'a2', 'b1', 'b2']);
+  });
+
+  it('replaces an empty file with one holding its header', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-csv-log-'));
+    const file = path.join(dir, 'access.csv');
+    writeFileSync(file, '');
+    expect(new LogFile(file, { header: 'header\n' }).open()).toBe(7);
+    expect(readFileSync(file, 'utf8')).toBe('header\n');
+  });
+});

@@ -1,12 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   existsSync,
+  fstatSync,
+  linkSync,
   openSync,
   readdirSync,
   renameSync,
   rmSync,
   statfsSync,
   statSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
@@ -61,6 +65,7 @@ export class LogFile {
   readonly #rotation: RotationPolicy | undefined;
   readonly #retention: RetentionPolicy | undefined;
   readonly #clock: Clock;
+  readonly #header: string | undefined;
   #hooks: RotationHooks = {};
   #fd: number | undefined;
   #size = 0;
@@ -70,14 +75,20 @@ export class LogFile {
   #hasRows = false;
   #rotating = false;
 
+  /**
+   * `header`: what every file begins with. A new file is then created holding it already (written
+   * beside it and linked into place), so that of several processes appending to one file, exactly
+   * one creates it and none writes a second header into it.
+   */
   constructor(
     file: string,
-    options: { rotation?: RotationPolicy; retention?: RetentionPolicy; clock?: Clock } = {},
+    options: { rotation?: RotationPolicy; retention?: RetentionPolicy; clock?: Clock; header?: string } = {},
   ) {
     this.file = file;
     this.#rotation = options.rotation;
     this.#retention = options.retention;
     this.#clock = options.clock ?? Date.now;
+    this.#header = options.header;
   }
 
   set hooks(hooks: RotationHooks) {
@@ -85,8 +96,9 @@ export class LogFile {
   }
 
   /**
-   * Opens the file for appending, creating it (and its directory's absence is an error the caller
-   * reports). Gives the size it had: 0 for a new file.
+   * Opens the file for appending, creating it (with the header, when there is one); a missing
+   * directory is an error the caller reports. Gives the size the file had: 0 for a new file (or,
+   * with a header, the header's size).
    */
   open(): number {
     let existing: { size: number; mtimeMs: number } | undefined;
@@ -95,11 +107,30 @@ export class LogFile {
     } catch {
       existing = undefined;
     }
+    if (this.#header !== undefined && (existing === undefined || existing.size === 0)) {
+      // An empty file is no file of ours: every one we make holds its header.
+      if (existing !== undefined) rmSync(this.file, { force: true });
+      this.#create();
+      existing = undefined;
+    }
     this.#fd = openSync(this.file, 'a');
-    this.#size = existing?.size ?? 0;
+    this.#size = fstatSync(this.#fd).size;
     this.#hasRows = false;
     this.#rotated(existing !== undefined && existing.size > 0 ? existing.mtimeMs : this.#clock());
     return this.#size;
+  }
+
+  /** Creates the file holding its header, unless another process has just created it. */
+  #create(): void {
+    const temporary = `${this.file}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
+    writeFileSync(temporary, this.#header!);
+    try {
+      linkSync(temporary, this.file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      rmSync(temporary, { force: true });
+    }
   }
 
   get size(): number {
@@ -162,8 +193,9 @@ export class LogFile {
       for (const ending of COMPANION_ENDINGS) {
         if (existsSync(this.file + ending)) renameSync(this.file + ending, history + ending);
       }
+      if (this.#header !== undefined) this.#create();
       this.#fd = openSync(this.file, 'a');
-      this.#size = 0;
+      this.#size = fstatSync(this.#fd).size;
       this.#hasRows = false;
       this.#rotated(this.#clock());
       this.#hooks.afterRotation?.(history);

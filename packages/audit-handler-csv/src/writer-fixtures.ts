@@ -106,7 +106,9 @@ export function plainWriter(
   const logger = createMemoryLogger();
   const file = path.join(dir, 'access.csv');
   const writer = new PlainCsvWriter({
-    logFile: new LogFile(file),
+    logFile: new LogFile(file, {
+      header: PlainCsvWriter.header(ACCESS_COLUMNS, options.format ?? DEFAULT_FORMAT),
+    }),
     columns: ACCESS_COLUMNS,
     format: options.format ?? DEFAULT_FORMAT,
     logger,
