@@ -6,7 +6,7 @@ import { createMemoryLogger, loadRoute, pluginHeap } from '@portico/gateway-core
 import { describe, expect, it } from 'vitest';
 import { AuditService } from './audit-service.ts';
 import { DEFAULT_DELIVERY } from './delivery.ts';
-import { exclusionsOf } from './filter-policies.ts';
+import { applyPolicy, exclusionsOf } from './filter-policies.ts';
 import { fakeClock, memoryLogs, settle, testHandlers } from './fixtures/memory-handler.ts';
 import plugin from './index.ts';
 import { EventTopicsMetaDataBuilder } from './topics.ts';
@@ -207,15 +207,20 @@ describe('access events through a route', () => {
     expect(memoryLogs.get('r1')!.closed).toBe(true);
   });
 
-  it('removes what the field and value policies exclude, naming header fields in any case', async () => {
+  it('removes what the field policy excludes, naming header fields in any case', async () => {
     const { route, logger } = await served(
       {
         type: 'AuditService',
         config: {
           config: {
             filterPolicies: {
-              field: { excludeIf: ['/access/http/request/headers/authorization', '/access/client'] },
-              value: { excludeIf: ['/access/http/request/queryParameters/q'], includeIf: ['/access/server'] },
+              field: {
+                excludeIf: [
+                  '/access/http/request/headers/authorization',
+                  '/access/client',
+                  '/access/http/request/queryParameters/q',
+                ],
+              },
             },
           },
           'event-handlers': [memory('p1')],
@@ -233,10 +238,58 @@ describe('access events through a route', () => {
     expect(logger.records.filter((r) => r.level === 'warn')).toEqual([]);
   });
 
+  it('drops an event holding a value the value policy excludes, unless one it includes', () => {
+    const policy = exclusionsOf(
+      {
+        field: { excludeIf: ['/access/http/request/headers/authorization'] },
+        value: {
+          excludeIf: [
+            '/access/http/request/headers/x-health-probe',
+            '/access/http/request/queryParameters/debug',
+          ],
+          includeIf: ['/access/http/request/headers/x-audit-anyway'],
+        },
+      },
+      ['access'],
+      createMemoryLogger(),
+    ).get('access')!;
+    const event = (headers: Record<string, string[]>, queryParameters: Record<string, string[]> = {}) => ({
+      _id: '1',
+      timestamp: '2026-11-29T00:00:00.000Z',
+      transactionId: 't',
+      http: { request: { method: 'GET', headers, queryParameters } },
+    });
+    const probe = event({ 'X-Health-Probe': ['1'] });
+    expect(applyPolicy(probe, policy)).toBe(false);
+    expect(applyPolicy(event({}, { debug: ['true'] }), policy)).toBe(false);
+    const kept = event({ 'X-Health-Probe': ['1'], 'X-Audit-Anyway': ['yes'], Authorization: ['Basic x'] });
+    expect(applyPolicy(kept, policy)).toBe(true);
+    expect(kept.http.request.headers).toEqual({ 'X-Health-Probe': ['1'], 'X-Audit-Anyway': ['yes'] });
+    const plain = event({ Authorization: ['Basic x'] });
+    expect(applyPolicy(plain, policy)).toBe(true);
+    expect(plain.http.request.headers).toEqual({});
+  });
+
+  it('delivers none of the events a value policy drops, and the others as usual', async () => {
+    const audit = (handler: string) => ({
+      type: 'AuditService',
+      config: {
+        config: { filterPolicies: { value: { excludeIf: ['/access/http/request/headers/x-probe'] } } },
+        'event-handlers': [memory(handler)],
+      },
+    });
+    const probed = await served(audit('v1'), 2, { 'X-Probe': 'yes' });
+    const plain = await served(audit('v2'), 2);
+    await probed.route.destroy();
+    await plain.route.destroy();
+    expect(memoryLogs.get('v1')!.events).toEqual([]);
+    expect(memoryLogs.get('v2')!.events).toHaveLength(2);
+  });
+
   it('warns of a pointer that names no topic, and ignores it', () => {
     const logger = createMemoryLogger();
     const exclusions = exclusionsOf({ field: { excludeIf: ['/http/request/headers'] } }, ['access'], logger);
-    expect(exclusions.get('access')).toEqual([]);
+    expect(exclusions.get('access')).toEqual({ remove: [], dropIf: [], keepIf: [] });
     expect(logger.records[0]!.message).toContain("'/http/request/headers' names no topic");
   });
 });

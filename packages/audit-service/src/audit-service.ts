@@ -14,7 +14,7 @@ import {
 } from '@portico/gateway-core/audit';
 import { type Clock, RateLimitedLog, SYSTEM_CLOCK } from './clock.ts';
 import { type DeliverySettings, HandlerQueue } from './delivery.ts';
-import { type Exclusions, exclude } from './filter-policies.ts';
+import { applyPolicy, type Exclusions, isEmptyPolicy } from './filter-policies.ts';
 import { type EventTopicsMetaData, schemaViolation } from './topics.ts';
 
 /** What an AuditService is made of, once its configuration is read and its handlers created. */
@@ -43,6 +43,8 @@ export interface ServiceCounters {
   invalid: number;
   /** Records dropped before becoming events: the intake was full, or the service closed. */
   dropped: number;
+  /** Events a `value` filter policy dropped. */
+  filtered: number;
 }
 
 /**
@@ -57,7 +59,7 @@ export class AuditService implements AccessAuditor, AuditServiceView {
   readonly silent: boolean;
   readonly name: string;
   id: string;
-  readonly counters: ServiceCounters = { received: 0, invalid: 0, dropped: 0 };
+  readonly counters: ServiceCounters = { received: 0, invalid: 0, dropped: 0, filtered: 0 };
   readonly #queues: readonly HandlerQueue[];
   readonly #byTopic: ReadonlyMap<string, readonly HandlerQueue[]>;
   readonly #metadata: EventTopicsMetaData;
@@ -173,8 +175,11 @@ export class AuditService implements AccessAuditor, AuditServiceView {
 
   #deliver(topic: string, event: Record<string, unknown>, check: boolean): void {
     this.counters.received++;
-    const exclusions = this.#exclusions.get(topic);
-    if (exclusions !== undefined && exclusions.length > 0) exclude(event, exclusions);
+    const policy = this.#exclusions.get(topic);
+    if (policy !== undefined && !isEmptyPolicy(policy) && !applyPolicy(event, policy)) {
+      this.counters.filtered++;
+      return;
+    }
     const schema = check ? this.#metadata.schema(topic) : undefined;
     const violation = schema === undefined ? undefined : schemaViolation(schema, event);
     if (violation !== undefined) {
@@ -222,6 +227,7 @@ export class AuditService implements AccessAuditor, AuditServiceView {
       received: this.counters.received,
       invalid: this.counters.invalid,
       dropped: this.counters.dropped,
+      filtered: this.counters.filtered,
       handlers: this.#queues.map((queue) => ({
         name: queue.handler.name,
         topics: queue.handler.topics,
