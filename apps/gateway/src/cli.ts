@@ -71,25 +71,36 @@ Options:
     run: async (argv, out) => (await import('./commands/plugin.ts')).pluginCommand(argv, out),
   },
   audit: {
-    summary: 'Check CSV audit files: a tamper-evident one row by row, a plain one for its form',
+    summary: 'Check CSV audit files (verify); print the JDBC audit table (schema)',
     usage: `Usage: portico audit verify [--keystore FILE --password PW] FILE...
+       portico audit schema --database postgres|mysql|oracle|h2 [--table NAME]
 
-Checks CSV audit files written by CsvAuditEventHandler (or by the incumbents' CSV handler). A
+verify checks CSV audit files written by CsvAuditEventHandler (or by the incumbents' CSV handler). A
 tamper-evident file (HMAC and SIGNATURE columns) is checked against its HMAC chain, its signature
 rows and the key chain in FILE.keystore, with the keystore that signed it: the first row altered,
 removed, inserted or moved is named, and so is an end cut off. A plain file is checked for its form
 (a header, rows of as many cells, a last row that ends). One line per file. Exit status: 0 when
 every file is intact, 1 when one is not, 2 for a command line or keystore that cannot be used.
 
-Options:
+schema prints the statements that create the default auditaccess table of JdbcAuditEventHandler:
+its columns, the primary key on id (which makes a retried batch add no duplicate), and the indexes
+on response_status and userid. Exit status 0; 2 for a command line that cannot be used.
+
+Options of verify:
   --keystore FILE        the JCEKS (or PKCS12) keystore of the handler's security settings
   --password PW          its password (default: $PORTICO_AUDIT_KEYSTORE_PASSWORD)
   --delimiter C          the files' delimiter (default ,)
   --quote C              the files' quote character (default ")
   --base DIR             instance directory, where plugins are found (default: $PORTICO_BASE,
                          else $HOME/.portico)
+Options of schema:
+  --database DB          postgres, mysql (MySQL and MariaDB), oracle or h2
+  --table NAME           another name for the table (default auditaccess)
   -h, --help             show this text`,
-    run: async (argv, out) => (await import('./commands/audit.ts')).auditCommand(argv, out),
+    run: async (argv, out) =>
+      argv[0] === 'schema'
+        ? (await import('./commands/audit-schema.ts')).auditSchemaCommand(argv.slice(1), out)
+        : (await import('./commands/audit.ts')).auditCommand(argv, out),
   },
   eval: {
     summary: 'Evaluate an expression or template and print the result as JSON',

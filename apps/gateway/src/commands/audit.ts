@@ -43,7 +43,7 @@ export async function auditCommand(argv: string[], out: Output): Promise<number>
   const [action, ...files] = positionals;
   if (action !== 'verify') {
     throw new UsageError(
-      action === undefined ? 'audit needs an action: verify' : `unknown audit action '${action}'`,
+      action === undefined ? 'audit needs an action: verify or schema' : `unknown audit action '${action}'`,
     );
   }
   if (files.length === 0) throw new UsageError('audit verify needs the CSV files to check');
