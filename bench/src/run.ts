@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { auditBenchmark } from './audit.ts';
 import { auditCsvBenchmark } from './audit-csv.ts';
+import { auditJdbcBenchmark } from './audit-jdbc.ts';
 import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
@@ -19,6 +20,7 @@ const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   'audit-csv': auditCsvBenchmark,
   proxy: proxyBenchmark,
   'resource-server': resourceServerBenchmark,
+  'audit-jdbc': auditJdbcBenchmark,
 };
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, ...PROXY_OPTIONS } });

@@ -203,6 +203,7 @@ export class JdbcAuditEventHandler {
   #heldFailed = false;
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> | undefined;
+  readonly #statements = new Map<TableMapping, Map<number, string>>();
 
   constructor(settings: JdbcHandlerSettings, source: SqlDataSource, logger: Logger) {
     this.settings = settings;
@@ -318,6 +319,18 @@ export class JdbcAuditEventHandler {
     return this.#writing;
   }
 
+  /** The INSERT of `rows` rows into `mapping`'s table, made once per size. */
+  #insert(mapping: TableMapping, rows: number): string {
+    let bySize = this.#statements.get(mapping);
+    if (bySize === undefined) this.#statements.set(mapping, (bySize = new Map()));
+    let sql = bySize.get(rows);
+    if (sql === undefined) {
+      sql = insertStatement(this.#source.dialect, mapping, rows);
+      if (bySize.size < 64) bySize.set(rows, sql);
+    }
+    return sql;
+  }
+
   /** Writes `events` to each table of `topic`: INSERTs of `rows` rows, `parallel` at once. */
   async #write(topic: string, events: readonly AuditEvent[], rows: number, parallel: number): Promise<void> {
     for (const mapping of this.settings.mappings.get(topic) ?? []) {
@@ -331,7 +344,7 @@ export class JdbcAuditEventHandler {
           this.counters.statements++;
           try {
             const inserted = await this.#source.update(
-              insertStatement(this.#source.dialect, mapping, chunk.length),
+              this.#insert(mapping, chunk.length),
               rowValues(mapping, chunk),
             );
             this.counters.inserted += inserted;
