@@ -118,13 +118,13 @@ function writeIntervalProblem(interval: Duration | undefined): string | undefine
   return interval.toMillis() >= 1 ? undefined : 'the writeInterval is not greater than 0';
 }
 
-export const JDBC_HANDLER_CONFIG = auditHandlerConfig({
+const JDBC_HANDLER_CONFIG = auditHandlerConfig({
   databaseType: s.string(),
   connectionPool: CONNECTION_POOL,
   tableMappings: s.array(TABLE_MAPPING),
   buffering: BUFFERING.optional(),
 });
-export type JdbcHandlerConfig = Infer<typeof JDBC_HANDLER_CONFIG>;
+type JdbcHandlerConfig = Infer<typeof JDBC_HANDLER_CONFIG>;
 
 /** The handler's settings once read, defaults applied. */
 export interface JdbcHandlerSettings {
@@ -143,7 +143,7 @@ export interface JdbcHandlerSettings {
   };
 }
 
-export function handlerSettings(config: JdbcHandlerConfig): JdbcHandlerSettings {
+function handlerSettings(config: JdbcHandlerConfig): JdbcHandlerSettings {
   const mappings = new Map<string, TableMapping[]>();
   for (const entry of config.tableMappings) {
     const columns = Object.entries(entry.fieldToColumn).map(([field, column]) => ({

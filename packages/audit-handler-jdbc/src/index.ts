@@ -3,8 +3,6 @@ import pkg from '../package.json' with { type: 'json' };
 import { JdbcAuditEventHandlerHeaplet } from './handler.ts';
 
 export {
-  handlerSettings,
-  JDBC_HANDLER_CONFIG,
   JdbcAuditEventHandler,
   JdbcAuditEventHandlerHeaplet,
   type JdbcHandlerCounters,
