@@ -130,6 +130,8 @@ type JdbcHandlerConfig = Infer<typeof JDBC_HANDLER_CONFIG>;
 export interface JdbcHandlerSettings {
   readonly name: string;
   readonly databaseType: string;
+  /** `connectionPool.autoCommit`: read; each INSERT is its own transaction either way. */
+  readonly autoCommit: boolean;
   /** Tables per topic, in the order of `tableMappings`. */
   readonly mappings: ReadonlyMap<string, readonly TableMapping[]>;
   readonly buffering: {
@@ -156,6 +158,7 @@ function handlerSettings(config: JdbcHandlerConfig): JdbcHandlerSettings {
   return {
     name: config.name,
     databaseType: config.databaseType,
+    autoCommit: config.connectionPool.autoCommit,
     mappings,
     buffering: {
       enabled: b?.enabled ?? false,

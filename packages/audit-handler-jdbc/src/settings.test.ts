@@ -49,6 +49,7 @@ describe('JdbcAuditEventHandler settings', () => {
       writerThreads: 1,
     });
     expect(writer.settings.databaseType).toBe('postgres');
+    expect(writer.settings.autoCommit).toBe(true);
     expect(writer.settings.mappings.get('access')).toEqual([
       { table: 'auditaccess', columns: [{ field: '/_id', column: 'id' }] },
     ]);
@@ -100,6 +101,7 @@ describe('JdbcAuditEventHandler settings', () => {
     });
     expect(handler.enabled).toBe(false);
     const writer = jdbcHandlerOf(handler)!;
+    expect(writer.settings.autoCommit).toBe(false);
     expect(writer.settings.buffering).toEqual({
       enabled: true,
       autoFlush: false,
