@@ -61,6 +61,66 @@ function percentile(values: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 }
 
+/** An instance whose routes under /audited/ are audited by a JDBC handler writing `table` at `jdbcUrl`. */
+function instance(db: Database, table: string, jdbcUrl: string, buffering: Record<string, unknown>): string {
+  const base = instanceDirectory({});
+  writeInstanceFile(base, 'config/config.json', {
+    heap: [
+      {
+        name: 'AuditService',
+        type: 'AuditService',
+        config: {
+          config: { handlerForQueries: 'jdbc' },
+          delivery: { retryInitial: '100 ms', retryMax: '1 second', queueSize: 20_000 },
+          'event-handlers': [
+            {
+              class: 'org.forgerock.audit.handlers.jdbc.JdbcAuditEventHandler',
+              config: {
+                name: 'jdbc',
+                topics: ['access'],
+                databaseType: db.name === 'postgres' ? 'postgres' : 'mysql',
+                connectionPool: {
+                  jdbcUrl,
+                  username: decodeURIComponent(db.url.username),
+                  password: decodeURIComponent(db.url.password),
+                  connectionTimeout: 2000,
+                  minIdle: 1,
+                  maxPoolSize: 4,
+                },
+                tableMappings: [
+                  {
+                    event: 'access',
+                    table,
+                    fieldToColumn: {
+                      _id: 'id',
+                      timestamp: 'timestamp_',
+                      transactionId: 'transactionid',
+                      eventName: 'eventname',
+                      '/http/request/path': 'http_request_path',
+                      '/http/request/method': 'http_request_method',
+                      '/response/status': 'response_status',
+                      '/response/statusCode': 'response_statuscode',
+                    },
+                  },
+                ],
+                buffering,
+              },
+            },
+          ],
+        },
+      },
+    ],
+    handler: { type: 'Router' },
+  });
+  writeInstanceFile(base, 'config/routes/audited.json', {
+    name: 'audited',
+    condition: "${find(request.uri.path, '^/audited/')}",
+    auditService: 'AuditService',
+    handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'ok' } },
+  });
+  return base;
+}
+
 /**
  * The JDBC audit handler in the real gateway, under a steady 200 requests/s, while its database goes
  * away for the middle third and comes back. The outage is a TCP relay between the gateway and the
@@ -78,61 +138,16 @@ describe.each(DATABASES)('JdbcAuditEventHandler in the real gateway, $name cut u
     const relay = await startTcpRelay(`tcp://${db.url.host}`);
     try {
       for (const statement of schema.stdout.split(';\n')) if (statement.trim()) await sql.run(statement);
-      const base = instanceDirectory({});
-      writeInstanceFile(base, 'config/config.json', {
-        heap: [
-          {
-            name: 'AuditService',
-            type: 'AuditService',
-            config: {
-              config: { handlerForQueries: 'jdbc' },
-              delivery: { retryInitial: '100 ms', retryMax: '1 second', queueSize: 20_000 },
-              'event-handlers': [
-                {
-                  class: 'org.forgerock.audit.handlers.jdbc.JdbcAuditEventHandler',
-                  config: {
-                    name: 'jdbc',
-                    topics: ['access'],
-                    databaseType: db.name === 'postgres' ? 'postgres' : 'mysql',
-                    connectionPool: {
-                      jdbcUrl: `jdbc:${db.scheme}://127.0.0.1:${new URL(relay.url).port}${db.url.pathname}`,
-                      username: decodeURIComponent(db.url.username),
-                      password: decodeURIComponent(db.url.password),
-                      connectionTimeout: 2000,
-                      minIdle: 1,
-                      maxPoolSize: 4,
-                    },
-                    tableMappings: [
-                      {
-                        event: 'access',
-                        table,
-                        fieldToColumn: {
-                          _id: 'id',
-                          timestamp: 'timestamp_',
-                          transactionId: 'transactionid',
-                          eventName: 'eventname',
-                          '/http/request/path': 'http_request_path',
-                          '/http/request/method': 'http_request_method',
-                          '/response/status': 'response_status',
-                          '/response/statusCode': 'response_statuscode',
-                        },
-                      },
-                    ],
-                    buffering: { enabled: true, writeInterval: '1 second', maxBatchedEvents: 100 },
-                  },
-                },
-              ],
-            },
-          },
-        ],
-        handler: { type: 'Router' },
-      });
-      writeInstanceFile(base, 'config/routes/audited.json', {
-        name: 'audited',
-        condition: "${find(request.uri.path, '^/audited/')}",
-        auditService: 'AuditService',
-        handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'ok' } },
-      });
+      const base = instance(
+        db,
+        table,
+        `jdbc:${db.scheme}://127.0.0.1:${new URL(relay.url).port}${db.url.pathname}`,
+        {
+          enabled: true,
+          writeInterval: '1 second',
+          maxBatchedEvents: 100,
+        },
+      );
       const gw = await startGateway({ base });
       try {
         const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
@@ -231,6 +246,37 @@ describe.each(DATABASES)('JdbcAuditEventHandler in the real gateway, $name cut u
       }
     } finally {
       await relay.close();
+      await sql.run(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
+      await sql.end();
+    }
+  });
+});
+
+/** Events the handler holds (autoFlush false, a long writeInterval) are written when SIGTERM stops it. */
+describe.each(DATABASES)('JdbcAuditEventHandler in the real gateway on $name, stopped', (db) => {
+  it('writes the events it holds at SIGTERM', { timeout: 60_000 }, async () => {
+    const table = `audit_e2e_${process.pid}_${Date.now().toString(36)}`;
+    const schema = await runPortico(['audit', 'schema', '--database', db.name, '--table', table]);
+    const sql = await connect(db);
+    try {
+      for (const statement of schema.stdout.split(';\n')) if (statement.trim()) await sql.run(statement);
+      const base = instance(db, table, `jdbc:${db.scheme}://${db.url.host}${db.url.pathname}`, {
+        enabled: true,
+        writeInterval: '1 hour',
+        autoFlush: false,
+      });
+      const gw = await startGateway({ base });
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+      const replies = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => send(`${gw.url}/audited/s-${i}`, { agent })),
+      );
+      agent.destroy();
+      expect(replies.every((reply) => reply.status === 200)).toBe(true);
+      const count = async () => Number((await sql.run(`SELECT COUNT(*) AS n FROM ${table}`))[0]!.n);
+      expect(await count()).toBe(0);
+      expect(await gw.stop()).toBe(0);
+      expect(await count()).toBe(300);
+    } finally {
       await sql.run(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
       await sql.end();
     }
