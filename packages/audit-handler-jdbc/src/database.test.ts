@@ -31,10 +31,11 @@ describe.each(DATABASES)('JdbcAuditEventHandler on $name', (db) => {
     drops.push(await createAccessTable(db, table));
     const config = configFor(db, table, extra);
     if (mapping) config.tableMappings = [{ event: 'access', table, fieldToColumn: mapping }];
-    const handler = await declare(config).handler;
+    const { handler: created, logger } = declare(config);
+    const handler = await created;
     handlers.push(handler);
     handler.start?.(new Map());
-    return { table, handler, writer: jdbcHandlerOf(handler)! };
+    return { table, handler, logger, writer: jdbcHandlerOf(handler)! };
   }
 
   it('writes each event as a row of the default table, read back as it was', async () => {
@@ -85,6 +86,29 @@ describe.each(DATABASES)('JdbcAuditEventHandler on $name', (db) => {
     expect(writer.counters.inserted).toBe(1001);
     const rows = await rowsOf(db, table);
     expect(rows.map((r) => r.id)).toEqual([...batch, accessEvent(1001)].map((e) => e._id));
+  });
+
+  it('skips an event the database refuses for its data, writing the others of its batch', async () => {
+    const { table, handler, writer, logger } = await setUp({
+      buffering: { enabled: true, writeInterval: '1 s' },
+    });
+    const long = accessEvent(2, { userId: 'x'.repeat(300) });
+    await handler.publish('access', [accessEvent(1), long, accessEvent(3)]);
+    const rows = await rowsOf(db, table);
+    if (db.name === 'postgres') {
+      // VARCHAR(255): refused (SQLSTATE 22001), logged with its _id, counted; the others written.
+      expect(rows.map((r) => r.id)).toEqual(['evt-000001', 'evt-000003']);
+      expect(writer.counters.rejected).toBe(1);
+      expect(logger.records.find((r) => r.level === 'error')).toMatchObject({
+        message: 'the database refused an audit event, which is skipped',
+        data: { _id: 'evt-000002', table },
+      });
+    } else {
+      // INSERT IGNORE: MariaDB stores the value cut to its column (departure 72).
+      expect(rows.map((r) => r.id)).toEqual(['evt-000001', 'evt-000002', 'evt-000003']);
+      expect(rows[1]!.userid).toBe('x'.repeat(255));
+      expect(writer.counters.rejected).toBe(0);
+    }
   });
 
   it('holds events without autoFlush and writes them every writeInterval, at flush and at close', async () => {

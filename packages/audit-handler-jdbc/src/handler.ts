@@ -181,6 +181,8 @@ export interface JdbcHandlerCounters {
   failures: number;
   /** Events held (autoFlush false) written on a later tick after a failed one. */
   rewritten: number;
+  /** Events the database refused for what they hold (a value too long, of the wrong type): logged, skipped. */
+  rejected: number;
 }
 
 /**
@@ -197,7 +199,13 @@ export interface JdbcHandlerCounters {
  */
 export class JdbcAuditEventHandler {
   readonly settings: JdbcHandlerSettings;
-  readonly counters: JdbcHandlerCounters = { inserted: 0, statements: 0, failures: 0, rewritten: 0 };
+  readonly counters: JdbcHandlerCounters = {
+    inserted: 0,
+    statements: 0,
+    failures: 0,
+    rewritten: 0,
+    rejected: 0,
+  };
   readonly #source: SqlDataSource;
   readonly #logger: Logger;
   #schema: JsonSchema = ACCESS_TOPIC_SCHEMA;
@@ -322,6 +330,49 @@ export class JdbcAuditEventHandler {
     return this.#writing;
   }
 
+  /**
+   * Inserts one chunk. When the database refuses it for what a row holds (SQLSTATE class 22 or 23:
+   * a value too long for its column, of the wrong type, a NULL where none may be), which no retry
+   * would change, the rows are inserted one by one and those refused are logged and counted as
+   * rejected, so that one bad event does not hold back every event after it. Any other failure (the
+   * database unreachable) rejects, and the service retries the batch.
+   */
+  async #insertChunk(mapping: TableMapping, chunk: readonly AuditEvent[]): Promise<void> {
+    try {
+      await this.#insertRows(mapping, chunk);
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+      for (const event of chunk) {
+        try {
+          await this.#insertRows(mapping, [event]);
+        } catch (rowError) {
+          if (!isDataError(rowError)) throw rowError;
+          this.counters.rejected++;
+          this.#logger.error('the database refused an audit event, which is skipped', {
+            handler: this.settings.name,
+            table: mapping.table,
+            _id: event._id,
+            error: message(rowError),
+          });
+        }
+      }
+    }
+  }
+
+  async #insertRows(mapping: TableMapping, rows: readonly AuditEvent[]): Promise<void> {
+    this.counters.statements++;
+    try {
+      const inserted = await this.#source.update(
+        this.#insert(mapping, rows.length),
+        rowValues(mapping, rows),
+      );
+      this.counters.inserted += inserted;
+    } catch (error) {
+      this.counters.failures++;
+      throw error;
+    }
+  }
+
   /** The INSERT of `rows` rows into `mapping`'s table, made once per size. */
   #insert(mapping: TableMapping, rows: number): string {
     let bySize = this.#statements.get(mapping);
@@ -343,18 +394,7 @@ export class JdbcAuditEventHandler {
       let next = 0;
       const worker = async () => {
         while (next < chunks.length) {
-          const chunk = chunks[next++]!;
-          this.counters.statements++;
-          try {
-            const inserted = await this.#source.update(
-              this.#insert(mapping, chunk.length),
-              rowValues(mapping, chunk),
-            );
-            this.counters.inserted += inserted;
-          } catch (error) {
-            this.counters.failures++;
-            throw error;
-          }
+          await this.#insertChunk(mapping, chunks[next++]!);
         }
       };
       await Promise.all(Array.from({ length: Math.min(parallel, chunks.length) }, worker));
@@ -367,6 +407,13 @@ const WRITERS = new WeakMap<object, JdbcAuditEventHandler>();
 /** The writer behind a handler this package made (its settings, counters and data source), or undefined. */
 export function jdbcHandlerOf(handler: unknown): JdbcAuditEventHandler | undefined {
   return typeof handler === 'object' && handler !== null ? WRITERS.get(handler) : undefined;
+}
+
+/** Whether the database refused a statement for its data (SQLSTATE class 22 or 23), not for its own state. */
+function isDataError(error: unknown): boolean {
+  const { code, sqlState } = (error ?? {}) as { code?: unknown; sqlState?: unknown };
+  const state = typeof sqlState === 'string' ? sqlState : typeof code === 'string' ? code : '';
+  return /^2[23][0-9A-Z]{3}$/.test(state);
 }
 
 function message(error: unknown): string {
