@@ -139,6 +139,8 @@ export class SearchEngineAuditEventHandler {
   #draining: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #lastFailure = 0;
+  /** The last write of the buffer failed: only the timer (and flush) tries again. */
+  #failing = false;
   #closed = false;
 
   constructor(settings: SearchEngineHandlerSettings, logger: Logger, through?: Handler) {
@@ -182,7 +184,9 @@ export class SearchEngineAuditEventHandler {
     this.start();
     for (const event of events) this.#buffer.push(event);
     this.counters.buffered = this.#buffer.length;
-    if (this.#buffer.length >= maxBatchedEvents && this.#draining === undefined)
+    // A full batch goes at once, unless the last write failed: then the timer tries again, once
+    // per writeInterval, rather than every publish.
+    if (this.#buffer.length >= maxBatchedEvents && this.#draining === undefined && !this.#failing)
       this.#drain().catch(() => {});
   }
 
@@ -218,9 +222,11 @@ export class SearchEngineAuditEventHandler {
         await this.#write('access', batch);
       } catch (error) {
         this.counters.retried += batch.length;
+        this.#failing = true;
         this.#noteFailure(error);
         throw error;
       }
+      this.#failing = false;
       this.#buffer.splice(0, batch.length);
       this.counters.buffered = this.#buffer.length;
     }
@@ -337,6 +343,10 @@ export class SearchEngineAuditEventHandler {
       );
     }
     this.#closed = true;
+    this.#logger.info(`audit handler '${this.settings.name}' closed`, {
+      handler: this.settings.name,
+      ...this.counters,
+    });
     await this.client.close();
   }
 }
