@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { auditBenchmark } from './audit.ts';
 import { auditCsvBenchmark } from './audit-csv.ts';
 import { auditJdbcBenchmark } from './audit-jdbc.ts';
+import { auditEsBenchmark } from './audit-es.ts';
 import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
@@ -15,6 +16,7 @@ import { resourceServerBenchmark } from './resource-server.ts';
  */
 const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   expression: expressionBenchmark,
+  'audit-es': auditEsBenchmark,
   decoration: decorationBenchmark,
   audit: auditBenchmark,
   'audit-csv': auditCsvBenchmark,
