@@ -5,7 +5,7 @@ import { type AuditEventHandler, parseQueryFilter } from '@portico/gateway-core/
 import { pluginHeap } from '@portico/gateway-core/testing';
 import { serviceUrl, startTcpRelay, waitFor } from '@portico/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
-import { accessEvent, engine, uniqueIndexName } from './es-fixtures.ts';
+import { accessEvent, engine, uniqueIndexName } from './fixtures/engine.ts';
 import plugin, { searchEngineHandlerOf } from './index.ts';
 
 const ES_URL = await serviceUrl('PORTICO_ES_URL', 'Elasticsearch');

@@ -5,7 +5,7 @@ import { parseQueryFilter } from '@portico/gateway-core/audit';
 import { loadRoute, pluginHeap } from '@portico/gateway-core/testing';
 import { serviceUrl, startTcpRelay } from '@portico/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
-import { engine, uniqueIndexName } from './es-fixtures.ts';
+import { engine, uniqueIndexName } from './fixtures/engine.ts';
 import plugin from './index.ts';
 
 const ES_URL = await serviceUrl('PORTICO_ES_URL', 'Elasticsearch');
