@@ -1,23 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import type { AuditEventHandler } from '@portico/gateway-core/audit';
-import { pluginHeap } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
-import plugin from './index.ts';
 import { parseSyslogMessage } from './parse.ts';
-import { accessEvent, until } from './testing/listeners.ts';
+import { accessEvent, loadHandler, until } from './testing/listeners.ts';
 import { realRsyslog, tail } from './testing/rsyslog.ts';
 
 const rsyslog = await realRsyslog();
-
-async function load(config: Record<string, unknown>) {
-  const { heap } = pluginHeap({
-    plugins: [plugin],
-    file: 'config/config.json',
-    heap: [{ name: 'Syslog', type: 'SyslogAuditEventHandler', config }],
-  });
-  return heap.get<AuditEventHandler>('Syslog', 'audit-handler');
-}
 
 /**
  * The real rsyslog of test-e2e/services writes each message it receives as one RFC 5424 line
@@ -29,7 +17,7 @@ describe.skipIf(rsyslog === undefined)('SyslogAuditEventHandler with the real rs
       const { host, port, file } = rsyslog!;
       const run = randomUUID();
       const log = tail(file);
-      const handler = await load({
+      const handler = await loadHandler({
         name: 'syslog',
         topics: ['access'],
         protocol,

@@ -159,6 +159,7 @@ export class UdpTransport implements Transport {
   async send(messages: readonly string[]): Promise<void> {
     if (messages.length === 0) return;
     const socket = await this.#connected();
+    this.#error = undefined;
     try {
       let sent = 0;
       await new Promise<void>((resolve, reject) => {
@@ -169,6 +170,10 @@ export class UdpTransport implements Transport {
           });
         }
       });
+      // A daemon that is not listening answers the first datagram with a port unreachable, which
+      // comes back as the socket's error event: give it the turn of the event loop it takes.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
       if (this.#error !== undefined) {
         const error = this.#error;
         this.#error = undefined;

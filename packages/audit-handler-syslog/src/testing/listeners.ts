@@ -1,6 +1,18 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
-import type { AuditEvent } from '@portico/gateway-core/audit';
+import type { AuditEvent, AuditEventHandler } from '@portico/gateway-core/audit';
+import { pluginHeap } from '@portico/gateway-core/testing';
+import plugin from '../index.ts';
+
+/** A handler loaded from its configuration, as a heap declares it. */
+export async function loadHandler(config: Record<string, unknown>): Promise<AuditEventHandler> {
+  const { heap } = pluginHeap({
+    plugins: [plugin],
+    file: 'config/config.json',
+    heap: [{ name: 'Syslog', type: 'SyslogAuditEventHandler', config }],
+  });
+  return heap.get<AuditEventHandler>('Syslog', 'audit-handler');
+}
 
 /** An access event with every field of the core schema, and characters RFC 5424 makes escape. */
 export function accessEvent(n: number, extra: Partial<Record<string, unknown>> = {}): AuditEvent {
