@@ -3,6 +3,7 @@ import { auditBenchmark } from './audit.ts';
 import { auditCsvBenchmark } from './audit-csv.ts';
 import { auditJdbcBenchmark } from './audit-jdbc.ts';
 import { auditEsBenchmark } from './audit-es.ts';
+import { auditSyslogBenchmark } from './audit-syslog.ts';
 import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
@@ -23,6 +24,7 @@ const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   proxy: proxyBenchmark,
   'resource-server': resourceServerBenchmark,
   'audit-jdbc': auditJdbcBenchmark,
+  'audit-syslog': auditSyslogBenchmark,
 };
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, ...PROXY_OPTIONS } });

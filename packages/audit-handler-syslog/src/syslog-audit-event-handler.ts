@@ -105,7 +105,9 @@ export class SyslogAuditEventHandler {
   readonly settings: SyslogHandlerSettings;
   readonly #transport: Transport;
   readonly #formatter: SyslogFormatter;
-  readonly #buffer: string[] = [];
+  /** Buffered messages, oldest first, from `#head` on (compacted now and then). */
+  #buffer: string[] = [];
+  #head = 0;
   #bufferFull = 0;
   #writing: Promise<void> | undefined;
   #lastError: unknown;
@@ -127,7 +129,7 @@ export class SyslogAuditEventHandler {
   }
 
   get counters(): SyslogCounters {
-    return { ...this.#transport.counters, buffered: this.#buffer.length, bufferFull: this.#bufferFull };
+    return { ...this.#transport.counters, buffered: this.#buffered(), bufferFull: this.#bufferFull };
   }
 
   /** Lays out each topic's parameters from its schema, extensions included. */
@@ -171,10 +173,10 @@ export class SyslogAuditEventHandler {
       await this.#transport.send(messages);
       return;
     }
-    if (this.#buffer.length + messages.length > this.settings.buffering.maxSize) {
+    if (this.#buffered() + messages.length > this.settings.buffering.maxSize) {
       this.#bufferFull++;
       throw new Error(
-        `the syslog buffer holds ${this.#buffer.length} of at most ${this.settings.buffering.maxSize} events: ${messages.length} more do not fit`,
+        `the syslog buffer holds ${this.#buffered()} of at most ${this.settings.buffering.maxSize} events: ${messages.length} more do not fit`,
       );
     }
     for (const message of messages) this.#buffer.push(message);
@@ -196,6 +198,10 @@ export class SyslogAuditEventHandler {
 
   #deadline = Number.POSITIVE_INFINITY;
 
+  #buffered(): number {
+    return this.#buffer.length - this.#head;
+  }
+
   #write(): void {
     this.#writing ??= this.#drain().finally(() => {
       this.#writing = undefined;
@@ -204,11 +210,15 @@ export class SyslogAuditEventHandler {
 
   async #drain(): Promise<void> {
     let failures = 0;
-    while (this.#buffer.length > 0) {
-      const chunk = this.#buffer.slice(0, CHUNK);
+    while (this.#buffered() > 0) {
+      const chunk = this.#buffer.slice(this.#head, this.#head + CHUNK);
       try {
         await this.#transport.send(chunk);
-        this.#buffer.splice(0, chunk.length);
+        this.#head += chunk.length;
+        if (this.#head === this.#buffer.length || this.#head > 10_000) {
+          this.#buffer = this.#buffer.slice(this.#head);
+          this.#head = 0;
+        }
         failures = 0;
       } catch (error) {
         this.#lastError = error;
