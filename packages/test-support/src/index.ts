@@ -28,6 +28,6 @@ export {
   redisBinariesAvailable,
   startRedisSentinelGroup,
 } from './redis-sentinel.ts';
-export { serviceExecutable, serviceUrl } from './services.ts';
+export { serviceExecutable, serviceSetting, serviceUrl } from './services.ts';
 export { startTcpRelay, type TcpRelay } from './tcp-relay.ts';
 export { waitFor } from './wait.ts';

@@ -50,6 +50,14 @@ function executable(file: string): boolean {
   }
 }
 
+/**
+ * A setting the services wrote that is not a URL (`PORTICO_SYSLOG_FILE`): from the environment, else
+ * from env.json; undefined when neither has it.
+ */
+export function serviceSetting(variable: string): string | undefined {
+  return process.env[variable] || fromServicesFile(variable);
+}
+
 function fromServicesFile(variable: string): string | undefined {
   const file = path.join(process.env.PORTICO_SERVICES_DIR ?? '/tmp/portico-services', 'env.json');
   if (!existsSync(file)) return undefined;

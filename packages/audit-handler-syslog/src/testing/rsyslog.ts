@@ -1,14 +1,5 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { serviceUrl } from '@portico/test-support';
-
-function setting(name: string): string | undefined {
-  if (process.env[name]) return process.env[name];
-  const file = path.join(process.env.PORTICO_SERVICES_DIR ?? '/tmp/portico-services', 'env.json');
-  if (!existsSync(file)) return undefined;
-  const value = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)[name];
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { serviceSetting, serviceUrl } from '@portico/test-support';
 
 /**
  * The real rsyslog of test-e2e/services (`PORTICO_SYSLOG_HOST`, `_PORT`, `_FILE`, from the
@@ -16,9 +7,9 @@ function setting(name: string): string | undefined {
  * fails.
  */
 export async function realRsyslog(): Promise<{ host: string; port: number; file: string } | undefined> {
-  const host = setting('PORTICO_SYSLOG_HOST');
-  const port = setting('PORTICO_SYSLOG_PORT');
-  const file = setting('PORTICO_SYSLOG_FILE');
+  const host = serviceSetting('PORTICO_SYSLOG_HOST');
+  const port = serviceSetting('PORTICO_SYSLOG_PORT');
+  const file = serviceSetting('PORTICO_SYSLOG_FILE');
   process.env.PORTICO_SYSLOG_TCP_URL ??= host && port && file ? `tcp://${host}:${port}` : '';
   const url = await serviceUrl('PORTICO_SYSLOG_TCP_URL', 'rsyslog');
   return url === undefined ? undefined : { host: host!, port: Number(port), file: file! };
