@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseSyslogMessage } from './parse.ts';
 import { syslogHandlerOf } from './syslog-audit-event-handler.ts';
 import { accessEvent, loadHandler } from './testing/listeners.ts';
+import { privateRsyslogd } from './testing/private-rsyslogd.ts';
 import { realRsyslog, tail } from './testing/rsyslog.ts';
 import { startUdpRelay } from './testing/udp-relay.ts';
 
@@ -159,6 +160,36 @@ describe.skipIf(rsyslog === undefined)('SyslogAuditEventHandler when the daemon 
     expect(figures).toMatchObject({ offered: 4000, written: 4000, dropped: 0, missing: 0, duplicates: 0 });
     expect(figures.handler.bufferFull).toBeGreaterThan(0);
     expect(figures.handler.connectFailures).toBeGreaterThan(0);
+  });
+
+  it('over TCP, carries on after the daemon is stopped for 10 s and started again, and counts what the stop lost', {
+    timeout: 90_000,
+  }, async () => {
+    // Its own rsyslogd, stopped with SIGTERM and started again: what a daemon restart does.
+    const daemon = await privateRsyslogd();
+    const handler = await loadHandler({
+      name: 'syslog',
+      topics: ['access'],
+      protocol: 'TCP',
+      host: '127.0.0.1',
+      port: daemon.port,
+      connectTimeout: 1000,
+      facility: 'local1',
+    });
+    const { figures } = await steadyStream(
+      handler,
+      { rate: 200, seconds: 20, cutAt: 5, cutFor: 10, cut: daemon.stop, restore: daemon.start },
+      daemon.file,
+    );
+    await daemon.stop();
+    console.log(`syslog TCP, rsyslogd stopped for 10 s at 200 events/s for 20 s: ${JSON.stringify(figures)}`);
+    expect(figures).toMatchObject({ offered: 4000, written: 4000, dropped: 0, duplicates: 0 });
+    expect(figures.handler.disconnects).toBeGreaterThanOrEqual(1);
+    expect(figures.handler.connectFailures).toBeGreaterThan(0);
+    // Syslog over TCP has no acknowledgement: what is still unread in the daemon's socket buffer
+    // when it stops is discarded by the kernel (which answers with a reset), though the handler's
+    // writes had succeeded. Two runs measured 0 and 2 lost.
+    expect(figures.missing).toBeLessThanOrEqual(DELIVERY.batchSize);
   });
 
   it('over UDP, retries what is refused while the port is unreachable, and counts what is lost', {
