@@ -188,8 +188,10 @@ describe.skipIf(rsyslog === undefined)('SyslogAuditEventHandler when the daemon 
     expect(figures.handler.connectFailures).toBeGreaterThan(0);
     // Syslog over TCP has no acknowledgement: what is still unread in the daemon's socket buffer
     // when it stops is discarded by the kernel (which answers with a reset), though the handler's
-    // writes had succeeded. Two runs measured 0 and 2 lost.
+    // writes had succeeded. Three runs measured 0, 2 and 2 lost.
     expect(figures.missing).toBeLessThanOrEqual(DELIVERY.batchSize);
+    // Such a loss is seen on the sending side: the daemon reset the connection.
+    if (figures.missing > 0) expect(figures.handler.resets).toBeGreaterThan(0);
   });
 
   it('over UDP, retries what is refused while the port is unreachable, and counts what is lost', {

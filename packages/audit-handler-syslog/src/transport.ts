@@ -13,6 +13,11 @@ export interface TransportCounters {
   disconnects: number;
   /** Sends that failed: their batch is rejected, to be published again. */
   sendFailures: number;
+  /**
+   * Connections the daemon reset (TCP): a daemon that closes with messages unread in its socket
+   * buffer resets the connection, and those messages, written as far as the handler knows, are lost.
+   */
+  resets: number;
 }
 
 /** Sends formatted syslog messages to the daemon. */
@@ -29,6 +34,7 @@ const newCounters = (): TransportCounters => ({
   connectFailures: 0,
   disconnects: 0,
   sendFailures: 0,
+  resets: 0,
 });
 
 /**
@@ -121,7 +127,10 @@ export class TcpTransport implements Transport {
         this.counters.connects++;
         this.#socket = socket;
         // The daemon says nothing on this connection: an end or an error is the connection lost.
-        socket.on('error', () => this.#drop(socket));
+        socket.on('error', (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ECONNRESET') this.counters.resets++;
+          this.#drop(socket);
+        });
         socket.on('end', () => this.#drop(socket));
         socket.on('close', () => this.#drop(socket));
         socket.on('data', () => {});
