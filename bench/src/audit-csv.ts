@@ -5,6 +5,7 @@ import csvPlugin from '@portico/audit-handler-csv';
 import type { AuditEvent, AuditEventHandler } from '@portico/gateway-core/audit';
 import { coreManifest, createMemoryLogger, Heap, TypeRegistry } from '@portico/gateway-core/runtime';
 import { makeAuditKeystore } from '@portico/test-support/audit-keystore';
+import { accessEvent } from './audit-events.ts';
 import { median } from './median.ts';
 
 /**
@@ -28,44 +29,6 @@ import { median } from './median.ts';
 
 const EVENTS = 100_000;
 const ROUNDS = 5;
-
-function event(n: number): AuditEvent {
-  return {
-    _id: `0b9d5e7c-3f1a-4c55-9e2e-${String(n).padStart(12, '0')}`,
-    timestamp: new Date(1_795_000_000_000 + n).toISOString(),
-    eventName: 'OPENIG-HTTP-ACCESS',
-    transactionId: `7f3c2a10-5b6e-4d8f-a1c2-${String(n).padStart(12, '0')}`,
-    server: { ip: '10.0.0.5', port: 8080 },
-    client: { ip: '192.0.2.44', port: 40000 + (n % 20000) },
-    http: {
-      request: {
-        secure: true,
-        method: 'GET',
-        path: `https://api.example.com/v1/orders/${n}`,
-        queryParameters: { page: ['2'], size: ['50'] },
-        headers: {
-          host: ['api.example.com'],
-          'user-agent': ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36'],
-          accept: ['application/json'],
-          'accept-encoding': ['gzip, deflate, br'],
-          'accept-language': ['en-GB,en;q=0.9'],
-          'x-request-id': [`req-${n}`],
-          'x-forwarded-for': ['198.51.100.7'],
-          'cache-control': ['no-cache'],
-          connection: ['keep-alive'],
-          'content-length': ['0'],
-        },
-        cookies: { session: ['abc123'] },
-      },
-    },
-    response: {
-      status: 'SUCCESSFUL',
-      statusCode: '200',
-      elapsedTime: n % 250,
-      elapsedTimeUnits: 'MILLISECONDS',
-    },
-  };
-}
 
 interface Variant {
   name: string;
@@ -141,7 +104,7 @@ async function round(
 
 export async function auditCsvBenchmark(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-bench-audit-csv-'));
-  const events = Array.from({ length: EVENTS }, (_, i) => event(i));
+  const events = Array.from({ length: EVENTS }, (_, i) => accessEvent(i));
   const keys = keystore(dir);
   const variants: Variant[] = [
     { name: 'unbuffered', config: {}, batch: 100, events: EVENTS },

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { auditBenchmark } from './audit.ts';
 import { auditCsvBenchmark } from './audit-csv.ts';
-import { auditJdbcBenchmark } from './audit-jdbc.ts';
 import { auditEsBenchmark } from './audit-es.ts';
+import { auditJdbcBenchmark } from './audit-jdbc.ts';
 import { auditSyslogBenchmark } from './audit-syslog.ts';
 import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
