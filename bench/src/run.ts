@@ -4,15 +4,17 @@ import { auditCsvBenchmark } from './audit-csv.ts';
 import { auditEsBenchmark } from './audit-es.ts';
 import { auditJdbcBenchmark } from './audit-jdbc.ts';
 import { auditSyslogBenchmark } from './audit-syslog.ts';
+import { auditRouteBenchmark } from './audit-route.ts';
 import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
 import { resourceServerBenchmark } from './resource-server.ts';
+import { typicalChainBenchmark } from './typical-chain.ts';
 
 /**
  * `npm run bench [-- --only NAME]`: runs every benchmark (or one) and prints its table. The proxy
  * suite's own options (`--duration`, `--quick`, `--scenarios`, `--contenders` ...) are listed in
- * PROXY_OPTIONS; the resource-server suite reads `--duration`, `--warmup`, `--connections`,
+ * PROXY_OPTIONS; the resource-server, audit-route and typical-chain suites read `--duration`, `--warmup`, `--connections`,
  * `--rounds`, `--quick` and `--keep-temp` from them.
  */
 const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
@@ -25,6 +27,8 @@ const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   'resource-server': resourceServerBenchmark,
   'audit-jdbc': auditJdbcBenchmark,
   'audit-syslog': auditSyslogBenchmark,
+  'audit-route': auditRouteBenchmark,
+  'typical-chain': typicalChainBenchmark,
 };
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, ...PROXY_OPTIONS } });

@@ -48,16 +48,23 @@ ${server}
 `;
 }
 
+/** What the upstream may do besides answering. */
+export interface UpstreamOptions {
+  /** A file where it logs every request (nginx's `combined` format), to count the requests it got. */
+  accessLog?: string;
+}
+
 /**
  * The upstream: nginx answering `return 200` with the 100-byte body on every path, and the 1 MB file
  * on LARGE_PATH (sendfile). Far cheaper per request than any proxy in front of it.
  */
-export function writeUpstreamConfig(prefix: string, port: number): void {
+export function writeUpstreamConfig(prefix: string, port: number, options: UpstreamOptions = {}): void {
   const www = path.join(prefix, 'www');
   mkdirSync(path.join(www, path.dirname(LARGE_PATH)), { recursive: true });
   writeFileSync(path.join(www, LARGE_PATH), Buffer.alloc(LARGE_BYTES, 'x'));
+  const log = options.accessLog === undefined ? '' : `\n    access_log ${options.accessLog} combined;`;
   const server = `  server {
-    listen 127.0.0.1:${port};
+    listen 127.0.0.1:${port};${log}
     location = ${LARGE_PATH} { root ${www}; }
     location / { default_type text/plain; return 200 '${SMALL_BODY}'; }
   }`;

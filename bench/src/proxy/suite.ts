@@ -29,7 +29,7 @@ import {
   type Usage,
   wrkVersion,
 } from './load.ts';
-import { nginxArgs, writeUpstreamConfig } from './nginx.ts';
+import { nginxArgs, type UpstreamOptions, writeUpstreamConfig } from './nginx.ts';
 import {
   freePort,
   installExitHooks,
@@ -320,11 +320,15 @@ function parseSettings(values: BenchValues): Settings {
 }
 
 /** The upstream of a scenario: nginx on CPU 0, answering the scenario's path. */
-export async function startUpstream(scenario: Scenario, env: Environment): Promise<Started> {
+export async function startUpstream(
+  scenario: Scenario,
+  env: Environment,
+  options?: UpstreamOptions,
+): Promise<Started> {
   const prefix = path.join(env.workDir, scenario.name, 'upstream');
   mkdirSync(prefix, { recursive: true });
   env.upstreamPort = await freePort();
-  writeUpstreamConfig(prefix, env.upstreamPort);
+  writeUpstreamConfig(prefix, env.upstreamPort, options);
   const since = performance.now();
   const upstream = start(`upstream-${scenario.name}`, 'nginx', nginxArgs(prefix), {
     logDir: prefix,

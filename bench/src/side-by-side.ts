@@ -1,0 +1,422 @@
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { median } from './median.ts';
+import { type Environment, type Running, startContender } from './proxy/contenders.ts';
+import { runWrk, sampled, type WrkResult } from './proxy/load.ts';
+import { type Started, stop, stopAll } from './proxy/processes.ts';
+import { type Row, type ScenarioResult, type Target, writeResults } from './proxy/results.ts';
+import { TreeSampler } from './proxy/sampler.ts';
+import type { Scenario } from './proxy/scenarios.ts';
+import {
+  type BenchValues,
+  buildGateway,
+  machineWithWrkAndNginx,
+  numberOption,
+  prepareRun,
+  progress,
+  startUpstream,
+} from './proxy/suite.ts';
+import { fixed, integer, markdownTable } from './proxy/table.ts';
+import { formatTargets, roundOrder, unsteadyRounds } from './proxy/targets.ts';
+
+/**
+ * The same proxied route with and without something (a filter, an audit service), through the
+ * built gateway as the proxy suite runs it (the upstream nginx, the load generators and this process
+ * on CPU 0, the gateways on CPU 1). Each round starts one gateway per variant afresh and measures
+ * them twice: side by side (all loaded at once on the one core, each by its own wrk, so that all
+ * meet the same machine), then each alone in turn (the order reversed every other round). A
+ * variant's ratio is its req/s over the first variant's (the baseline), read side by side (the
+ * median of the rounds); the alone runs give each route's own throughput, for information. See the
+ * README's "resource-server" section for why.
+ */
+
+export interface Settings {
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+  rounds: number;
+  keepTemp: boolean;
+}
+
+/** One gateway's figures over one wrk run. */
+interface Measured {
+  wrk: WrkResult;
+  /** The gateway's CPU over the run, % of one core. */
+  cpuPercent: number;
+  /** Its CPU time per request answered, µs. */
+  cpuMicrosPerRequest: number;
+}
+
+/** A route in one round: `wrk` and the CPU figures are its run alone; `sideBySide`, its run beside the others. */
+export interface RoundRow extends Row {
+  cpuMicrosPerRequest?: number;
+  sideBySide?: Measured;
+  /** Requests the token info endpoint answered while this round's gateways ran (filtered routes). */
+  resolverAsked?: number;
+  /** Audited routes: the rows of the gateway's access.csv after it stopped, and the requests it proxied. */
+  audit?: { rows: number; upstreamRequests: number; timedByWrk: number } | { problem: string };
+}
+
+export interface VariantResult extends ScenarioResult {
+  rows: RoundRow[];
+}
+
+/** A measured route; `target`, when set, is the least ratio to the baseline it must keep. */
+export interface Variant extends Scenario {
+  target?: number;
+}
+
+export interface SideBySideSuite {
+  /** The suite's name: `--only <name>`, the results file, the headings. */
+  name: string;
+  /** The routes: the baseline first. */
+  variants: readonly Variant[];
+  /** What each target line says, for a variant with a target. */
+  targetText(variant: Variant): string;
+  /** The services this process runs for the gateways, for the first line. */
+  services: string;
+  /** The heading and the cells of the column of what the suite checked in each round, if anything. */
+  checkColumn?: { heading: string; cell(row: RoundRow): string | undefined };
+  /**
+   * Called as a round starts; what it returns is called once the round's gateways have stopped, with
+   * their rows and instance directories, and records what it checks on the rows. `upstreamLog`: the
+   * upstream's access log, when the suite asked for one.
+   */
+  round?(round: number, upstreamLog: string | undefined): (rows: readonly CheckedRow[]) => void;
+  /** The suite's own target lines from the results (e.g. every check passed). */
+  checks(results: readonly VariantResult[], settings: Settings): Target[];
+  /** What the results file records of the routes and services. */
+  recorded: Record<string, unknown>;
+  /** Whether the upstream logs every request (to count those that reached it). */
+  upstreamLog?: boolean;
+}
+
+/** A round's row with the instance directory of the gateway that answered it. */
+export type CheckedRow = RoundRow & { route: string; instanceDir: string };
+
+export function parseSettings(values: BenchValues): Settings {
+  const quick = values.quick === true;
+  return {
+    seconds: numberOption(values, 'duration', quick ? 3 : 10, 1),
+    warmupSeconds: numberOption(values, 'warmup', quick ? 1 : 3, 0),
+    connections: numberOption(values, 'connections', 50, 1),
+    rounds: numberOption(values, 'rounds', 5, 1),
+    keepTemp: values['keep-temp'] === true,
+  };
+}
+
+/** Runs a suite: `rounds` rounds, the tables, the targets and the results file. */
+export async function runSideBySide(suite: SideBySideSuite, values: BenchValues): Promise<void> {
+  const settings = parseSettings(values);
+  const machine = machineWithWrkAndNginx();
+  if (!machine) {
+    console.log(
+      `${suite.name}: needs wrk and nginx (bash test-e2e/services/nginx-wrk.sh installs them); skipped`,
+    );
+    return;
+  }
+  const date = new Date();
+  const { workDir, pinned, env, release } = prepareRun(suite.name, machine.nproc);
+  const shared = Math.max(1, Math.round(settings.connections / suite.variants.length));
+  console.log(
+    `${machine.nproc} CPUs (${machine.cpuModel}), ${machine.kernel}, Node ${machine.node}, ` +
+      `${machine.nginx}, wrk ${machine.wrk}; pinning: ${pinned ? `gateway CPU 1, upstream + load + ${suite.services} CPU 0` : 'none'}; ` +
+      `${settings.rounds} rounds, each a fresh gateway per route: ${settings.warmupSeconds} s of warm-up, ` +
+      `${settings.seconds} s side by side (wrk -t1 -c${shared} each), ` +
+      `then ${settings.seconds} s each alone (wrk -t1 -c${settings.connections})`,
+  );
+  let failures = 0;
+  const results: VariantResult[] = suite.variants.map((variant) => ({
+    name: variant.name,
+    description: variant.description,
+    path: variant.path,
+    responseBytes: variant.bytes,
+    rows: [],
+  }));
+  let upstream: Started | undefined;
+  const upstreamLog = suite.upstreamLog ? path.join(workDir, 'upstream-access.log') : undefined;
+  try {
+    buildGateway();
+    upstream = await startUpstream(suite.variants[0]!, env, { accessLog: upstreamLog });
+    for (let round = 1; round <= settings.rounds; round++)
+      for (const row of await measureRound(suite, round, settings, env, upstream, upstreamLog)) {
+        if (row.status !== 'ok') failures++;
+        results.find((result) => result.name === row.route)!.rows.push(row);
+      }
+  } finally {
+    if (upstream) await stop(upstream);
+    await stopAll();
+    release();
+  }
+
+  console.log(`\n### ${suite.name}: rounds\n\n${roundsTable(suite, results)}`);
+  const summary = summarise(suite.name, results);
+  console.log(`\n${summary.text}`);
+  const targets = [
+    ...unsteadyRounds(results),
+    ...evaluate(suite, summary.ratios.byVariant),
+    ...suite.checks(results, settings),
+  ];
+  console.log(`\n### ${suite.name}: targets\n\n${formatTargets(targets)}`);
+  const file = writeResults(
+    {
+      suite: suite.name,
+      date: date.toISOString(),
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      machine,
+      settings: {
+        ...settings,
+        upstream: 'nginx 1 worker, return 200 with a 100-byte body',
+        ...suite.recorded,
+        pinning: pinned ? { gateway: 'CPU 1', upstreamLoadAndServices: 'CPU 0' } : 'none',
+      },
+      variants: results,
+      ratios: summary.ratios,
+      targets,
+    },
+    date,
+    suite.name,
+  );
+  console.log(`\nResults: ${path.relative(process.cwd(), file)} (and ${suite.name}-latest.json)`);
+  if (failures > 0 || settings.keepTemp) console.log(`Logs and configurations kept in ${workDir}`);
+  else rmSync(workDir, { recursive: true, force: true });
+}
+
+const measured = (wrk: WrkResult, cpuPercent: number): Measured => ({
+  wrk,
+  cpuPercent,
+  cpuMicrosPerRequest: ((cpuPercent / 100) * wrk.seconds * 1e6) / wrk.requests,
+});
+
+/**
+ * One round: every gateway started afresh (in the round's order), warmed up together, measured side
+ * by side, then each alone in the round's order; stopped, then checked. A row per route.
+ */
+async function measureRound(
+  suite: SideBySideSuite,
+  round: number,
+  settings: Settings,
+  env: Environment,
+  upstream: Started,
+  upstreamLog: string | undefined,
+): Promise<CheckedRow[]> {
+  const order = roundOrder(suite.variants, round);
+  const instanceDir = (variant: Variant) => path.join(env.workDir, variant.name, `round-${round}`);
+  const check = suite.round?.(round, upstreamLog);
+  const running: Running[] = [];
+  const failed = (reason: string) => {
+    console.log(`round ${round}: ${reason}`);
+    return order.map((variant) => ({
+      route: variant.name,
+      instanceDir: instanceDir(variant),
+      contender: 'portico-1' as const,
+      round,
+      status: 'failed' as const,
+      reason,
+    }));
+  };
+  try {
+    for (const variant of order) {
+      progress(`round ${round} of ${settings.rounds}: starting the ${variant.name} gateway`);
+      running.push(await startContender('portico-1', variant, env, { upstream, label: `round-${round}` }));
+    }
+  } catch (error) {
+    for (const gateway of running) await gateway.stop();
+    return failed(`a gateway did not start (${(error as Error).message})`);
+  }
+  let rows: CheckedRow[];
+  try {
+    const wrk = (i: number, seconds: number, connections: number, kind: string) =>
+      runWrk({
+        url: running[i]!.url + order[i]!.path,
+        connections,
+        headers: order[i]!.headers,
+        cpus: env.cpus?.generator,
+        workDir: path.join(env.workDir, order[i]!.name),
+        seconds,
+        name: `wrk-${kind}-${round}`,
+      });
+    const shared = Math.max(1, Math.round(settings.connections / order.length));
+    const together = (seconds: number, kind: string) =>
+      Promise.all(order.map((_, i) => wrk(i, seconds, shared, kind)));
+    if (settings.warmupSeconds > 0) {
+      progress(`round ${round}: warm-up ${settings.warmupSeconds} s, side by side`);
+      await together(settings.warmupSeconds, 'warmup');
+    }
+    progress(`round ${round}: side by side, wrk -t1 -c${shared} -d${settings.seconds}s each`);
+    const samplers = running.map((gateway) => new TreeSampler(gateway.roots));
+    const [side, sideUsage] = await sampled(
+      running.flatMap((gateway) => gateway.roots),
+      () => together(settings.seconds, 'side-by-side'),
+    );
+    const sideCpu = samplers.map((sampler) => sampler.stop().meanCpuPercent);
+    rows = [];
+    for (const [i, variant] of order.entries()) {
+      progress(
+        `round ${round}: ${variant.name} alone, wrk -t1 -c${settings.connections} -d${settings.seconds}s`,
+      );
+      const [alone, usage] = await sampled(running[i]!.roots, () =>
+        wrk(i, settings.seconds, settings.connections, 'alone'),
+      );
+      const own = measured(alone, usage.contender.meanCpuPercent);
+      rows.push({
+        route: variant.name,
+        instanceDir: instanceDir(variant),
+        contender: 'portico-1',
+        round,
+        status: 'ok',
+        pinning: running[i]!.pinning,
+        wrk: alone,
+        meanCpuPercent: own.cpuPercent,
+        cpuMicrosPerRequest: own.cpuMicrosPerRequest,
+        sideBySide: measured(side[i]!, sideCpu[i]!),
+        othersCpuPercent: Math.max(sideUsage.machine.othersPercent, usage.machine.othersPercent),
+      });
+    }
+  } catch (error) {
+    return failed(`failed while measuring (${(error as Error).message})`);
+  } finally {
+    for (const gateway of running) await gateway.stop();
+  }
+  check?.(rows);
+  return rows;
+}
+
+/** The rows measured (status ok) of the named routes, over every round. */
+export const measuredRows = (results: readonly VariantResult[], names: readonly string[]) =>
+  results
+    .filter((result) => names.includes(result.name))
+    .flatMap((result) => result.rows.filter((row) => row.status === 'ok'));
+
+/** wrk's errors (socket errors and answers ≥ 400) over both of a row's runs. */
+export const errorsOf = (row: RoundRow) =>
+  [row.wrk, row.sideBySide?.wrk].reduce(
+    (sum, wrk) => sum + (wrk ? Object.values(wrk.errors).reduce((total, count) => total + count, 0) : 0),
+    0,
+  );
+
+function roundsTable(suite: SideBySideSuite, results: readonly VariantResult[]): string {
+  const rows = results
+    .flatMap((result) => result.rows.map((row) => ({ name: result.name, row })))
+    .sort((a, b) => (a.row.round ?? 0) - (b.row.round ?? 0));
+  const column = suite.checkColumn;
+  return markdownTable(
+    [
+      'round',
+      'route',
+      'side by side req/s',
+      'side by side CPU µs/req',
+      'alone req/s',
+      'alone CPU µs/req',
+      'errors',
+      'others CPU %',
+      ...(column ? [column.heading] : []),
+    ],
+    rows.map(({ name, row }) => [
+      String(row.round),
+      name,
+      row.status === 'ok' ? integer(row.sideBySide?.wrk.requestsPerSecond) : row.status,
+      fixed(row.sideBySide?.cpuMicrosPerRequest, 1),
+      row.status === 'ok' ? integer(row.wrk?.requestsPerSecond) : row.status,
+      fixed(row.cpuMicrosPerRequest, 1),
+      String(errorsOf(row)),
+      fixed(row.othersCpuPercent, 0),
+      ...(column ? [column.cell(row) ?? '—'] : []),
+    ]),
+  );
+}
+
+/** A round's four ratios, a variant over the baseline (CPU: the baseline's over the variant's). */
+interface RoundRatios {
+  round: number;
+  sideBySide: number;
+  sideBySideCpu: number;
+  alone: number;
+  aloneCpu: number;
+}
+
+const KEYS = ['sideBySide', 'sideBySideCpu', 'alone', 'aloneCpu'] as const;
+type Medians = Record<(typeof KEYS)[number], number>;
+
+/** Round by round, each variant against the baseline, and the medians of the rounds. */
+function summarise(name: string, results: readonly VariantResult[]) {
+  const ok = (result: VariantResult) => result.rows.filter((row) => row.status === 'ok' && row.sideBySide);
+  const [plain, ...others] = results as [VariantResult, ...VariantResult[]];
+  const byVariant = others.map((variant) => {
+    const byRound: RoundRatios[] = ok(variant).flatMap((row) => {
+      const base = ok(plain).find((candidate) => candidate.round === row.round);
+      if (!base) return [];
+      return [
+        {
+          round: row.round!,
+          sideBySide: row.sideBySide!.wrk.requestsPerSecond / base.sideBySide!.wrk.requestsPerSecond,
+          sideBySideCpu: base.sideBySide!.cpuMicrosPerRequest / row.sideBySide!.cpuMicrosPerRequest,
+          alone: row.wrk!.requestsPerSecond / base.wrk!.requestsPerSecond,
+          aloneCpu: base.cpuMicrosPerRequest! / row.cpuMicrosPerRequest!,
+        },
+      ];
+    });
+    const medians = Object.fromEntries(
+      KEYS.map((key) => [key, median(byRound.map((ratios) => ratios[key]))]),
+    ) as Medians;
+    return { variant: variant.name, byRound, medians };
+  });
+  const table = markdownTable(
+    [
+      'route',
+      'round',
+      'side by side: req/s ratio',
+      'side by side: CPU ratio',
+      'alone: req/s ratio',
+      'alone: CPU ratio',
+    ],
+    byVariant.flatMap(({ variant, byRound, medians }) => [
+      ...byRound.map((ratios) => [
+        variant,
+        String(ratios.round),
+        ...KEYS.map((key) => fixed(ratios[key], 3)),
+      ]),
+      [variant, 'median', ...KEYS.map((key) => fixed(medians[key], 3))],
+    ]),
+  );
+  const text = [
+    `### ${name}: each route against ${plain.name}`,
+    '',
+    table,
+    '',
+    `req/s ratio: the route's req/s over ${plain.name}'s; CPU ratio: ${plain.name}'s CPU per request ` +
+      "over the route's (what the req/s ratio is when the gateway has its core to itself).",
+  ].join('\n');
+  return {
+    text,
+    ratios: {
+      baseline: plain.name,
+      byVariant,
+      // One variant besides the baseline (resource-server): its figures where they always were.
+      ...(byVariant.length === 1 ? { byRound: byVariant[0]!.byRound, medians: byVariant[0]!.medians } : {}),
+    },
+  };
+}
+
+function evaluate(
+  suite: SideBySideSuite,
+  byVariant: readonly { variant: string; medians: Medians }[],
+): Target[] {
+  return suite.variants.flatMap((variant) => {
+    if (variant.target === undefined) return [];
+    const sideBySide = byVariant.find((entry) => entry.variant === variant.name)?.medians.sideBySide;
+    return [
+      sideBySide !== undefined && Number.isFinite(sideBySide)
+        ? {
+            text: suite.targetText(variant),
+            status: sideBySide >= variant.target ? ('met' as const) : ('missed' as const),
+            value: `${sideBySide.toFixed(2)}×`,
+          }
+        : {
+            text: `${suite.name}: ${variant.name} against ${suite.variants[0]!.name}`,
+            status: 'not measured' as const,
+            value: '',
+          },
+    ];
+  });
+}
