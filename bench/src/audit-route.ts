@@ -172,7 +172,6 @@ export async function auditRouteBenchmark(values: BenchValues = {}): Promise<voi
       variants: routes,
       targetText: () =>
         `audit-route: the route with CSV audit, buffered ≥ ${TARGET} × the same route's throughput without it (side by side, median of the rounds)`,
-      services: 'nothing else',
       checkColumn: { heading: 'access.csv rows / upstream requests', cell: auditRowCell },
       upstreamLog: true,
       round: auditRowCheck(audited),

@@ -73,8 +73,8 @@ export interface SideBySideSuite {
   variants: readonly Variant[];
   /** What each target line says, for a variant with a target. */
   targetText(variant: Variant): string;
-  /** The services this process runs for the gateways, for the first line. */
-  services: string;
+  /** The services this process runs for the gateways (on CPU 0), for the first line. */
+  services?: string;
   /** The heading and the cells of the column of what the suite checked in each round, if anything. */
   checkColumn?: { heading: string; cell(row: RoundRow): string | undefined };
   /**
@@ -120,7 +120,7 @@ export async function runSideBySide(suite: SideBySideSuite, values: BenchValues)
   const shared = Math.max(1, Math.round(settings.connections / suite.variants.length));
   console.log(
     `${machine.nproc} CPUs (${machine.cpuModel}), ${machine.kernel}, Node ${machine.node}, ` +
-      `${machine.nginx}, wrk ${machine.wrk}; pinning: ${pinned ? `gateway CPU 1, upstream + load + ${suite.services} CPU 0` : 'none'}; ` +
+      `${machine.nginx}, wrk ${machine.wrk}; pinning: ${pinned ? `gateway CPU 1, upstream + load${suite.services ? ` + ${suite.services}` : ''} CPU 0` : 'none'}; ` +
       `${settings.rounds} rounds, each a fresh gateway per route: ${settings.warmupSeconds} s of warm-up, ` +
       `${settings.seconds} s side by side (wrk -t1 -c${shared} each), ` +
       `then ${settings.seconds} s each alone (wrk -t1 -c${settings.connections})`,
