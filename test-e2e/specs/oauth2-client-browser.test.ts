@@ -280,7 +280,7 @@ describe.runIf(chromium)('OpenID Connect sign-in in a headless Chromium, through
     await signIn(page, east, 'bob');
     const callback = new URL(await held.url);
     const state = callback.searchParams.get('state')!;
-    expect(callback.searchParams.get('code')).toBeTruthy();
+    expect(callback.searchParams.get('code')).toMatch(/^[\w-]{16,}$/);
     callback.searchParams.set('state', `${state.slice(0, -1)}${state.endsWith('A') ? 'B' : 'A'}`);
     const exchanges = east.requestsTo('/token');
 

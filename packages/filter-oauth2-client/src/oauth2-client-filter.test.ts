@@ -175,6 +175,21 @@ describe('OAuth2ClientFilter /login', () => {
     );
   });
 
+  it('resolves a relative clientEndpoint against each origin the requests come from', async () => {
+    const filter = await filterOf();
+    const redirectFor = async (uri: string) =>
+      location((await send(filter, uri)).response).searchParams.get('redirect_uri');
+    expect(await redirectFor('https://gw.example/openid/login?registration=A')).toBe(
+      'https://gw.example/openid/callback',
+    );
+    expect(await redirectFor('https://other.example:8443/openid/login?registration=A')).toBe(
+      'https://other.example:8443/openid/callback',
+    );
+    expect(await redirectFor('https://gw.example/openid/login?registration=A')).toBe(
+      'https://gw.example/openid/callback',
+    );
+  });
+
   it('finds the registration by the e-mail domain of discovery', async () => {
     const filter = await filterOf({ registrations: ['B', 'A'], loginHandler: 'Choose' });
     const { response, session } = await send(

@@ -92,6 +92,11 @@ function challengeOf(registration: RegistrationHandle, verifier: string | undefi
  */
 export class OAuth2ClientFilter implements Filter {
   readonly #settings: OAuth2ClientSettings;
+  /**
+   * The last endpoint resolved, by what it was resolved from: the written value (constant in
+   * practice) and the client's origin, so that a request from an origin seen last parses no URL.
+   */
+  #resolved: { written: string; origin: string | null; endpoint: ClientEndpoint | undefined } | undefined;
 
   constructor(settings: OAuth2ClientSettings) {
     this.#settings = settings;
@@ -101,7 +106,7 @@ export class OAuth2ClientFilter implements Filter {
     const original = clientUri(context, request);
     const bindings = bindingsFor(context, request);
     const written = await evaluate(this.#settings.clientEndpoint, bindings);
-    const endpoint = written === null ? undefined : resolveClientEndpoint(written, original);
+    const endpoint = written === null ? undefined : this.#endpointOf(written, original);
     if (endpoint === undefined) {
       const error = new OAuth2Error({
         error: 'server_error',
@@ -125,6 +130,17 @@ export class OAuth2ClientFilter implements Filter {
       if (!(error instanceof FlowFailure)) throw error;
       return this.#fail(context, request, error, endpoint);
     }
+  }
+
+  #endpointOf(written: string, original: Uri): ClientEndpoint | undefined {
+    const origin = original.origin;
+    const last = this.#resolved;
+    if (last !== undefined && last.written === written && last.origin === origin) return last.endpoint;
+    const endpoint = resolveClientEndpoint(written, original);
+    // A value relative to the request's path ('openid') resolves per path: not kept.
+    if (written.startsWith('/') || /^[a-z][a-z\d+.-]*:/i.test(written))
+      this.#resolved = { written, origin, endpoint };
+    return endpoint;
   }
 
   /** `/login?registration=NAME&goto=URL` or `/login?discovery=alice@example.com&goto=URL`. */
