@@ -6,6 +6,7 @@ import { registerClient } from './dynamic-registration.ts';
 import { GotoPolicy } from './goto-policy.ts';
 import { Registrations } from './login-choice.ts';
 import { OAuth2ClientFilter } from './oauth2-client-filter.ts';
+import { publicAddressesOnly } from './public-addresses.ts';
 import { UserInfoCache } from './user-info.ts';
 
 /** Where the filter writes when no `target` is given: `${exchange.openid}` of OpenIG 3/4 is the same map. */
@@ -59,11 +60,18 @@ export const OAuth2ClientFilterHeaplet = defineHeaplet({
     const cacheMs = config.cacheExpiration.isUnlimited
       ? Number.POSITIVE_INFINITY
       : config.cacheExpiration.toMillis();
+    let guarded: Handler | undefined;
     const registrations = new Registrations(configured, {
       discover: discoverIssuer,
       register: registerClient,
       allowHttp: !config.requireHttps,
-      handler: async () => config.discoveryHandler ?? (await heap.get<Handler>('ClientHandler', 'handler')),
+      // The default handler goes only to public addresses: the client names the host. A handler the
+      // configuration names is the operator's to restrict (departure 64).
+      handler: async () => {
+        if (config.discoveryHandler !== undefined) return config.discoveryHandler;
+        guarded ??= publicAddressesOnly(await heap.get<Handler>('ClientHandler', 'handler'));
+        return guarded;
+      },
       metadata: config.metadata,
     });
     return new OAuth2ClientFilter({

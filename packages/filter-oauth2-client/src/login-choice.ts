@@ -32,6 +32,13 @@ export function domainOf(input: string): string {
   }
 }
 
+/** `text` without the slashes it ends with (a loop: the input is the client's). */
+function withoutTrailingSlashes(text: string): string {
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '/') end--;
+  return text.slice(0, end);
+}
+
 /**
  * The registrations a filter logs users in with: those its configuration names, and those it made
  * by dynamic registration at issuers found by discovery (kept for the filter's life, one per issuer,
@@ -61,24 +68,38 @@ export class Registrations {
 
   /**
    * The registration for a user who typed `input` (an e-mail address, a host, an issuer URL): a
-   * configured one whose issuer supports the input's domain; else the issuer discovery finds, with a
-   * configured registration at it or, given `metadata`, one made by dynamic registration.
+   * configured one whose issuer supports the input's domain or is the input. Only given `metadata`
+   * does the filter look further: the issuer discovery finds at the input's host, with a configured
+   * registration at it or one made there by dynamic registration. Without `metadata` nothing is
+   * fetched from a host the client names (departure 64).
    */
   async byDiscovery(input: string): Promise<RegistrationHandle> {
     const domain = domainOf(input);
     const supporting = this.#configured.find((r) => r.issuer.supportsDomain(domain));
     if (supporting !== undefined) return supporting;
     const { discover, register, metadata } = this.#discovery;
-    if (discover === undefined) throw invalidRequest(`no registration supports the domain ${domain}`);
+    if (metadata === undefined || discover === undefined || register === undefined) {
+      const named = await this.#configuredAt(input);
+      if (named !== undefined) return named;
+      throw invalidRequest(`no registration supports the domain ${domain}`);
+    }
     const handler = await this.#discovery.handler();
     const { allowHttp } = this.#discovery;
     const issuer = await discover({ issuerUrl: input, handler, allowHttp });
     const identifier = await issuer.identifier();
     for (const registration of this.#configured)
       if ((await registration.issuer.identifier().catch(() => undefined)) === identifier) return registration;
-    if (metadata === undefined || register === undefined)
-      throw invalidRequest(`no registration at ${identifier}, and no metadata to register the gateway there`);
     return this.#registerAt(identifier, () => register({ issuer, metadata, handler, allowHttp }));
+  }
+
+  /** The configured registration whose issuer identifier is `input` (a trailing slash aside). */
+  async #configuredAt(input: string): Promise<RegistrationHandle | undefined> {
+    const wanted = withoutTrailingSlashes(input);
+    for (const registration of this.#configured) {
+      const identifier = await registration.issuer.identifier().catch(() => undefined);
+      if (identifier !== undefined && withoutTrailingSlashes(identifier) === wanted) return registration;
+    }
+    return undefined;
   }
 
   #registerAt(identifier: string, register: () => Promise<RegistrationHandle>): Promise<RegistrationHandle> {

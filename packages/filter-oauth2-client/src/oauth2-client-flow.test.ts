@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   bindingsFor,
   type Context,
@@ -101,6 +103,22 @@ function application(expression = '${attributes.openid.client_registration}') {
         return Response.text(200, String(value));
       },
     },
+  };
+}
+
+/** An HTTP server that records every request it gets and answers none usefully. */
+async function listeningCanary() {
+  const requests: string[] = [];
+  const server = createServer((request, response) => {
+    requests.push(request.url ?? '');
+    response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
 
@@ -333,6 +351,8 @@ describe('OAuth2ClientFilter, dynamic registration', () => {
       registrations: [],
       loginHandler: 'Choose',
       metadata: { redirect_uris: [CALLBACK], client_name: 'Portico', scopes: ['openid', 'email'] },
+      // The provider listens on this host: reached only through a handler the configuration names.
+      discoveryHandler: 'ClientHandler',
     });
     const discovery = `${GATEWAY}/openid/login?discovery=${encodeURIComponent(provider.issuer)}&goto=%2Fapp`;
     const user = browser(filter, application('${attributes.openid.id_token_claims.sub}'));
@@ -350,6 +370,52 @@ describe('OAuth2ClientFilter, dynamic registration', () => {
     const again = await other.get(discovery);
     expect(new URL(again.headers.get('location') as string).searchParams.get('client_id')).toBe(clientId);
     expect(provider.requestsTo('/reg')).toBe(1);
+  });
+
+  it('refuses discovery of a loopback issuer through the default handler (departure 64)', async () => {
+    const filter = await filterOf({
+      registrations: [],
+      loginHandler: 'Choose',
+      metadata: { redirect_uris: [CALLBACK], client_name: 'Portico' },
+    });
+    const before = provider.requestsTo('/.well-known/openid-configuration');
+    const user = browser(filter);
+    const response = await user.get(
+      `${GATEWAY}/openid/login?discovery=${encodeURIComponent(provider.issuer)}`,
+    );
+    expect(response.status).toBe(500);
+    expect(user.target?.error).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('discovery reaches public addresses only: 127.0.0.1'),
+    });
+    expect(provider.requestsTo('/.well-known/openid-configuration')).toBe(before);
+    expect(provider.requestsTo('/reg')).toBe(0);
+  });
+
+  it('without metadata, finds a configured issuer by its identifier and fetches nothing else', async () => {
+    const user = browser(await filterOf({ registrations: ['First'], loginHandler: 'Choose' }));
+    const started = await user.get(
+      `${GATEWAY}/openid/login?discovery=${encodeURIComponent(`${provider.issuer}/`)}&goto=%2Fapp`,
+    );
+    await user.logIn(started);
+    expect(await (await user.get(`${GATEWAY}/app`)).entity.text()).toBe('First');
+    // A host the client names is never asked, whatever handler the filter has.
+    const canary = await listeningCanary();
+    try {
+      const other = browser(
+        await filterOf({
+          registrations: ['First'],
+          loginHandler: 'Choose',
+          discoveryHandler: 'ClientHandler',
+        }),
+      );
+      const refused = await other.get(`${GATEWAY}/openid/login?discovery=${encodeURIComponent(canary.url)}`);
+      expect(refused.status).toBe(500);
+      expect(other.target?.error).toMatchObject({ error: 'invalid_request' });
+      expect(canary.requests).toEqual([]);
+    } finally {
+      await canary.close();
+    }
   });
 
   it('goes to the failure handler when there is no metadata to register with', async () => {

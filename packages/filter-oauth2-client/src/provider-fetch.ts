@@ -1,5 +1,6 @@
 import { Context, type Handler, Request } from '@portico/gateway-core';
 import type { CustomFetch } from 'openid-client';
+import { OAuth2Error } from './registration.ts';
 
 /** The most of a provider's answer read into memory: discovery documents, JWK sets and tokens are far smaller. */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -64,6 +65,8 @@ export async function send(transport: Transport, request: Request, signal?: Abor
     const handler = await transport.handler();
     answer = await handler.handle(new Context(signal === undefined ? {} : { signal }), request);
   } catch (error) {
+    // A refusal in OAuth 2.0 terms (the public-addresses guard's) goes to the filter as it is.
+    if (error instanceof OAuth2Error) throw error;
     throw new ProviderFetchError(`${endpoint} cannot be reached: ${(error as Error).message}`, {
       cause: error,
     });
