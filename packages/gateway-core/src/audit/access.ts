@@ -91,7 +91,7 @@ export function accessEvent(record: AccessRecord, id: string): AuditEvent {
   const path = `${uri.scheme ?? (client.isSecure ? 'https' : 'http')}://${authority ?? ''}${uri.rawPath}`;
   // The Cookie field is not among the headers: its first value is given as cookies, name → value
   // (the last of a repeated name), as the incumbents' event builder does.
-  const headers = headersObject(record.headers);
+  const headers = headersObject(record.headers, true);
   const cookies: Record<string, string> = {};
   const cookieField = record.headers.get('cookie');
   if (cookieField !== undefined)
@@ -115,7 +115,7 @@ export function accessEvent(record: AccessRecord, id: string): AuditEvent {
       },
       ...(record.responseHeaders === undefined
         ? {}
-        : { response: { headers: record.responseHeaders.toJSON() } }),
+        : { response: { headers: headersObject(record.responseHeaders, false) } }),
     },
     response: {
       status: record.status >= 400 ? 'FAILED' : 'SUCCESSFUL',
@@ -127,16 +127,16 @@ export function accessEvent(record: AccessRecord, id: string): AuditEvent {
 }
 
 /**
- * Name → values, the name as it first arrived, fields whose names differ only in case together, the
- * Cookie field left out: what `Headers.toJSON` gives but for it, made from the fields without
- * grouping them into a Map first (this runs for every audited request).
+ * Name → values, the name as it first arrived, fields whose names differ only in case together (the
+ * Cookie field left out of a request's): what `Headers.toJSON` gives, made from the fields without
+ * grouping them into the Headers' own map first (this runs for every audited exchange, twice).
  */
-function headersObject(headers: Headers): Record<string, string[]> {
+function headersObject(headers: Headers, withoutCookie: boolean): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   const keys: Record<string, string> = {};
   headers.forEachField((name, value) => {
     const lower = name.toLowerCase();
-    if (lower === 'cookie') return;
+    if (withoutCookie && lower === 'cookie') return;
     const key = (keys[lower] ??= name);
     const values = out[key];
     if (values === undefined) out[key] = [value];

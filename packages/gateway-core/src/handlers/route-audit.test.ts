@@ -4,6 +4,7 @@ import { s } from '../config/schema-builders.ts';
 import { Context } from '../context/context.ts';
 import { ErrorCode, PorticoError, problemsOf } from '../errors.ts';
 import { defineHeaplet, definePlugin } from '../heap/heaplet.ts';
+import { Headers } from '../http/headers.ts';
 import { Request, Response } from '../http/message.ts';
 import { pluginHeap } from '../testing/heap.ts';
 import { loadRoute } from './route.ts';
@@ -161,6 +162,39 @@ describe("a route's auditService", () => {
       },
     });
     expect(event.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('gives the headers as they arrived, names differing in case together, as Headers.toJSON would', () => {
+    const arrived = Headers.fromRaw([
+      'Set-Cookie',
+      'a=1',
+      'X-One',
+      '1',
+      'set-cookie',
+      'b=2',
+      'Cookie',
+      'c=3',
+    ]);
+    const record: AccessRecord = {
+      started: 0,
+      elapsed: 1,
+      transactionId: 't',
+      client: new Context({ client }).client,
+      method: 'GET',
+      uri: request().uri,
+      headers: Headers.fromRaw(['Host', 'gw.example', 'X-Many', '1', 'x-many', '2', 'cookie', 'sid=abc']),
+      status: 200,
+      responseHeaders: arrived,
+    };
+    const event = accessEvent(record, 'id') as { http: Record<string, { headers: unknown }> };
+    expect(event.http.response!.headers).toEqual(Headers.fromRaw(arrived.toRaw()).toJSON());
+    expect(event.http.response!.headers).toEqual({
+      'Set-Cookie': ['a=1', 'b=2'],
+      'X-One': ['1'],
+      Cookie: ['c=3'],
+    });
+    // The request's Cookie field is given as cookies, not among its headers.
+    expect(event.http.request!.headers).toEqual({ Host: ['gw.example'], 'X-Many': ['1', '2'] });
   });
 
   it('is told of failures too, with the status the gateway answers them with', async () => {
