@@ -4,7 +4,7 @@ import { Context, Request } from '@portico/gateway-core';
 import { auditServicesOf, parseQueryFilter } from '@portico/gateway-core/audit';
 import { createMemoryLogger, loadRoute, pluginHeap } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
-import { AuditService } from './audit-service.ts';
+import { AuditService, eventIds } from './audit-service.ts';
 import { DEFAULT_DELIVERY } from './delivery.ts';
 import { applyPolicy, exclusionsOf } from './filter-policies.ts';
 import { fakeClock, memoryLogs, settle, testHandlers } from './fixtures/memory-handler.ts';
@@ -196,7 +196,7 @@ describe('access events through a route', () => {
     expect(new Set(events.map((e) => e._id)).size).toBe(3);
     expect(events[1]).toMatchObject({
       eventName: 'OPENIG-HTTP-ACCESS',
-      _id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      _id: expect.stringMatching(/^[0-9a-f-]{36}-1$/),
       timestamp: expect.stringMatching(/Z$/),
       server: { ip: '10.0.0.1', port: 8080 },
       client: { ip: '10.0.0.9', port: 40000 },
@@ -446,5 +446,25 @@ describe('delivery', () => {
     expect(log.events).toHaveLength(4);
     expect(log.overlap).toBe(1);
     expect(log.closed).toBe(true);
+  });
+
+  it('writes a drained batch in the turn of the event loop that made its events', async () => {
+    const { route } = await served({ type: 'AuditService', config: { 'event-handlers': [memory('d2')] } }, 3);
+    // The records were taken on the request path; one turn makes them events and hands them over.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(memoryLogs.get('d2')!.events).toHaveLength(3);
+    await route.destroy();
+  });
+});
+
+describe('eventIds', () => {
+  it('counts after one random UUID: unique, short enough for the incumbents id column', () => {
+    const ids = eventIds();
+    const made = Array.from({ length: 1000 }, () => ids());
+    expect(new Set(made).size).toBe(1000);
+    expect(made[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-0$/);
+    expect(made[999]!.endsWith(`-${(999).toString(36)}`)).toBe(true);
+    expect(`${made[0]!.slice(0, 37)}${Number.MAX_SAFE_INTEGER.toString(36)}`.length).toBeLessThanOrEqual(56);
+    expect(eventIds()().slice(0, 36)).not.toBe(made[0]!.slice(0, 36));
   });
 });

@@ -59,6 +59,8 @@ export class HandlerQueue {
   #head = 0;
   /** A publish is under way: calls to the handler never overlap. */
   #publishing = false;
+  /** A publish is scheduled and has not run yet. */
+  #scheduled = false;
   /** The publish under way, settled (never rejects), for `close` to wait for. */
   #inFlight: Promise<void> | undefined;
   /** Failures in a row of the batch at the head; 0 when the last publish succeeded. */
@@ -177,8 +179,24 @@ export class HandlerQueue {
   #pump(): void {
     if (this.#publishing || this.#retryTimer !== undefined || this.counters.pending === 0) return;
     this.#publishing = true;
+    this.#scheduled = true;
     // Later, never on the caller's stack (a request's reaction): events offered meanwhile join the batch.
-    setImmediate(() => this.#publishNext());
+    setImmediate(this.#scheduledPublish);
+  }
+
+  readonly #scheduledPublish = (): void => {
+    if (!this.#scheduled) return;
+    this.#scheduled = false;
+    this.#publishNext();
+  };
+
+  /**
+   * Publishes now the batch a pump scheduled for the next turn of the event loop, if one waits: the
+   * service calls it once it has queued what it drained (already off the request path), so that a
+   * batch is written in the turn its events were made rather than kept alive for one more.
+   */
+  publishScheduled(): void {
+    this.#scheduledPublish();
   }
 
   #publishNext(): void {
