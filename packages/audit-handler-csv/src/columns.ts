@@ -34,7 +34,8 @@ export function cellsOf(event: unknown, paths: ColumnPaths): (string | undefined
   return cells;
 }
 
-function textOf(value: unknown): string | undefined {
+/** A value's cell text, as `cellsOf` gives it. */
+export function textOf(value: unknown): string | undefined {
   switch (typeof value) {
     case 'string':
       return value === '' ? undefined : value;

@@ -5,6 +5,7 @@ import { type ColumnPaths, cellsOf, columnPaths } from './columns.ts';
 import { type CsvFormat, formatRow, normalizeLineBreaks, parseCsv } from './csv-format.ts';
 import { DatePattern } from './date-pattern.ts';
 import type { LogFile } from './log-file.ts';
+import { RowBytes } from './row-bytes.ts';
 import {
   type ChainState,
   COMPANION_ENDING,
@@ -21,7 +22,7 @@ import {
 } from './tamper-evidence.ts';
 import { verifyTamperEvident } from './verify.ts';
 
-/** Buffered text is written once it reaches this many characters, whatever `autoFlush` says. */
+/** Buffered rows are written once they reach this many bytes, whatever `autoFlush` says. */
 const BUFFER_LIMIT = 64 * 1024;
 
 /** Runs `task` once after `ms`; gives what cancels it. Tests give their own. */
@@ -160,11 +161,13 @@ function sameColumns(a: readonly string[] | undefined, b: readonly string[]): bo
 export class PlainCsvWriter extends CsvWriter {
   readonly #buffering: { enabled: boolean; autoFlush: boolean };
   readonly #header: string;
-  #buffer = '';
+  /** Rows not written yet: one, unbuffered. */
+  readonly #rows: RowBytes;
 
   constructor(options: WriterOptions & { buffering: { enabled: boolean; autoFlush: boolean } }) {
     super(options);
     this.#buffering = options.buffering;
+    this.#rows = new RowBytes(this.paths, this.format);
     this.#header = PlainCsvWriter.header(this.columns, this.format);
   }
 
@@ -193,13 +196,18 @@ export class PlainCsvWriter extends CsvWriter {
   }
 
   write(event: unknown): void {
-    const row = formatRow(this.values(event), this.format);
-    if (!this.#buffering.enabled) {
-      this.logFile.write(row);
+    this.#rows.append(event);
+    if (this.#buffering.enabled) {
+      if (this.#rows.length >= BUFFER_LIMIT) this.flush();
       return;
     }
-    this.#buffer += row;
-    if (this.#buffer.length >= BUFFER_LIMIT) this.flush();
+    try {
+      this.flush();
+    } catch (error) {
+      // Unbuffered, a row that was not written is the handler's to publish again, not to keep.
+      this.#rows.clear();
+      throw error;
+    }
   }
 
   override endOfBatch(): void {
@@ -208,9 +216,9 @@ export class PlainCsvWriter extends CsvWriter {
 
   /** Writes the buffered rows; on failure they stay buffered, for the next flush. */
   override flush(): void {
-    if (this.#buffer === '') return;
-    this.logFile.write(this.#buffer);
-    this.#buffer = '';
+    if (this.#rows.length === 0) return;
+    this.logFile.write(this.#rows.bytes);
+    this.#rows.clear();
   }
 
   /** The new file was made with its header. */

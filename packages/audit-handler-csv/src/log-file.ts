@@ -147,16 +147,16 @@ export class LogFile {
   }
 
   /** Appends rows; then rotates when the file has grown past its size or its time has come. */
-  write(text: string): void {
+  write(text: string | Uint8Array): void {
     this.writePreamble(text);
     this.#hasRows = true;
     if (!this.#rotating) this.rotateIfDue();
   }
 
   /** Appends what begins a file (a header, a carried signature): it does not make an empty file rotate. */
-  writePreamble(text: string): void {
+  writePreamble(text: string | Uint8Array): void {
     if (this.#fd === undefined) throw new Error(`the log file ${this.file} is closed`);
-    const bytes = Buffer.from(text);
+    const bytes = typeof text === 'string' ? Buffer.from(text) : text;
     // A write may take part of the bytes (a full disk): the rest follows, or the error does.
     for (let at = 0; at < bytes.length; ) at += writeSync(this.#fd, bytes, at);
     this.#size += bytes.length;
