@@ -53,6 +53,8 @@ export const ErrorCode = {
    * where a private key is needed), or a store cannot be read. Never shows a secret's value.
    */
   SECRET: 'PORTICO_E_SECRET',
+  /** A task was handed to a ScheduledExecutorService that has stopped (its heap was destroyed). */
+  EXECUTOR: 'PORTICO_E_EXECUTOR',
 } as const;
 
 /**

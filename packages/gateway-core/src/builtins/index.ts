@@ -9,6 +9,7 @@ import { definePlugin } from '../heap/heaplet.ts';
 import { ApiProtectionFilterHeaplet } from './api-protection.ts';
 import { ConsoleLogSinkHeaplet, FileLogSinkHeaplet, TemporaryStorageHeaplet } from './log-sink.ts';
 import { NoOpAuditServiceHeaplet } from './no-op-audit-service.ts';
+import { ScheduledExecutorServiceHeaplet } from './scheduled-executor.ts';
 
 export { apiProtectionFilter } from './api-protection.ts';
 
@@ -32,5 +33,6 @@ export const coreManifest = definePlugin({
     FileLogSinkHeaplet,
     TemporaryStorageHeaplet,
     NoOpAuditServiceHeaplet,
+    ScheduledExecutorServiceHeaplet,
   ],
 });

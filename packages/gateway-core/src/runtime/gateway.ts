@@ -46,6 +46,7 @@ export const DEFAULT_OBJECTS = [
   { name: 'ForgeRockClientHandler', type: 'VendorClientHandler' },
   { name: 'LogSink', type: 'ConsoleLogSink' },
   { name: 'TemporaryStorage', type: 'TemporaryStorage' },
+  { name: 'ScheduledExecutorService', type: 'ScheduledExecutorService' },
   { name: 'ApiProtectionFilter', type: 'ApiProtectionFilter' },
   { name: 'AuditService', type: 'NoOpAuditService' },
   { name: 'audit', type: 'AuditDecorator' },

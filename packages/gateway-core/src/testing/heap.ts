@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { coreManifest } from '../builtins/index.ts';
+import { DEFAULT_EXECUTOR } from '../builtins/scheduled-executor.ts';
 import { Context } from '../context/context.ts';
 import { Heap } from '../heap/heap.ts';
 import type { GatewayEnvironment, PluginManifest } from '../heap/heaplet.ts';
@@ -51,12 +52,18 @@ export function pluginHeap(options: PluginHeapOptions = {}) {
     environment,
     ...(options.file === undefined ? {} : { file: options.file }),
     ...(options.properties === undefined ? {} : { properties: options.properties }),
-    ...(options.defaults === undefined ? {} : { defaults: options.defaults }),
+    defaults: withDefaultExecutor(options.defaults ?? []),
   });
   const errors = options.heap === undefined ? [] : heap.declare(options.heap);
   if (options.secrets !== undefined) errors.push(...heap.declareSecrets(options.secrets));
   if (errors.length > 0) throw errors[0];
   return { heap, logger, environment, registry };
+}
+
+/** The gateway's default ScheduledExecutorService, unless the test gives its own. */
+function withDefaultExecutor(defaults: readonly unknown[]): readonly unknown[] {
+  const named = (d: unknown) => (d as { name?: unknown } | null)?.name === DEFAULT_EXECUTOR;
+  return defaults.some(named) ? defaults : [...defaults, { name: DEFAULT_EXECUTOR, type: DEFAULT_EXECUTOR }];
 }
 
 /** A handler that records the requests it gets and answers with `answer` (200 and no body by default). */
