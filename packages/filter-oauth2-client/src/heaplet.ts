@@ -1,5 +1,6 @@
 import { Duration, defineHeaplet, type Handler, s } from '@portico/gateway-core';
 import { compileLValue } from '@portico/gateway-core/expressions';
+import { executorSetting, resolveExecutor } from '@portico/gateway-core/scheduling';
 import { OAuth2ClientConfigSchema, OriginsSchema, RegistrationsSchema } from './config-schemas.ts';
 import { discoverIssuer } from './discovery.ts';
 import { registerClient } from './dynamic-registration.ts';
@@ -7,7 +8,7 @@ import { GotoPolicy } from './goto-policy.ts';
 import { Registrations } from './login-choice.ts';
 import { OAuth2ClientFilter } from './oauth2-client-filter.ts';
 import { publicAddressesOnly } from './public-addresses.ts';
-import { UserInfoCache } from './user-info.ts';
+import { UserInfoCache, userInfoSweepInterval } from './user-info.ts';
 
 /** Where the filter writes when no `target` is given: `${exchange.openid}` of OpenIG 3/4 is the same map. */
 export const DEFAULT_TARGET = '${attributes.openid}';
@@ -36,8 +37,8 @@ export const OAuth2ClientFilterHeaplet = defineHeaplet({
       registrations: new RegistrationsSchema('a ClientRegistration').optional(),
       metadata: metadataSchema.optional(),
       cacheExpiration: s.duration().default(() => Duration.parse('20 seconds')),
-      // The incumbents' executor evicts cached user info; here the cache evicts as it is read.
-      executor: s.any().optional(),
+      // What sweeps expired user info out of the cache (the heap's ScheduledExecutorService unless named).
+      executor: executorSetting(),
       target: s.lvalue().optional(),
       defaultLoginGoto: s.expression('string').optional(),
       defaultLogoutGoto: s.expression('string').optional(),
@@ -52,7 +53,7 @@ export const OAuth2ClientFilterHeaplet = defineHeaplet({
       providerHandler: s.ref<Handler>('handler').optional(),
     }),
   ),
-  create: ({ config, heap, logger, name }) => {
+  create: async ({ config, heap, logger, name, onDestroy }) => {
     // With requireHttps false, the providers' endpoints may be plain HTTP too.
     const configured = [...(config.registrations ?? []), ...(config.providers ?? [])].map((registration) =>
       config.requireHttps ? registration : (registration.allowingHttp?.() ?? registration),
@@ -74,6 +75,17 @@ export const OAuth2ClientFilterHeaplet = defineHeaplet({
       },
       metadata: config.metadata,
     });
+    const ttlMs = config.cacheExpiration.isZero ? 0 : cacheMs;
+    const userInfo = new UserInfoCache(ttlMs);
+    const every = userInfoSweepInterval(ttlMs);
+    if (every !== undefined) {
+      const executor = await resolveExecutor(config.executor, heap);
+      const sweeping = executor.scheduleWithFixedDelay(() => userInfo.sweep(), every, every);
+      onDestroy(() => {
+        sweeping.cancel();
+        userInfo.clear();
+      });
+    }
     return new OAuth2ClientFilter({
       name,
       clientEndpoint: config.clientEndpoint,
@@ -87,7 +99,7 @@ export const OAuth2ClientFilterHeaplet = defineHeaplet({
       requireHttps: config.requireHttps,
       requireLogin: config.requireLogin,
       goto: new GotoPolicy(config.allowedGotoOrigins ?? [], config.requireHttps),
-      userInfo: new UserInfoCache(config.cacheExpiration.isZero ? 0 : cacheMs),
+      userInfo,
       logger,
     });
   },

@@ -71,6 +71,28 @@ async function send(filter: Filter, uri: string, session: Record<string, unknown
 const location = (response: Response) => new URL(response.headers.get('location') as string);
 
 describe('OAuth2ClientFilter configuration', () => {
+  it('sweeps its user info cache on the ScheduledExecutorService its executor names', async () => {
+    const heap = heapWith({ cacheExpiration: '1 second', executor: 'Sweeper' }, [
+      { name: 'Sweeper', type: 'ScheduledExecutorService' },
+    ]);
+    await heap.get<Filter>('OIDC', 'filter');
+    const sweeper = await heap.get<{ peakConcurrency: number; stopped: boolean }>('Sweeper');
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(sweeper.peakConcurrency).toBe(1);
+    await heap.destroy();
+    expect(sweeper.stopped).toBe(true);
+  });
+
+  it('refuses an executor that is not a ScheduledExecutorService, at its JSON path', async () => {
+    const error = await heapWith({ executor: 'Failed' })
+      .get('OIDC', 'filter')
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toMatchObject({ code: 'PORTICO_E_REFERENCE', details: { jsonPath: `${at()}.executor` } });
+  });
+
   it('refuses a declaration without clientEndpoint or failureHandler, at their JSON paths', async () => {
     const error = await heapWith({ clientEndpoint: undefined, failureHandler: undefined })
       .get('OIDC')

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { UserInfoCache } from './user-info.ts';
+import { UserInfoCache, userInfoSweepInterval } from './user-info.ts';
 
 const claims = (n: number) => async () => ({ sub: `user-${n}` });
 
@@ -59,5 +59,18 @@ describe('UserInfoCache', () => {
     expect(fetch).toHaveBeenCalledTimes(3);
     await cache.get('b', fetch);
     expect(fetch).toHaveBeenCalledTimes(4);
+  });
+
+  it('sweeps out the claims past their time, calls in flight kept', async () => {
+    const cache = new UserInfoCache(20_000);
+    await cache.get('a', claims(1));
+    let finish!: (value: Record<string, unknown>) => void;
+    void cache.get('b', () => new Promise((resolve) => (finish = resolve)));
+    expect(cache.sweep(Date.now() + 20_001)).toBe(1);
+    expect(cache.size).toBe(1);
+    finish({ sub: 'b' });
+    expect(
+      [0, Number.POSITIVE_INFINITY, 200, 20_000, 3_600_000].map((ttl) => userInfoSweepInterval(ttl)),
+    ).toEqual([undefined, undefined, 1_000, 20_000, 60_000]);
   });
 });

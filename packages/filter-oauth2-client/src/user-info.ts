@@ -53,6 +53,31 @@ export class UserInfoCache {
   clear(): void {
     this.#entries.clear();
   }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Drops the entries past their time (calls in flight stay); returns how many. */
+  sweep(now = Date.now()): number {
+    let dropped = 0;
+    for (const [accessToken, entry] of this.#entries) {
+      if (entry.until <= now) {
+        this.#entries.delete(accessToken);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+}
+
+/**
+ * How often the cache is swept when it keeps claims `ttlMs`: that often, within 1 second and 1
+ * minute; never when it keeps nothing, or keeps it for ever.
+ */
+export function userInfoSweepInterval(ttlMs: number): number | undefined {
+  if (ttlMs <= 0 || !Number.isFinite(ttlMs)) return undefined;
+  return Math.min(60_000, Math.max(1_000, ttlMs));
 }
 
 /**

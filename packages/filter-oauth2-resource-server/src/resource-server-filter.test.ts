@@ -11,7 +11,7 @@ import {
   startOidcProvider,
   through,
 } from './test-provider.ts';
-import { DEFAULT_MAX_TOKENS, TokenCache } from './token-cache.ts';
+import { DEFAULT_MAX_TOKENS, sweepInterval, TokenCache } from './token-cache.ts';
 
 /**
  * OAuth2ResourceServerFilter against a real OpenID provider (oidc-provider): tokens minted by its
@@ -381,6 +381,62 @@ describe('OAuth2ResourceServerFilter: the token cache', () => {
     await cache.resolve(resolver, testContext(), tokens[0]!);
     expect(provider.requestsTo('/token/introspection')).toBe(4);
     expect(DEFAULT_MAX_TOKENS).toBe(10_000);
+  });
+
+  it('sweeps tokens past their time out of the cache, those in flight kept', async () => {
+    const { heap } = heapOf([{ name: 'Introspect', ...introspection() }]);
+    const resolver = await heap.get<AccessTokenResolver>('Introspect', 'object');
+    const cache = new TokenCache(1_000);
+    const tokens = [await provider.mint(), await provider.mint()];
+    for (const token of tokens) await cache.resolve(resolver, testContext(), token);
+    expect(cache.sweep(Date.now())).toBe(0);
+    expect(cache.sweep(Date.now() + 1_001)).toBe(2);
+    expect(cache.size).toBe(0);
+    expect([sweepInterval(200), sweepInterval(20_000), sweepInterval(3_600_000)]).toEqual([
+      1_000, 20_000, 60_000,
+    ]);
+  });
+
+  it('runs the sweep on the ScheduledExecutorService its executor names, and stops it when destroyed', async () => {
+    const token = await provider.mint();
+    const { heap } = heapOf([
+      { name: 'Sweeper', type: 'ScheduledExecutorService', config: { corePoolSize: 1 } },
+      {
+        name: 'RS',
+        type: 'OAuth2ResourceServerFilter',
+        config: {
+          scopes: ['mail'],
+          accessTokenResolver: introspection(),
+          cache: { enabled: true, defaultTimeout: '1 second' },
+          executor: 'Sweeper',
+        },
+      },
+    ]);
+    const filter = await heap.get<Filter>('RS', 'filter');
+    const sweeper = await heap.get<{ peakConcurrency: number; stopped: boolean }>('Sweeper');
+    expect((await through(filter, requestWith([`Bearer ${token}`]))).response.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_150));
+    expect(sweeper.peakConcurrency).toBe(1);
+    await heap.destroy();
+    expect(sweeper.stopped).toBe(true);
+  });
+
+  it('refuses an executor that is not a ScheduledExecutorService, naming where', async () => {
+    const { heap } = heapOf([
+      {
+        name: 'RS',
+        type: 'OAuth2ResourceServerFilter',
+        config: {
+          scopes: ['mail'],
+          accessTokenResolver: introspection(),
+          executor: { type: 'ConsoleLogSink' },
+        },
+      },
+    ]);
+    await expect(heap.get('RS', 'filter')).rejects.toMatchObject({
+      code: 'PORTICO_E_REFERENCE',
+      details: { jsonPath: '$.heap[1].config.executor' },
+    });
   });
 
   it("the later incumbents' cache object: kept defaultTimeout when enabled, at most maxTimeout", async () => {

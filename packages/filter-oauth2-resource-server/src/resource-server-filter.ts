@@ -12,6 +12,7 @@ import {
   Response,
   s,
 } from '@portico/gateway-core';
+import { executorSetting, resolveExecutor } from '@portico/gateway-core/scheduling';
 import {
   A_RESOLVER,
   type AccessTokenInfo,
@@ -24,7 +25,14 @@ import {
 import { isHttpUrl } from './resolvers/introspection.ts';
 import { TokenInfoResolver } from './resolvers/token-info.ts';
 import { type RequiredScopes, ScopesSchema } from './scopes-schema.ts';
-import { cachedResolver, cacheSettings, cacheSettingsTtl, millis, TokenCache } from './token-cache.ts';
+import {
+  cachedResolver,
+  cacheSettings,
+  cacheSettingsTtl,
+  millis,
+  sweepOn,
+  TokenCache,
+} from './token-cache.ts';
 
 /** The realm of the challenges when none is configured: OpenIG's (later incumbents say "IG", "PingGateway"). */
 export const DEFAULT_REALM = 'OpenIG';
@@ -257,9 +265,9 @@ export const OAuth2ResourceServerFilterHeaplet = defineHeaplet({
         cache: cacheSettings().optional(),
         requireHttps: s.boolean().default(true),
         realm: s.string().default(DEFAULT_REALM),
-        // The spec's setting: the incumbents' executor evicted cached tokens; here the cache evicts
-        // as it is read, so whatever it names is accepted and unused.
-        executor: s.any().optional(),
+        // What sweeps expired tokens out of the cache (the heap's ScheduledExecutorService unless
+        // named); used only when the filter caches tokens.
+        executor: executorSetting(),
       },
       // OpenIG's examples carry a `target` the heaplet never read (OpenIG 3 stored the token there).
       { ignored: ['comment', 'comments', 'target'] },
@@ -279,13 +287,17 @@ export const OAuth2ResourceServerFilterHeaplet = defineHeaplet({
       'the token cache configured once',
       () => 'cache',
     ),
-  create: ({ config, heap, logger }) => {
+  create: async ({ config, heap, logger, onDestroy }) => {
     const handler = async () => config.providerHandler ?? (await heap.get<Handler>('ClientHandler'));
     let resolver: AccessTokenResolver =
       config.accessTokenResolver ?? new TokenInfoResolver(config.tokenInfoEndpoint as string, handler);
     const ttl =
       config.cache === undefined ? expirationTtl(config.cacheExpiration) : cacheSettingsTtl(config.cache);
-    if (ttl !== undefined) resolver = cachedResolver(resolver, new TokenCache(ttl));
+    if (ttl !== undefined) {
+      const cache = new TokenCache(ttl);
+      sweepOn(cache, ttl, await resolveExecutor(config.executor, heap), onDestroy);
+      resolver = cachedResolver(resolver, cache);
+    }
     return new OAuth2ResourceServerFilter({
       resolver,
       scopes: config.scopes,

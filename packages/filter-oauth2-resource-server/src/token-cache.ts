@@ -1,4 +1,5 @@
 import { type Context, Duration, type Infer, s } from '@portico/gateway-core';
+import type { ScheduledExecutor } from '@portico/gateway-core/scheduling';
 import type { AccessTokenInfo, AccessTokenResolver } from './access-token.ts';
 
 /** Milliseconds of a duration; `unlimited` is Infinity. */
@@ -81,6 +82,42 @@ export class TokenCache {
   clear(): void {
     this.#entries.clear();
   }
+
+  /** Drops the entries past their time (those still in flight stay); returns how many. */
+  sweep(now = Date.now()): number {
+    let dropped = 0;
+    for (const [token, entry] of this.#entries) {
+      if (entry.until <= now) {
+        this.#entries.delete(token);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+}
+
+/** How often a cache that keeps tokens `ttlMs` is swept: that often, within 1 second and 1 minute. */
+export function sweepInterval(ttlMs: number): number {
+  return Math.min(60_000, Math.max(1_000, ttlMs));
+}
+
+/**
+ * Sweeps `cache` on `executor` (the incumbents evict a cached token on that executor once it
+ * expires): expired tokens no request asks about again go, instead of waiting to be pushed out by
+ * newer ones. Stopped when `onDestroy` runs.
+ */
+export function sweepOn(
+  cache: TokenCache,
+  ttlMs: number,
+  executor: ScheduledExecutor,
+  onDestroy: (release: () => void) => void,
+): void {
+  const every = sweepInterval(ttlMs);
+  const sweeping = executor.scheduleWithFixedDelay(() => cache.sweep(), every, every);
+  onDestroy(() => {
+    sweeping.cancel();
+    cache.clear();
+  });
 }
 
 /** A resolver that asks `delegate` through a cache. */

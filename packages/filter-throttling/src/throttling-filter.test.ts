@@ -124,7 +124,7 @@ describe('ThrottlingFilter', () => {
   });
 
   it('drops partitions idle for a whole duration every cleaningInterval', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const { filter, heap } = filterFrom({
       requestGroupingPolicy: "${request.headers['X-Client'][0]}",
       rate: { numberOfRequests: 1, duration: '2 seconds' },
@@ -133,11 +133,34 @@ describe('ThrottlingFilter', () => {
     const throttle = await filter;
     await send(throttle, { 'X-Client': 'a' });
     await send(throttle, { 'X-Client': 'b' });
-    vi.advanceTimersByTime(1000);
+    await vi.advanceTimersByTimeAsync(1000);
     expect(throttle.partitions).toBe(2);
-    vi.advanceTimersByTime(1000);
+    await vi.advanceTimersByTimeAsync(1000);
     expect(throttle.partitions).toBe(0);
     await heap.destroy();
+  });
+
+  it('cleans on the ScheduledExecutorService its executor names, and stops cleaning when destroyed', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const { filter, heap } = filterFrom(
+      {
+        requestGroupingPolicy: "${request.headers['X-Client'][0]}",
+        rate: { numberOfRequests: 1, duration: '2 seconds' },
+        cleaningInterval: '1 second',
+        executor: 'Cleaner',
+      },
+      [{ name: 'Cleaner', type: 'ScheduledExecutorService', config: { corePoolSize: 2 } }],
+    );
+    const throttle = await filter;
+    const cleaner = await heap.get<{ peakConcurrency: number }>('Cleaner');
+    const fallback = await heap.get<{ peakConcurrency: number }>('ScheduledExecutorService');
+    await send(throttle, { 'X-Client': 'a' });
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(throttle.partitions).toBe(0);
+    expect(cleaner.peakConcurrency).toBe(1);
+    expect(fallback.peakConcurrency).toBe(0);
+    await heap.destroy();
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('keeps at most maxPartitions in memory, and warns (once a minute at most) when it drops live ones', async () => {
@@ -207,6 +230,7 @@ describe('ThrottlingFilter configuration', () => {
       '$.heap[0].config.cleaningInterval',
     ],
     [{ rate: { numberOfRequests: 1, duration: '1s' }, strategy: 'fixed' }, '$.heap[0].config.strategy'],
+    [{ rate: { numberOfRequests: 1, duration: '1s' }, executor: 42 }, '$.heap[0].config.executor'],
     [{ rate: { numberOfRequests: 1, duration: '1s' }, maxPartitions: 0 }, '$.heap[0].config.maxPartitions'],
     [
       { rate: { numberOfRequests: 1, duration: '1s' }, requestGroupingPolicy: '${oops(' },

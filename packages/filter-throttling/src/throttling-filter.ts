@@ -15,6 +15,7 @@ import {
   s,
 } from '@portico/gateway-core';
 import { redisTimeout, redisUri } from '@portico/gateway-core/redis';
+import { executorSetting, resolveExecutor } from '@portico/gateway-core/scheduling';
 import {
   type BucketStore,
   type Consumption,
@@ -182,8 +183,9 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
           'a duration more than zero and at most one day',
         )
         .default(DEFAULT_CLEANING_INTERVAL),
-      // Accepted for compatibility: buckets are cleaned on a timer of this process.
-      executor: s.any().optional(),
+      // What runs the cleaning pass of the buckets kept in memory (the heap's
+      // ScheduledExecutorService unless named); unused with `redis`, where keys expire by themselves.
+      executor: executorSetting(),
       strategy: s.enumOf(['bursty'] as const).optional(),
       redis: redisSchema.optional(),
       // Portico's own: the partitions kept in memory at most (a key may come from the request).
@@ -197,7 +199,7 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
       'exactly one of rate and throttlingRatePolicy',
       (config) => (config.rate !== undefined ? 'throttlingRatePolicy' : undefined),
     ),
-  create: async ({ name, config, logger, file, jsonPath, environment, onDestroy }) => {
+  create: async ({ name, config, heap, logger, file, jsonPath, environment, onDestroy }) => {
     // The schema's refinement makes exactly one of rate and throttlingRatePolicy present.
     const policy =
       config.rate !== undefined
@@ -227,9 +229,10 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
         );
       };
       const memory = new MemoryBucketStore({ maxBuckets: config.maxPartitions, onEvicted });
-      const cleaning = setInterval(() => memory.clean(), config.cleaningInterval.toMillis());
-      cleaning.unref();
-      onDestroy(() => clearInterval(cleaning));
+      const executor = await resolveExecutor(config.executor, heap);
+      const every = config.cleaningInterval.toMillis();
+      const cleaning = executor.scheduleWithFixedDelay(() => memory.clean(), every, every);
+      onDestroy(() => cleaning.cancel());
       store = memory;
     }
     const filter = new ThrottlingFilter({

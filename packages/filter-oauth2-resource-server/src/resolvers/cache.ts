@@ -1,11 +1,12 @@
 import { type Context, Duration, defineHeaplet, s } from '@portico/gateway-core';
+import { executorSetting, resolveExecutor } from '@portico/gateway-core/scheduling';
 import {
   A_RESOLVER,
   type AccessTokenInfo,
   type AccessTokenResolver,
   isAccessTokenResolver,
 } from '../access-token.ts';
-import { DEFAULT_MAX_TOKENS, millis, TokenCache } from '../token-cache.ts';
+import { DEFAULT_MAX_TOKENS, millis, sweepOn, TokenCache } from '../token-cache.ts';
 
 /**
  * Another resolver's answers kept: `defaultTimeout` each, never past the token's expiry nor
@@ -37,11 +38,12 @@ export const CacheAccessTokenResolverHeaplet = defineHeaplet({
       defaultTimeout: s.duration().default(() => Duration.parse('1 minute')),
       maximumSize: s.integer({ min: 1 }).default(DEFAULT_MAX_TOKENS),
       maximumTimeToCache: s.duration().optional(),
+      // What sweeps expired tokens out of the cache (the heap's ScheduledExecutorService unless named).
+      executor: executorSetting(),
     },
-    // The incumbents' thread pool: timers need none here.
-    { ignored: ['comment', 'comments', 'executor'] },
+    { ignored: ['comment', 'comments'] },
   ),
-  create: ({ config, onDestroy }) => {
+  create: async ({ config, heap, onDestroy }) => {
     if (!config.enabled || config.defaultTimeout.isZero)
       return new CacheAccessTokenResolver(config.delegate, undefined);
     const ttl = Math.min(
@@ -49,7 +51,7 @@ export const CacheAccessTokenResolverHeaplet = defineHeaplet({
       config.maximumTimeToCache === undefined ? Number.POSITIVE_INFINITY : millis(config.maximumTimeToCache),
     );
     const cache = new TokenCache(ttl, config.maximumSize);
-    onDestroy(() => cache.clear());
+    sweepOn(cache, ttl, await resolveExecutor(config.executor, heap), onDestroy);
     return new CacheAccessTokenResolver(config.delegate, cache);
   },
 });
