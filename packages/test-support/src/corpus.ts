@@ -77,6 +77,9 @@ export function awaitsLaterWork(problem: PorticoError): boolean {
     /configuration token '.*' has no value/.test(problem.message) ||
     // A file of the deployment that the corpus does not publish (a keystore under /var/secrets).
     /^the keystore file '.*' does not exist$/.test(problem.message) ||
+    // A setting read from such a file: read() gives null for a file that is not there (OpenIG's
+    // test route reads its OpenAPI document from a path its test writes in, `$$SWAGGER_FILE$$`).
+    /^the setting evaluated to null \(\$\{read\('[^']*'\)\}\)$/.test(problem.message) ||
     (problem.code === ErrorCode.SECRET && /^no secret store is declared, /.test(problem.message))
   );
 }
