@@ -144,7 +144,7 @@ describe('corePoolSize bounds the background tasks in flight', () => {
     expect(most).toBe(1);
   });
 
-  it('never overlaps the runs of a periodic task, and keeps it after a failing run', async () => {
+  it('never overlaps the runs of a periodic task, and keeps it after a failing run (departure 103)', async () => {
     const { executor, logger } = scheduler({ corePoolSize: 4 });
     let runs = 0;
     let inFlight = 0;
