@@ -112,6 +112,15 @@ describe('OpenApiValidationFilter: requests', () => {
     expect(upstream).toEqual(['GET /v1/animals?kind=cat&limit=10&tags=small,grey']);
   });
 
+  it('decodes each query parameter on its own: an escaped & or , stays in its value', async () => {
+    const { chain } = await chainWith({});
+    expect((await send(chain, '/v1/animals?kind=c%61t')).response.status).toBe(200);
+    // `dog&kind=x` is one value, outside the enum; read after decoding it would have been two.
+    expect((await send(chain, '/v1/animals?kind=dog%26kind%3Dx')).response.status).toBe(400);
+    // An escaped comma is part of one item of the non-exploded array, not a separator.
+    expect((await send(chain, '/v1/animals?kind=cat&tags=ab%2Ccd')).response.status).toBe(400);
+  });
+
   it.each([
     ['a path the document does not have', 'GET', '/v1/plants', 'no path of the document matches'],
     ['a method the path does not have', 'DELETE', '/v1/animals?kind=cat', 'DELETE is not an operation'],

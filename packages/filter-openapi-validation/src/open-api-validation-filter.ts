@@ -108,7 +108,7 @@ export class OpenApiValidationFilter implements Filter {
     const body = operation.definition.requestBody as OpenAPIV3.RequestBodyObject | undefined;
     const parameters: Record<string, unknown> = {
       path: params,
-      query: queryOf(request.uri.query, operation.parameters),
+      query: queryOf(request.uri.rawQuery, operation.parameters),
       header: headersOf(request),
       cookie: cookiesOf(request),
     };
@@ -249,30 +249,43 @@ async function readJson(bytes: Promise<Buffer>): Promise<{ value: unknown } | { 
   }
 }
 
+/** A query component as a form sends it (`+` a space); a malformed escape is kept as it came. */
+function decodeComponent(text: string): string {
+  const spaced = text.replaceAll('+', ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
+}
+
 /** The query as the parameter validators read it: one value, or every value for an array parameter. */
 function queryOf(
-  query: string | null,
+  rawQuery: string | null,
   parameters: readonly OpenAPIV3.ParameterObject[],
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  if (query === null || query === '') return out;
+  if (rawQuery === null || rawQuery === '') return out;
   const values = new Map<string, string[]>();
-  for (const pair of query.split('&')) {
+  for (const pair of rawQuery.split('&')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
-    const name = eq < 0 ? pair : pair.slice(0, eq);
-    const value = eq < 0 ? '' : pair.slice(eq + 1);
+    const name = decodeComponent(eq < 0 ? pair : pair.slice(0, eq));
+    // Kept escaped until a non-exploded array is split: an escaped delimiter is part of an item.
     const list = values.get(name) ?? [];
-    list.push(value.replaceAll('+', ' '));
+    list.push(eq < 0 ? '' : pair.slice(eq + 1));
     values.set(name, list);
   }
-  for (const [name, list] of values) {
+  for (const [name, raw] of values) {
     const parameter = parameters.find((p) => p.in === 'query' && p.name === name);
     const schema = parameter?.schema as OpenAPIV3.SchemaObject | undefined;
+    const list = raw.map(decodeComponent);
     if (schema?.type === 'array') {
+      // A space arrives as `+` or `%20`: split on both before decoding.
       const delimiter =
-        parameter?.style === 'pipeDelimited' ? '|' : parameter?.style === 'spaceDelimited' ? ' ' : ',';
-      out[name] = parameter?.explode === false ? list.flatMap((v) => v.split(delimiter)) : list;
+        parameter?.style === 'pipeDelimited' ? '|' : parameter?.style === 'spaceDelimited' ? /\+|%20/ : ',';
+      out[name] =
+        parameter?.explode === false ? raw.flatMap((v) => v.split(delimiter).map(decodeComponent)) : list;
     } else if (parameter?.content?.['application/json'] !== undefined) {
       try {
         out[name] = JSON.parse(list[0]!);
