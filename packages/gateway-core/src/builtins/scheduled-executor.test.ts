@@ -224,17 +224,18 @@ describe('stopping (the heap destroyed)', () => {
     const second = executor.submit(() => 'never');
     const started = performance.now();
     await executor.stop();
-    expect(performance.now() - started).toBeLessThan(30);
+    // The grace period is 10 s: well under it means it did not wait.
+    expect(performance.now() - started).toBeLessThan(1_000);
     expect(await first).toBe('aborted');
     await expect(second).rejects.toMatchObject({ code: ErrorCode.EXECUTOR });
   });
 
   it('a zero grace period does not wait', async () => {
     const { executor } = scheduler({ gracePeriodMs: 0 });
-    executor.submit(() => sleep(200));
+    executor.submit(() => sleep(2_000));
     const started = performance.now();
     await executor.stop();
-    expect(performance.now() - started).toBeLessThan(30);
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 
   it('drops timers at once and refuses new tasks with a coded error', async () => {
