@@ -12,6 +12,7 @@ export {
   corpusDeclarationProblems,
   corpusDeclarations,
 } from './corpus-declarations.ts';
+export { corpusReport } from './corpus-report.ts';
 export { loadCorpusRoute } from './corpus-route.ts';
 export { type CorpusDeclarationSuiteOptions, describeCorpusDeclarations } from './corpus-suite.ts';
 export {
@@ -30,4 +31,11 @@ export {
 } from './redis-sentinel.ts';
 export { serviceExecutable, serviceSetting, serviceUrl } from './services.ts';
 export { startTcpRelay, type TcpRelay } from './tcp-relay.ts';
+export {
+  type ReceivedRequest,
+  startUpstream,
+  type Upstream,
+  type UpstreamAnswer,
+  upstreamForSuite,
+} from './upstream.ts';
 export { waitFor } from './wait.ts';

@@ -3,7 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PorticoError } from '@portico/gateway-core';
 import { createMemoryLogger, parseConfigJson, problemsOf } from '@portico/gateway-core/runtime';
-import { awaitsLaterWork, corpusFiles, corpusRoot, requireCorpusUnderCi } from '@portico/test-support';
+import {
+  awaitsLaterWork,
+  corpusFiles,
+  corpusReport,
+  corpusRoot,
+  requireCorpusUnderCi,
+} from '@portico/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Gateway } from './gateway.ts';
 import { locateInstance } from './instance.ts';
@@ -142,7 +148,7 @@ describe.skipIf(!available)('route files of the compatibility corpus, loaded by 
   /** Per file: loads, or the problems that keep it from loading (printed when the suite ends). */
   const outcomes = new Map<string, readonly PorticoError[]>();
   afterAll(() => {
-    if (outcomes.size > 0) console.log(corpusReport(outcomes));
+    if (outcomes.size > 0) console.log(corpusReport('Route files', outcomes));
   });
 
   it.each(files)('%s loads, or waits only for what is still to come', async (file, text) => {
@@ -202,42 +208,3 @@ describe.skipIf(!available)('route files of the compatibility corpus, loaded by 
     );
   });
 });
-
-/**
- * One problem in a line: its code and message, without the file (the report's row names it) or the
- * lists of known types and names in scope that follow the first clause.
- */
-function reason(problem: PorticoError): string {
-  return `${problem.code} ${problem.message.replace(/; (known|names in scope)\b.*$/s, '')}`;
-}
-
-/**
- * The report the suite prints: each route file, whether it loads, and if not the distinct reasons
- * (a type still to come is named once however often the file declares it); then the share that loads.
- */
-function corpusReport(outcomes: ReadonlyMap<string, readonly PorticoError[]>): string {
-  const lines = ['Route files of the compatibility corpus:'];
-  let loads = 0;
-  for (const [file, problems] of [...outcomes].sort(([a], [b]) => a.localeCompare(b))) {
-    if (problems.length === 0) {
-      loads += 1;
-      lines.push(`  loads  ${file}`);
-      continue;
-    }
-    lines.push(`  fails  ${file}`);
-    for (const why of new Set(problems.map(reason))) lines.push(`           ${why}`);
-  }
-  const waiting = new Map<string, Set<string>>();
-  for (const [file, problems] of outcomes) {
-    for (const problem of problems) {
-      const type = /^unknown type '([^']+)'/.exec(problem.message)?.[1];
-      if (type !== undefined) waiting.set(type, (waiting.get(type) ?? new Set()).add(file));
-    }
-  }
-  const byUse = [...waiting].sort(([a, x], [b, y]) => y.size - x.size || a.localeCompare(b));
-  if (byUse.length > 0) lines.push('Types still to come, by the route files that wait for them:');
-  for (const [type, files] of byUse) lines.push(`  ${files.size}  ${type}`);
-  const share = ((100 * loads) / outcomes.size).toFixed(1);
-  lines.push(`${loads} of ${outcomes.size} route files load (${share}%)`);
-  return lines.join('\n');
-}

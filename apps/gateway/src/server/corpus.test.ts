@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PorticoError } from '@portico/gateway-core';
 import { createMemoryLogger, problemsOf } from '@portico/gateway-core/runtime';
-import { awaitsLaterWork, corpusFiles, requireCorpusUnderCi } from '@portico/test-support';
+import { awaitsLaterWork, corpusFiles, corpusReport, requireCorpusUnderCi } from '@portico/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Gateway } from './gateway.ts';
 import { locateInstance } from './instance.ts';
@@ -21,8 +21,11 @@ describe.skipIf(!available)('admin.json and config.json files of the compatibili
   const logger = createMemoryLogger();
   const loaded: string[] = [];
   const gateways: Gateway[] = [];
+  /** Per file: loads, or the problems that keep it from loading (printed when the suite ends). */
+  const outcomes = new Map<string, readonly PorticoError[]>();
   afterAll(async () => {
     for (const gateway of gateways) await gateway.destroy();
+    if (outcomes.size > 0) console.log(corpusReport('Configuration files', outcomes));
   });
 
   it.each(files)('%s loads, or waits only for types still to come', async (file, text) => {
@@ -38,6 +41,7 @@ describe.skipIf(!available)('admin.json and config.json files of the compatibili
       problems = problemsOf(error);
       if (problems.length === 0) throw error;
     }
+    outcomes.set(file, problems);
     expect(problems.filter((p) => !awaitsLaterWork(p)).map((p) => p.toString())).toEqual([]);
   });
 
