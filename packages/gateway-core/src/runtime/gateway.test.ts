@@ -146,6 +146,29 @@ describe('createGateway({ config })', () => {
     expect((await fetch(`${url}/other`)).status).toBe(418);
   });
 
+  it('takes the handler OpenIG 3 names handlerObject and OpenIG 2 names servletObject', async () => {
+    for (const key of ['handlerObject', 'servletObject']) {
+      const gateway = await created({
+        config: {
+          heap: { objects: [{ name: 'Entry', type: 'StaticResponseHandler', config: { status: 203 } }] },
+          [key]: 'Entry',
+        },
+        logger,
+      });
+      const url = await serve(gateway.listener());
+      expect((await fetch(`${url}/any`)).status, key).toBe(203);
+    }
+  });
+
+  it('refuses a servletObject naming no handler, at its path', async () => {
+    const failure = await createGateway({ config: { servletObject: 'Nowhere' }, logger }).catch(
+      (error: unknown) => error,
+    );
+    expect(problemsOf(failure).map((p) => [p.code, p.details.jsonPath])).toEqual([
+      ['PORTICO_E_REFERENCE', '$.servletObject'],
+    ]);
+  });
+
   it('with unrouted: next, hands what no route takes to the next middleware', async () => {
     const routes = path.join(
       instance({ 'config/routes/d.json': staticRoute('d', "${request.uri.path == '/d'}") }),

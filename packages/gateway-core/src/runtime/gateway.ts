@@ -44,6 +44,9 @@ export const DEFAULT_OBJECTS = [
   { name: 'ReverseProxyHandler', type: 'ReverseProxyHandler' },
   { name: 'VendorClientHandler', type: 'VendorClientHandler' },
   { name: 'ForgeRockClientHandler', type: 'VendorClientHandler' },
+  // Route files name it in their own Chains (`"filters": ["TransactionIdOutboundFilter"]`); its
+  // type comes from @portico/filter-transaction-id.
+  { name: 'TransactionIdOutboundFilter', type: 'TransactionIdOutboundFilter' },
   { name: 'LogSink', type: 'ConsoleLogSink' },
   { name: 'TemporaryStorage', type: 'TemporaryStorage' },
   { name: 'ScheduledExecutorService', type: 'ScheduledExecutorService' },
@@ -266,7 +269,7 @@ function declareConfigHeap(configHeap: Heap, config: ConfigJson): PorticoError[]
 
 /** config.json's handler, decorated by its other top-level keys, as a route file's keys decorate its own. */
 async function mainHandler(configHeap: Heap, config: ConfigJson, file: string | undefined): Promise<Handler> {
-  const handler = config.fields.handler ?? config.fields.handlerObject;
+  const handler = config.fields.handler ?? config.fields.handlerObject ?? config.fields.servletObject;
   if (handler === undefined) {
     throw new PorticoError(ErrorCode.CONFIG, 'config.json has no handler', {
       ...(file === undefined ? {} : { file }),

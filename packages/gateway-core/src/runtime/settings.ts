@@ -77,6 +77,8 @@ export const configSchema = s.object({
   handler: s.ref<Reference>('handler').optional(),
   // OpenIG 3's name for the handler.
   handlerObject: s.ref<Reference>('handler').optional(),
+  // OpenIG 2's: the servlet object (a HandlerServlet, @portico/handler-servlet) naming the handler.
+  servletObject: s.ref<Reference>('handler').optional(),
   heap: s.any().optional(),
   // What every object that names none uses, routes included: a name, or an inline declaration.
   logSink: s.ref<Reference>('object').optional(),

@@ -9,9 +9,13 @@ export interface VendorClientHandlerOptions extends ClientHandlerOptions {
   transactionIdHeader?: string;
 }
 
-// Sub-transaction counters per request. The attributes object is created once per request and
-// shared by every child context, so it identifies the request; the WeakMap lets it go with it.
-const counters = new WeakMap<object, number>();
+/**
+ * Where a request's count of sub-transactions is kept: on its attributes object, created once per
+ * request and shared by every child context, under a symbol no expression can name. A registered
+ * symbol, so that the TransactionIdOutboundFilter of @portico/filter-transaction-id counts on the
+ * same number and no two calls of one request get the same ID.
+ */
+const SUB_TRANSACTIONS = Symbol.for('portico.subTransactions');
 
 /**
  * A ClientHandler that also tells the upstream which transaction a call belongs to, so that the
@@ -31,8 +35,9 @@ export class VendorClientHandler extends ClientHandler {
     context: Context,
     request: Request,
   ): readonly (readonly [string, string])[] {
-    const n = counters.get(context.attributes) ?? 0;
-    counters.set(context.attributes, n + 1);
+    const attributes = context.attributes as Record<symbol, number | undefined>;
+    const n = attributes[SUB_TRANSACTIONS] ?? 0;
+    attributes[SUB_TRANSACTIONS] = n + 1;
     return [
       ...super.additionalHeaders(context, request),
       [this.transactionIdHeader, `${context.transactionId}/${n}`],
