@@ -58,7 +58,7 @@ export const DEFAULT_MASKED_HEADERS: readonly string[] = [
 ];
 
 /** A header or attribute name pattern (Java), matched whole and without regard to case. */
-function namePattern(pattern: string): RegExp {
+export function namePattern(pattern: string): RegExp {
   return compileJavaRegex(`(?i)^(?:${pattern})$`);
 }
 
@@ -150,7 +150,7 @@ function capturedHandler(handler: Handler, points: Set<CapturePoint>, capture: C
   };
 }
 
-function capturedFilter(filter: Filter, points: Set<CapturePoint>, capture: Capture): Filter {
+export function capturedFilter(filter: Filter, points: Set<CapturePoint>, capture: Capture): Filter {
   const wrapsNext = points.has('filtered_request') || points.has('response');
   return {
     async filter(context, request, next) {
@@ -180,8 +180,8 @@ function capturedFilter(filter: Filter, points: Set<CapturePoint>, capture: Capt
   };
 }
 
-/** Writes captured messages of one decorated object. */
-class Capture {
+/** Writes captured messages of one decorated object (or of one CaptureFilter). */
+export class Capture {
   readonly #sink: LogSink;
   readonly #source: string;
   readonly #settings: CaptureSettings;

@@ -2,7 +2,7 @@ import { describeCorpusDeclarations } from '@portico/test-support';
 import plugin from './index.ts';
 
 /** Every declaration of the package's types in the compatibility corpus loads unchanged. */
-describeCorpusDeclarations(['CaptureDecorator'], [plugin], {
+describeCorpusDeclarations(['CaptureDecorator', 'CaptureFilter'], [plugin], {
   brokenForTheIncumbents: new Map([
     [
       'ForgeRock__forgeops/docker/ig/config-profiles/ig-only/config/config.json $.heap[1]',
