@@ -1,7 +1,17 @@
 import { definePlugin } from '@portico/gateway-core';
 import pkg from '../package.json' with { type: 'json' };
+import {
+  ClientSecretBasicAuthenticationFilterHeaplet,
+  HttpBasicAuthenticationClientFilterHeaplet,
+} from './client-filters.ts';
 import { HttpBasicAuthFilterHeaplet } from './http-basic-auth-filter.ts';
 
+export {
+  BasicAuthorizationFilter,
+  ClientSecretBasicAuthenticationFilterHeaplet,
+  formEncoded,
+  HttpBasicAuthenticationClientFilterHeaplet,
+} from './client-filters.ts';
 export { HttpBasicAuthErrorCode } from './credentials.ts';
 export {
   HttpBasicAuthFilter,
@@ -14,5 +24,9 @@ export {
 export default definePlugin({
   name: pkg.name,
   version: pkg.version,
-  heaplets: [HttpBasicAuthFilterHeaplet],
+  heaplets: [
+    HttpBasicAuthFilterHeaplet,
+    HttpBasicAuthenticationClientFilterHeaplet,
+    ClientSecretBasicAuthenticationFilterHeaplet,
+  ],
 });
