@@ -204,6 +204,8 @@ describe.skipIf(!available)('route files of the compatibility corpus, loaded by 
         'OpenIdentityPlatform__OpenIG/openig-doc/src/main/docbkx/gateway-guide/resources/config/routes/04-replay.json',
         // CookieFilter, EntityExtractFilter, SwitchFilter, StaticRequestFilter.
         'OpenIdentityPlatform__OpenIG/openig-doc/src/main/docbkx/gateway-guide/resources/config/routes/23-classic.json',
+        // SetCookieUpdateFilter, UriPathRewriteFilter (its deployment's objects stood in for).
+        'CharanMann__IG-Examples/ig-fidc/config/routes/03-saml-post-fidc.json',
       ]),
     );
   });
