@@ -5,9 +5,12 @@ export {
   describeScriptError,
   EXACTLY_ONE_SCRIPT,
   exactlyOneScript,
+  GROOVY,
+  GROOVY_MIGRATION_GUIDE,
   JAVASCRIPT,
   type ScriptDeclaration,
   type ScriptOptions,
+  type ScriptRun,
   scriptArgs,
   scriptFields,
 } from './script.ts';

@@ -19,6 +19,12 @@ import { ErrorCode, PorticoError } from '../errors.ts';
 /** The one script media type Portico runs. */
 export const JAVASCRIPT = 'application/javascript';
 
+/** The media type of the incumbents' Groovy scripts, which Portico refuses. */
+export const GROOVY = 'application/x-groovy';
+
+/** Where the Groovy migration guide is, for the load error a Groovy declaration gets. */
+export const GROOVY_MIGRATION_GUIDE = 'docs/groovy-migration.md';
+
 /** How long one run may take by default before it is stopped. */
 export const DEFAULT_SCRIPT_TIMEOUT_MS = 1000;
 
@@ -61,7 +67,9 @@ const scriptType = s
     (type) =>
       type.trim().toLowerCase() === JAVASCRIPT
         ? undefined
-        : `scripts of type '${type}' are not supported; Portico runs ${JAVASCRIPT}`,
+        : type.trim().toLowerCase() === GROOVY
+          ? `Groovy scripts (${GROOVY}) are not supported; Portico runs ${JAVASCRIPT}: the Groovy migration guide (${GROOVY_MIGRATION_GUIDE}) gives the JavaScript for each Groovy idiom`
+          : `scripts of type '${type}' are not supported; Portico runs ${JAVASCRIPT}`,
     `'${JAVASCRIPT}'`,
   );
 
@@ -121,9 +129,24 @@ export interface CompiledScript {
   readonly source: string;
   /**
    * Runs the script and resolves with what it returned (a returned promise is awaited). Rejects when
-   * it throws or takes longer than the time bound.
+   * it throws or takes longer than the time bound. `values` may be made for the run: a function
+   * given the run (`ScriptRun`) returns them, so that bindings can hand the script promises bound
+   * to it (`run.bridge`).
    */
-  run(values: readonly unknown[]): Promise<unknown>;
+  run(values: readonly unknown[] | ((run: ScriptRun) => readonly unknown[])): Promise<unknown>;
+}
+
+/**
+ * One run of a script, as the bindings made for it see it. A promise of the gateway that a binding
+ * gives the script goes through `bridge`: the script gets a promise of its own context instead,
+ * which settles as the gateway's does while the run is under way, and its continuations then run at
+ * once, within this run's time bound (never within another run's). Once the run has ended (it
+ * settled, failed or was stopped), a bridge never settles: nothing of the run runs any more.
+ */
+export interface ScriptRun {
+  bridge(promise: PromiseLike<unknown>): unknown;
+  /** True once the run has settled, failed or been stopped. */
+  readonly ended: boolean;
 }
 
 /**
@@ -228,20 +251,21 @@ function describe(error: unknown): string {
  * before any script could change them.
  *
  * `invoke` runs the script and reads its result under the time bound: a non-thenable result becomes
- * `plain` data there, and a promise resolves with it, by a reaction of this context (its job runs in
- * the context's queue, under the bound). What it throws becomes `thrown` data and is returned, not
- * thrown: Node runs the context's promise jobs after an evaluation that returns and not after one
- * that throws, which would leave the jobs a failed run queued to the next run.
+ * `plain` data there; for a promise it returns `pending`, and the run's `done` or `failed` is called
+ * with its outcome by a reaction of this context (its job runs in the context's queue, under the
+ * bound), so that the gateway knows at the end of each evaluation whether the run is still under way.
+ * What it throws becomes `thrown` data and is returned, not thrown: Node runs the context's promise
+ * jobs after an evaluation that returns and not after one that throws, which would leave the jobs a
+ * failed run queued to the next run. `deferred` makes the promises of `ScriptRun.bridge`.
  *
  * Every run first queues `fence`. When a run is stopped before its promise jobs ran, the fence is
  * the first of them: `discard` makes it loop until the watchdog stops it, and V8 then empties the
  * queue, so that nothing the stopped run left behind runs in a later one.
  */
 const INTRINSICS = new vm.Script(
-  `(function (plainData, thrown) {
+  `(function (plainData, thrown, pending) {
     'use strict';
     const apply = Reflect.apply;
-    const defineProperty = Object.defineProperty;
     const P = Promise;
     const then = Promise.prototype.then;
     const resolve = Promise.resolve.bind(Promise);
@@ -251,37 +275,42 @@ const INTRINSICS = new vm.Script(
     const fence = () => {
       if (discarding) for (;;) {}
     };
-    const settle = (result) => {
-      const settled = new P((fulfil, reject) => {
-        const fulfilled = (value) => {
-          let data;
-          try {
-            data = plain(value);
-          } catch (error) {
-            reject(thrown(error).error);
-            return;
-          }
-          fulfil(data);
-        };
-        apply(then, resolve(result), [fulfilled, (error) => reject(thrown(error).error)]);
-      });
-      // The gateway's then reads its constructor: an own one keeps it from reading this context's.
-      defineProperty(settled, 'constructor', { value: undefined });
-      return settled;
+    const settle = (result, done, failed) => {
+      const fulfilled = (value) => {
+        let data;
+        try {
+          data = plain(value);
+        } catch (error) {
+          failed(thrown(error).error);
+          return;
+        }
+        done(data);
+      };
+      apply(then, resolve(result), [fulfilled, (error) => failed(thrown(error).error)]);
     };
     return {
-      then,
-      invoke(script, values) {
+      invoke(script, values, done, failed) {
         apply(then, ready, [fence]);
         try {
           const result = apply(script, undefined, values);
-          return result !== null && (typeof result === 'object' || typeof result === 'function') &&
-            typeof result.then === 'function'
-            ? settle(result)
-            : plain(result);
+          if (result !== null && (typeof result === 'object' || typeof result === 'function') &&
+            typeof result.then === 'function') {
+            settle(result, done, failed);
+            return pending;
+          }
+          return plain(result);
         } catch (error) {
           return thrown(error);
         }
+      },
+      deferred() {
+        let fulfil;
+        let reject;
+        const promise = new P((yes, no) => {
+          fulfil = yes;
+          reject = no;
+        });
+        return { promise, fulfil, reject };
       },
       discard(on) {
         discarding = on;
@@ -291,9 +320,10 @@ const INTRINSICS = new vm.Script(
   { filename: 'portico:intrinsics' },
 );
 /** The invocation, compiled once: runInContext is what applies the time bound. */
-const INVOKE = new vm.Script('__porticoRun.invoke(__porticoScript, __porticoValues)', {
-  filename: 'portico:invoke',
-});
+const INVOKE = new vm.Script(
+  '__porticoRun.invoke(__porticoScript, __porticoValues, __porticoDone, __porticoFailed)',
+  { filename: 'portico:invoke' },
+);
 /** Runs, under the time bound, the continuations queued in a script's context (see `settle`). */
 const DRAIN = new vm.Script('undefined', { filename: 'portico:drain' });
 /** How long discarding a stopped run's promise jobs may take (the fence's loop, until the watchdog). */
@@ -309,10 +339,14 @@ const DRAIN_MARGIN_MS = 10;
 
 /** What the functions made by INTRINSICS give the gateway. */
 interface ContextRuntime {
-  then: (this: PromiseLike<unknown>, ...handlers: ((value: unknown) => void)[]) => unknown;
-  invoke(script: unknown, values: readonly unknown[]): unknown;
+  invoke(script: unknown, values: readonly unknown[], done: Settle, failed: Settle): unknown;
+  deferred(): { promise: unknown; fulfil: Settle; reject: Settle };
   discard(on: boolean): void;
 }
+type Settle = (value: unknown) => void;
+
+/** What `invoke` returns for a script that returned a promise: its outcome comes by `done`/`failed`. */
+const PENDING: unique symbol = Symbol('portico.script.pending');
 
 /** What a script threw, carried back as the result of its evaluation. */
 class Thrown {
@@ -427,12 +461,76 @@ function thrownData(thrown: unknown): Thrown {
   }
 }
 
+/** The error a run stopped by its time bound fails with, when no evaluation was under way. */
+function unsettledError(timeoutMs: number): Error {
+  return Object.assign(new Error(`the script's promise did not settle within ${timeoutMs} ms`), {
+    name: 'ScriptTimeoutError',
+  });
+}
+
+/**
+ * One run under way: its deadline, the bridges it waits on, and how it ends. The deadline moves
+ * while the run waits only on bridges (the gateway's own work, such as the upstream's answer, is not
+ * the script's time); it runs while the script executes or waits on anything else.
+ */
+class RunState implements ScriptRun {
+  deadline: number;
+  /** Bridges given and not settled yet. */
+  bridges = 0;
+  /** When the run started waiting on bridges only, if it is. */
+  pausedAt: number | undefined;
+  timer: NodeJS.Timeout | undefined;
+  interval = DRAIN_FIRST_MS;
+  readonly #script: VmScript;
+  #ended = false;
+  #outcome: { ok: boolean; value: unknown } | undefined;
+  #settle: { resolve: Settle; reject: Settle } | undefined;
+
+  constructor(script: VmScript, deadline: number) {
+    this.#script = script;
+    this.deadline = deadline;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  bridge(promise: PromiseLike<unknown>): unknown {
+    return this.#script.bridge(this, promise);
+  }
+
+  end(ok: boolean, value: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    clearTimeout(this.timer);
+    this.#script.ended(this, ok);
+    if (this.#settle) (ok ? this.#settle.resolve : this.#settle.reject)(value);
+    else this.#outcome = { ok, value };
+  }
+
+  outcome(): Promise<unknown> {
+    const known = this.#outcome;
+    if (known) return known.ok ? Promise.resolve(known.value) : Promise.reject(known.value);
+    return new Promise((resolve, reject) => {
+      this.#settle = { resolve, reject };
+    });
+  }
+}
+
 class VmScript implements CompiledScript {
   readonly filename: string;
   readonly source: string;
   readonly #context: vm.Context;
   readonly #timeoutMs: number;
   readonly #runtime: ContextRuntime;
+  /**
+   * Runs under way that wait on something other than a bridge (a promise of the gateway they got
+   * some other way): what resumes them is queued in the context when it settles, and only runs when
+   * something evaluates there. `#leftovers` runs those continuations before any run evaluates.
+   */
+  readonly #unattended = new Set<RunState>();
+  /** A run ended while unattended: what it waited on may still queue a continuation, at any time. */
+  #tainted = false;
 
   constructor(
     context: vm.Context,
@@ -447,26 +545,149 @@ class VmScript implements CompiledScript {
     this.#timeoutMs = timeoutMs;
     context.__porticoScript = body;
     const make = INTRINSICS.runInContext(context) as (...helpers: unknown[]) => ContextRuntime;
-    this.#runtime = make(plainData, thrownData);
+    this.#runtime = make(plainData, thrownData, PENDING);
     context.__porticoRun = this.#runtime;
   }
 
-  run(values: readonly unknown[]): Promise<unknown> {
-    const started = performance.now();
-    this.#context.__porticoValues = values;
+  run(values: readonly unknown[] | ((run: ScriptRun) => readonly unknown[])): Promise<unknown> {
+    // Continuations no run answers for run first, within a bound of their own, not this run's.
+    this.#leftovers();
+    const state = new RunState(this, performance.now() + this.#timeoutMs);
+    const context = this.#context;
+    try {
+      context.__porticoValues = typeof values === 'function' ? values(state) : values;
+    } catch (error) {
+      state.end(false, error);
+      return state.outcome();
+    }
+    context.__porticoDone = (value: unknown) => state.end(true, value);
+    context.__porticoFailed = (error: unknown) => state.end(false, error);
     let result: unknown;
     try {
-      result = INVOKE.runInContext(this.#context, { timeout: this.#timeoutMs });
+      result = INVOKE.runInContext(context, { timeout: this.#timeoutMs });
     } catch (error) {
       this.#discard();
-      return Promise.reject(error);
+      state.end(false, error);
+      return state.outcome();
     } finally {
-      this.#context.__porticoValues = undefined;
+      context.__porticoValues = undefined;
+      context.__porticoDone = undefined;
+      context.__porticoFailed = undefined;
     }
-    if (result instanceof Thrown) return Promise.reject(result.error);
-    // Only the promise `invoke` made for a thenable result: plain data holds none at its top.
-    if (!types.isPromise(result)) return Promise.resolve(result);
-    return this.#settle(result, started + this.#timeoutMs);
+    if (result instanceof Thrown) state.end(false, result.error);
+    else if (result !== PENDING) state.end(true, result);
+    else this.#evaluated(state);
+    return state.outcome();
+  }
+
+  /** @internal `ScriptRun.bridge`: a promise of the context that settles as `promise` does, for this run only. */
+  bridge(state: RunState, promise: PromiseLike<unknown>): unknown {
+    const { promise: bridged, fulfil, reject } = this.#runtime.deferred();
+    if (state.ended) return bridged;
+    state.bridges++;
+    const resume = (settle: Settle) => (value: unknown) => {
+      state.bridges--;
+      if (!state.ended) this.#resume(state, settle, value);
+    };
+    Promise.resolve(promise).then(resume(fulfil), resume(reject));
+    return bridged;
+  }
+
+  /** @internal Called once when a run ends. */
+  ended(state: RunState, ok: boolean): void {
+    if (this.#unattended.delete(state) && !ok) this.#tainted = true;
+  }
+
+  /**
+   * A bridge of a run under way settled: its continuations run now, within what is left of the run's
+   * bound, after the continuations nobody answers for (so that none of those runs in this run's time).
+   */
+  #resume(state: RunState, settle: Settle, value: unknown): void {
+    if (state.pausedAt !== undefined) {
+      state.deadline += performance.now() - state.pausedAt;
+      state.pausedAt = undefined;
+    }
+    this.#leftovers();
+    if (state.ended) return;
+    const left = Math.floor(state.deadline - performance.now());
+    if (left < 1) {
+      state.end(false, unsettledError(this.#timeoutMs));
+      return;
+    }
+    settle(value);
+    try {
+      DRAIN.runInContext(this.#context, { timeout: left });
+    } catch (error) {
+      // Stopped while running the context's queue: V8 emptied it.
+      state.end(false, error);
+      return;
+    }
+    this.#evaluated(state);
+  }
+
+  /** After an evaluation for a run that is still under way: what it now waits on. */
+  #evaluated(state: RunState): void {
+    if (state.ended) return;
+    clearTimeout(state.timer);
+    if (state.bridges > 0) {
+      // Waiting on the gateway only: its clock stops, and a bridge resumes it.
+      this.#unattended.delete(state);
+      state.pausedAt ??= performance.now();
+      return;
+    }
+    state.interval = DRAIN_FIRST_MS;
+    this.#unattended.add(state);
+    this.#wait(state);
+  }
+
+  /**
+   * A run waiting on something other than a bridge: the context's queue is run on a timer (after
+   * 1 ms, then twice as long each time up to 16 ms), none in the last 10 ms before the deadline,
+   * where the bound could not be told from the time it takes to start an evaluation; at the deadline
+   * the run fails as a promise that did not settle.
+   */
+  #wait(state: RunState): void {
+    clearTimeout(state.timer);
+    if (state.ended) return;
+    const left = Math.floor(state.deadline - performance.now());
+    if (left <= 0) {
+      state.end(false, unsettledError(this.#timeoutMs));
+      return;
+    }
+    if (left < DRAIN_MARGIN_MS) {
+      state.timer = setTimeout(() => this.#wait(state), left);
+      return;
+    }
+    state.timer = setTimeout(
+      () => {
+        this.#leftovers();
+        if (!state.ended && state.bridges === 0) this.#wait(state);
+      },
+      Math.min(state.interval, Math.max(1, left - DRAIN_MARGIN_MS)),
+    );
+    state.interval = Math.min(state.interval * 2, DRAIN_LAST_MS);
+  }
+
+  /**
+   * Runs the continuations queued in the context that no run answers for (those of unattended runs,
+   * and late ones of runs that ended unattended), before anything else evaluates there, within the
+   * least time left to the unattended runs (the whole bound when only late ones can be queued). When
+   * that is exceeded, V8 empties the queue: the unattended runs then fail at their deadlines.
+   */
+  #leftovers(): void {
+    if (this.#unattended.size === 0 && !this.#tainted) return;
+    let bound = this.#timeoutMs;
+    const now = performance.now();
+    for (const state of this.#unattended) bound = Math.min(bound, state.deadline - now);
+    try {
+      DRAIN.runInContext(this.#context, { timeout: Math.max(1, Math.floor(bound)) });
+    } catch (error) {
+      // Stopped: the queue is empty. The runs whose time is up fail with what stopped it; the others
+      // lost what they waited for, and fail at their deadlines.
+      const stoppedAt = performance.now();
+      for (const state of [...this.#unattended]) if (state.deadline - stoppedAt < 2) state.end(false, error);
+    }
+    for (const state of [...this.#unattended]) if (state.bridges > 0) this.#evaluated(state);
   }
 
   /** Empties the context's queue after a run that was stopped (see INTRINSICS). */
@@ -479,62 +700,5 @@ class VmScript implements CompiledScript {
     } finally {
       this.#runtime.discard(false);
     }
-  }
-
-  /**
-   * The outcome of a promise of the script's context. The context runs its promise jobs itself
-   * (`microtaskMode: 'afterEvaluate'`), under the time bound, right after each evaluation: what the
-   * script does after an `await` is bounded like the rest, instead of running unbounded in the
-   * gateway's own queue (where a loop held the whole process). A script waiting on a promise of the
-   * gateway (a LazyMap's load) is resumed in that queue, which only runs when something evaluates in
-   * the context: so while the promise is pending, the queue is run every DRAIN_INTERVAL_MS, until the
-   * deadline. Only the host's handlers are given to the script's promise: awaiting it from here
-   * would queue the job that reads it in the script's queue, where nothing would run it.
-   */
-  #settle(promise: PromiseLike<unknown>, deadline: number): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      let pending = true;
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (settle: (value: unknown) => void) => (value: unknown) => {
-        if (!pending) return;
-        pending = false;
-        clearTimeout(timer);
-        settle(value);
-      };
-      const fulfil = finish(resolve);
-      const fail = finish(reject);
-      Reflect.apply(this.#runtime.then, promise, [fulfil, fail]);
-      let interval = DRAIN_FIRST_MS;
-      const drain = () => {
-        if (!pending) return;
-        const left = Math.floor(deadline - performance.now());
-        if (left < DRAIN_MARGIN_MS) {
-          if (left > 0) {
-            timer = setTimeout(drain, left);
-            return;
-          }
-          fail(
-            Object.assign(new Error(`the script's promise did not settle within ${this.#timeoutMs} ms`), {
-              name: 'ScriptTimeoutError',
-            }),
-          );
-          return;
-        }
-        try {
-          DRAIN.runInContext(this.#context, { timeout: left });
-        } catch (error) {
-          fail(error);
-          return;
-        }
-        if (!pending) return;
-        timer = setTimeout(drain, Math.min(interval, Math.max(1, left - DRAIN_MARGIN_MS)));
-        interval = Math.min(interval * 2, DRAIN_LAST_MS);
-      };
-      // A promise the script settled before returning is answered by the handlers queued above,
-      // before this: no timer then.
-      queueMicrotask(() => {
-        if (pending) timer = setTimeout(drain, DRAIN_FIRST_MS);
-      });
-    });
   }
 }
