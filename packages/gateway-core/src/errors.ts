@@ -55,6 +55,8 @@ export const ErrorCode = {
   SECRET: 'PORTICO_E_SECRET',
   /** A task was handed to a ScheduledExecutorService that has stopped (its heap was destroyed). */
   EXECUTOR: 'PORTICO_E_EXECUTOR',
+  /** A configured script failed while answering a request: it threw, ran out of time, or returned no Response. */
+  SCRIPT: 'PORTICO_E_SCRIPT',
 } as const;
 
 /**

@@ -1,14 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type PorticoError, Request } from '@portico/gateway-core';
-import { DEFAULT_SCRIPT_TIMEOUT_MS } from '@portico/gateway-core/scripting';
+import { DEFAULT_SCRIPT_TIMEOUT_MS, MAX_GLOBALS } from '@portico/gateway-core/scripting';
 import { resolveTokens, testContext } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import type { BucketRate } from '../bucket/index.ts';
 import { statuses, throttlingHeap } from '../fixtures/support.ts';
 import type { ThrottlingFilter } from '../throttling-filter.ts';
 import type { ThrottlingRatePolicy } from './policy.ts';
-import { MAX_GLOBALS } from './scriptable.ts';
 
 const minute = (n: number) => ({ numberOfRequests: n, duration: '1 minute' });
 const asRate = (n: number, seconds = 60): BucketRate => ({ capacity: n, periodMicros: seconds * 1_000_000 });

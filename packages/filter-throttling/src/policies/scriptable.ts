@@ -1,5 +1,6 @@
 import { type Context, Duration, defineHeaplet, type Logger, type Request, s } from '@portico/gateway-core';
 import {
+  boundedGlobals,
   type CompiledScript,
   compileScript,
   describeScriptError,
@@ -16,43 +17,6 @@ const BINDINGS = ['request', 'context', 'contexts', 'attributes', 'session', 'lo
 
 /** Rates scripts returned, by `numberOfRequests/duration`, so that a duration is parsed once. */
 const RATE_CACHE_SIZE = 256;
-
-/**
- * How many entries `globals` holds at most. Its keys are what a script would take from requests (a
- * client, a user, a path), so a client could otherwise grow it without end; the bound is
- * ThrottlingFilter's `maxPartitions` default. What a value holds is the script's to bound.
- */
-export const MAX_GLOBALS = 100_000;
-
-/**
- * The `globals` a script keeps between requests: an ordinary object, except that adding an entry
- * past MAX_GLOBALS throws (the run fails, is logged and does not throttle) until one is deleted.
- * Only the script reads it, inside its runs: the time bound covers what it does there.
- */
-function boundedGlobals(): Record<string, unknown> {
-  let entries = 0;
-  return new Proxy<Record<string, unknown>>(
-    {},
-    {
-      defineProperty(target, key, descriptor) {
-        const added = !Object.hasOwn(target, key);
-        if (added && entries >= MAX_GLOBALS)
-          throw new RangeError(
-            `globals holds ${MAX_GLOBALS} entries, as many as it may; delete one before adding '${String(key)}'`,
-          );
-        const defined = Reflect.defineProperty(target, key, descriptor);
-        if (added && defined) entries++;
-        return defined;
-      },
-      deleteProperty(target, key) {
-        const had = Object.hasOwn(target, key);
-        const deleted = Reflect.deleteProperty(target, key);
-        if (had && deleted) entries--;
-        return deleted;
-      },
-    },
-  );
-}
 
 /**
  * Asks a script for the rate: it returns `{numberOfRequests, duration}` (a duration string such as

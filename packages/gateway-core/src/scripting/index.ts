@@ -1,4 +1,17 @@
 export {
+  boundedGlobals,
+  createExchangeScript,
+  EXCHANGE_BINDINGS,
+  ExchangeScript,
+  type ExchangeScriptConfig,
+  type ExchangeScriptSetting,
+  exchangeScriptConfig,
+  MAX_GLOBALS,
+  type ScriptArg,
+  scriptLine,
+  scriptTypeProblem,
+} from './exchange.ts';
+export {
   type CompiledScript,
   compileScript,
   DEFAULT_SCRIPT_TIMEOUT_MS,
