@@ -1,7 +1,11 @@
 import type { PluginManifest } from '@portico/gateway-core';
 import { describe, expect, it } from 'vitest';
 import { corpusFiles, requireCorpusUnderCi } from './corpus.ts';
-import { corpusDeclarationProblems, corpusDeclarations } from './corpus-declarations.ts';
+import {
+  type CorpusDeclaration,
+  corpusDeclarationProblems,
+  corpusDeclarations,
+} from './corpus-declarations.ts';
 
 export interface CorpusDeclarationSuiteOptions {
   /**
@@ -15,6 +19,11 @@ export interface CorpusDeclarationSuiteOptions {
    * read; any declaration that appears there later is loaded like every other.
    */
   mayBeUndeclared?: boolean;
+  /**
+   * Declarations the package refuses on purpose (a Groovy script, where Portico runs JavaScript):
+   * given a declaration, the problem it must give, as its only one; undefined for one that loads.
+   */
+  refusedWith?: (declaration: CorpusDeclaration) => RegExp | undefined;
 }
 
 /**
@@ -45,12 +54,29 @@ export function describeCorpusDeclarations(
     }
 
     it.each(found.map((d) => [`${d.file} ${d.jsonPath}`, d] as const))(
-      '%s loads unchanged',
+      options.refusedWith === undefined ? '%s loads unchanged' : '%s loads unchanged, or is refused as meant',
       async (where, d) => {
         const problems = (await corpusDeclarationProblems(d, plugins)).map(String);
-        if (broken.has(where)) expect(problems).not.toEqual([]);
+        const refused = options.refusedWith?.(d);
+        if (refused !== undefined) expect(problems).toEqual([expect.stringMatching(refused)]);
+        else if (broken.has(where)) expect(problems).not.toEqual([]);
         else expect(problems).toEqual([]);
       },
     );
   });
+}
+
+/**
+ * For `refusedWith`: the only problem a Groovy script declaration gives, the coded error at its
+ * `type` that names its script file (or the inline source) and points to the migration guide.
+ */
+export function groovyRefusal({ declaration }: CorpusDeclaration): RegExp | undefined {
+  const config = (declaration.config ?? {}) as { type?: unknown; file?: unknown };
+  if (typeof config.type !== 'string' || config.type.trim().toLowerCase() !== 'application/x-groovy')
+    return undefined;
+  const script =
+    typeof config.file === 'string'
+      ? `the script '${config.file.replace(/[.]/g, '\\.')}'`
+      : 'the inline source';
+  return new RegExp(`^PORTICO_E_CONFIG .*config\\.type: ${script} is Groovy .*docs/groovy-migration\\.md`);
 }

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCode, type PorticoError } from '@portico/gateway-core';
+import { GROOVY_MIGRATION_GUIDE } from '@portico/gateway-core/scripting';
 
 /**
  * The compatibility corpus: real configuration files written for the incumbent gateways, kept in
@@ -82,4 +83,14 @@ export function awaitsLaterWork(problem: PorticoError): boolean {
     /^the setting evaluated to null \(\$\{read\('[^']*'\)\}\)$/.test(problem.message) ||
     (problem.code === ErrorCode.SECRET && /^no secret store is declared, /.test(problem.message))
   );
+}
+
+/**
+ * Why Portico refuses what a problem reports on purpose, whatever types come, or undefined: a Groovy
+ * script (Portico runs JavaScript; the error points to the migration guide).
+ */
+export function refusedByDesign(problem: PorticoError): string | undefined {
+  return problem.code === ErrorCode.CONFIG && problem.message.includes(GROOVY_MIGRATION_GUIDE)
+    ? 'a Groovy script: Portico runs JavaScript'
+    : undefined;
 }

@@ -4,6 +4,7 @@ export {
   corpusAvailable,
   corpusFiles,
   corpusRoot,
+  refusedByDesign,
   repositoryRoot,
   requireCorpusUnderCi,
 } from './corpus.ts';
@@ -14,7 +15,12 @@ export {
 } from './corpus-declarations.ts';
 export { corpusReport } from './corpus-report.ts';
 export { loadCorpusRoute } from './corpus-route.ts';
-export { type CorpusDeclarationSuiteOptions, describeCorpusDeclarations } from './corpus-suite.ts';
+export {
+  type CorpusDeclarationSuiteOptions,
+  describeCorpusDeclarations,
+  groovyRefusal,
+} from './corpus-suite.ts';
+export { startHttpServer, type TestServer } from './http-server.ts';
 export {
   type OidcProvider,
   type OidcProviderOptions,
@@ -29,6 +35,7 @@ export {
   redisBinariesAvailable,
   startRedisSentinelGroup,
 } from './redis-sentinel.ts';
+export { instanceWithScripts } from './scripts.ts';
 export { serviceExecutable, serviceSetting, serviceUrl } from './services.ts';
 export { startTcpRelay, type TcpRelay } from './tcp-relay.ts';
 export {
