@@ -29,6 +29,67 @@ const router = { handler: { type: 'Router', config: { scanInterval: 'disabled' }
 const ok = { handler: { type: 'StaticResponseHandler', config: { status: 200 } } };
 
 describe('portico validate', () => {
+  it('lists every Groovy script the instance declares, in every file and at any depth', async () => {
+    const groovy = (file: string) => ({ type: 'application/x-groovy', file });
+    const base = instance({
+      'config/config.json': {
+        heap: [{ name: 'Dump', type: 'ScriptableHandler', config: groovy('DumpExchange.groovy') }],
+        ...router,
+      },
+      'config/routes/10-scripts.json': {
+        handler: {
+          type: 'DispatchHandler',
+          config: {
+            bindings: [
+              {
+                condition: "${matches(request.uri.path, '^/start')}",
+                handler: {
+                  type: 'ScriptableHandler',
+                  config: { ...groovy('start.groovy'), args: { host: 'h' } },
+                },
+              },
+              {
+                handler: {
+                  type: 'Chain',
+                  config: {
+                    filters: [
+                      { type: 'ScriptableFilter', config: groovy('authRedirect.groovy') },
+                      {
+                        type: 'ScriptableFilter',
+                        config: {
+                          type: 'application/x-groovy',
+                          source: ['return next.handle(context, request)'],
+                        },
+                      },
+                    ],
+                    handler: { type: 'StaticResponseHandler', config: { status: 200 } },
+                  },
+                },
+              },
+            ],
+          },
+        },
+      },
+    });
+    const { code, stderr } = await validate(base);
+    expect(code).toBe(1);
+    const refusals = stderr.filter((line) => line.includes('is Groovy'));
+    expect(refusals).toEqual([
+      expect.stringMatching(
+        /^PORTICO_E_CONFIG \S+config\.json \$\.heap\[0\]\.config\.type: the script 'DumpExchange\.groovy' is Groovy .*docs\/groovy-migration\.md/,
+      ),
+      expect.stringMatching(
+        /10-scripts\.json \$\.handler\.config\.bindings\[0\]\.handler\.config\.type: the script 'start\.groovy' is Groovy/,
+      ),
+      expect.stringMatching(
+        /10-scripts\.json \$\.handler\.config\.bindings\[1\]\.handler\.config\.filters\[0\]\.config\.type: the script 'authRedirect\.groovy'/,
+      ),
+      expect.stringMatching(
+        /10-scripts\.json \$\.handler\.config\.bindings\[1\]\.handler\.config\.filters\[1\]\.config\.type: the inline source is Groovy/,
+      ),
+    ]);
+  });
+
   it('reports every problem of a route file, its warnings, and one line per file', async () => {
     const base = instance({
       'config/config.json': router,

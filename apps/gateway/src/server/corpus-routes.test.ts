@@ -8,6 +8,7 @@ import {
   corpusFiles,
   corpusReport,
   corpusRoot,
+  refusedByDesign,
   requireCorpusUnderCi,
 } from '@portico/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -76,6 +77,21 @@ const DEPLOYMENT_OBJECTS = new Map([
     ],
   ],
 ]);
+
+/**
+ * Route files whose scripts are Groovy (ScriptableFilter, ScriptableHandler): refused, each script
+ * named, with the coded error that points to the migration guide. The test checks that exactly these
+ * fail that way.
+ */
+const GROOVY_ROUTES = [
+  'CharanMann__IG-Examples/ig-fidc/config/routes/05-oauth2-client-creds.json',
+  'CharanMann__IG-Examples/ig-standalone/config/routes/04-oauth-rs-jwt-tokeninfo.json',
+  'CharanMann__IG-Examples/ig/config/routes/06-pep-apis.json',
+  'CharanMann__IG-Examples/ig/config/routes/40-oauth2rs-delegator.json',
+  'OpenIdentityPlatform__OpenIG/openig-doc/src/main/docbkx/gateway-guide/resources/config/routes/98-dispatch.json',
+  'companieshouse__forgerock-identity-gateway/chs/config/routes/10-chs-api-keys.json',
+  'wstrange__openig_examples/example2/config/routes/short.json',
+];
 
 /**
  * Decorators a route file uses that its deployment declares in a config.json the corpus does not
@@ -150,6 +166,8 @@ describe.skipIf(!available)('route files of the compatibility corpus, loaded by 
   afterAll(() => {
     if (outcomes.size > 0) console.log(corpusReport('Route files', outcomes));
   });
+  /** Files refused for their Groovy scripts, with the problems that say so. */
+  const groovy = new Map<string, string[]>();
 
   it.each(files)('%s loads, or waits only for what is still to come', async (file, text) => {
     const base = mkdtempSync(path.join(os.tmpdir(), 'portico-corpus-route-'));
@@ -187,14 +205,30 @@ describe.skipIf(!available)('route files of the compatibility corpus, loaded by 
     }
     if (problems.length === 0) loaded.push(file);
     outcomes.set(file, problems);
+    const groovyProblems = problems.filter((p) => refusedByDesign(p) !== undefined).map((p) => p.toString());
+    if (groovyProblems.length > 0) groovy.set(file, groovyProblems);
     const refused = REFUSED.get(file);
     if (refused)
       expect(
         problems.some((p) => refused.problem.test(p.message)),
         refused.why,
       ).toBe(true);
-    const expected = (p: PorticoError) => awaitsLaterWork(p) || refused?.problem.test(p.message) === true;
+    const expected = (p: PorticoError) =>
+      awaitsLaterWork(p) || refusedByDesign(p) !== undefined || refused?.problem.test(p.message) === true;
     expect(problems.filter((p) => !expected(p)).map((p) => p.toString())).toEqual([]);
+  });
+
+  it('refuses the Groovy scripts of the files that declare them, naming each script', () => {
+    expect([...groovy.keys()].sort()).toEqual([...GROOVY_ROUTES].sort());
+    // Every script of a file is reported, not only the first one.
+    expect(groovy.get('CharanMann__IG-Examples/ig/config/routes/06-pep-apis.json')).toEqual([
+      expect.stringMatching(/the script 'AMBasicAuthFilter\.groovy' is Groovy/),
+    ]);
+    expect(
+      groovy.get(
+        'OpenIdentityPlatform__OpenIG/openig-doc/src/main/docbkx/gateway-guide/resources/config/routes/98-dispatch.json',
+      ),
+    ).toEqual([expect.stringMatching(/the script 'DispatchHandler\.groovy' is Groovy/)]);
   });
 
   it('loads the route files whose types exist, plugin types included', () => {
