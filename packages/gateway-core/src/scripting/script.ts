@@ -660,7 +660,8 @@ class VmScript implements CompiledScript {
     }
     state.timer = setTimeout(
       () => {
-        this.#leftovers();
+        // A timer that fires late, within the margin, leaves the deadline to the next `#wait`.
+        if (state.deadline - performance.now() >= DRAIN_MARGIN_MS) this.#leftovers();
         if (!state.ended && state.bridges === 0) this.#wait(state);
       },
       Math.min(state.interval, Math.max(1, left - DRAIN_MARGIN_MS)),
@@ -671,8 +672,10 @@ class VmScript implements CompiledScript {
   /**
    * Runs the continuations queued in the context that no run answers for (those of unattended runs,
    * and late ones of runs that ended unattended), before anything else evaluates there, within the
-   * least time left to the unattended runs (the whole bound when only late ones can be queued). When
-   * that is exceeded, V8 empties the queue: the unattended runs then fail at their deadlines.
+   * least time left to the unattended runs (the whole bound when only late ones can be queued), and
+   * never less than the drains' margin, which a busy machine can take to start an evaluation. When
+   * that is exceeded, V8 empties the queue: the runs whose time is up fail with the stop, the others
+   * at their deadlines.
    */
   #leftovers(): void {
     if (this.#unattended.size === 0 && !this.#tainted) return;
@@ -680,7 +683,7 @@ class VmScript implements CompiledScript {
     const now = performance.now();
     for (const state of this.#unattended) bound = Math.min(bound, state.deadline - now);
     try {
-      DRAIN.runInContext(this.#context, { timeout: Math.max(1, Math.floor(bound)) });
+      DRAIN.runInContext(this.#context, { timeout: Math.max(DRAIN_MARGIN_MS, Math.floor(bound)) });
     } catch (error) {
       // Stopped: the queue is empty. The runs whose time is up fail with what stopped it; the others
       // lost what they waited for, and fail at their deadlines.
