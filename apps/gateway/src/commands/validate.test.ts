@@ -61,6 +61,14 @@ describe('portico validate', () => {
                           source: ['return next.handle(context, request)'],
                         },
                       },
+                      // Inside an object of a type still to come: its settings are not read, and
+                      // the script is listed all the same.
+                      {
+                        type: 'NotYetAFilter',
+                        config: {
+                          delegate: { type: 'ScriptableFilter', config: groovy('endSession.groovy') },
+                        },
+                      },
                     ],
                     handler: { type: 'StaticResponseHandler', config: { status: 200 } },
                   },
@@ -86,6 +94,9 @@ describe('portico validate', () => {
       ),
       expect.stringMatching(
         /10-scripts\.json \$\.handler\.config\.bindings\[1\]\.handler\.config\.filters\[1\]\.config\.type: the inline source is Groovy/,
+      ),
+      expect.stringMatching(
+        /10-scripts\.json \$\.handler\.config\.bindings\[1\]\.handler\.config\.filters\[2\]\.config\.delegate\.config\.type: the script 'endSession\.groovy' is Groovy .*groovy-migration\.md/,
       ),
     ]);
   });

@@ -6,6 +6,7 @@ import {
   boundedGlobals,
   EXCHANGE_BINDINGS,
   ExchangeScript,
+  groovyDeclarations,
   MAX_GLOBALS,
   scriptLine,
   scriptTypeProblem,
@@ -84,5 +85,19 @@ describe('exchange scripts', () => {
     const response = await exchange.run(new Context(), new Request({ uri: 'http://app/p' }));
     expect(response).toBeInstanceOf(Response);
     expect(await response.entity.text()).toBe('/p');
+  });
+
+  it('find every Groovy declaration in a file, at any depth, with its JSON path', () => {
+    const json = {
+      heap: [
+        { type: 'Unknown', config: { 'odd-key': [{ type: 'application/x-groovy', file: 'a.groovy' }] } },
+      ],
+      handler: { type: 'ScriptableHandler', config: { type: 'APPLICATION/X-GROOVY', source: 'x' } },
+      other: { type: 'application/x-groovy' },
+    };
+    expect(groovyDeclarations(json, 'routes/r.json').map((p) => [p.details.jsonPath, p.message])).toEqual([
+      ['$.heap[0].config["odd-key"][0].type', expect.stringMatching(/^the script 'a\.groovy' is Groovy/)],
+      ['$.handler.config.type', expect.stringMatching(/^the inline source is Groovy/)],
+    ]);
   });
 });

@@ -55,6 +55,42 @@ export function scriptTypeProblem(config: { type: string; file?: string }): stri
   return `scripts of type '${config.type}' are not supported; Portico runs ${JAVASCRIPT}`;
 }
 
+/**
+ * Every Groovy script declaration in a configuration file's JSON, wherever it is (inside an object
+ * of a type still to come too, whose settings the heap does not read), as the error its `type`
+ * gets: a migration is planned from one `portico validate`. A declaration is an object whose `type`
+ * is `application/x-groovy` and that has a `file` or a `source`.
+ */
+export function groovyDeclarations(json: unknown, file: string | undefined): PorticoError[] {
+  const found: PorticoError[] = [];
+  const walk = (value: unknown, path: string, depth: number): void => {
+    if (value === null || typeof value !== 'object' || depth > 512) return;
+    if (Array.isArray(value)) {
+      for (const [index, item] of value.entries()) walk(item, `${path}[${index}]`, depth + 1);
+      return;
+    }
+    const record = value as Record<string, unknown>;
+    if (
+      typeof record.type === 'string' &&
+      record.type.trim().toLowerCase() === GROOVY &&
+      ('file' in record || 'source' in record)
+    ) {
+      const declaration =
+        typeof record.file === 'string' ? { type: record.type, file: record.file } : { type: record.type };
+      found.push(
+        new PorticoError(ErrorCode.CONFIG, scriptTypeProblem(declaration) ?? '', {
+          ...(file === undefined ? {} : { file }),
+          jsonPath: childPath(path, 'type'),
+          expected: JAVASCRIPT,
+        }),
+      );
+    }
+    for (const [key, item] of Object.entries(record)) walk(item, childPath(path, key), depth + 1);
+  };
+  walk(json, '$', 0);
+  return found;
+}
+
 /** One value of `args`: a string is an expression evaluated per request, anything else as written. */
 export type ScriptArg = { expression: Expression<unknown> } | { value: unknown };
 

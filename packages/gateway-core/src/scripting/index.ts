@@ -6,6 +6,7 @@ export {
   type ExchangeScriptConfig,
   type ExchangeScriptSetting,
   exchangeScriptConfig,
+  groovyDeclarations,
   MAX_GLOBALS,
   type ScriptArg,
   scriptLine,
