@@ -13,10 +13,12 @@ function expectedRow(event: unknown, columns: readonly string[], format: CsvForm
 }
 
 class Point {
-  constructor(
-    readonly x: number,
-    readonly y: number,
-  ) {}
+  readonly x: number;
+  readonly y: number;
+  constructor(x: number, y: number) {
+    this.x = x;
+    this.y = y;
+  }
 }
 
 const awkward: unknown[] = [

@@ -186,7 +186,7 @@ describe("a route's auditService", () => {
       status: 200,
       responseHeaders: arrived,
     };
-    const event = accessEvent(record, 'id') as { http: Record<string, { headers: unknown }> };
+    const event = accessEvent(record, 'id') as unknown as { http: Record<string, { headers: unknown }> };
     expect(event.http.response!.headers).toEqual(Headers.fromRaw(arrived.toRaw()).toJSON());
     expect(event.http.response!.headers).toEqual({
       'Set-Cookie': ['a=1', 'b=2'],
