@@ -90,6 +90,7 @@ const GROOVY_ROUTES = [
   'CharanMann__IG-Examples/ig/config/routes/40-oauth2rs-delegator.json',
   'OpenIdentityPlatform__OpenIG/openig-doc/src/main/docbkx/gateway-guide/resources/config/routes/98-dispatch.json',
   'companieshouse__forgerock-identity-gateway/chs/config/routes/10-chs-api-keys.json',
+  'companieshouse__forgerock-identity-gateway/webfiling/config/routes/10-webfiling.json',
   'wstrange__openig_examples/example2/config/routes/short.json',
 ];
 
