@@ -12,6 +12,12 @@ export interface CorpusDeclaration {
   jsonPath: string;
   /** Its type and configuration (name and decorations belong to the heap around it). */
   declaration: { type: string; config?: unknown };
+  /**
+   * The names the file's `properties` block declares: the suite creates the declaration alone, so
+   * a setting reading one of them (`${frConfigs.amUrl}`, loaded from a file the deployment keeps)
+   * evaluates to null here, which says nothing of the declaration.
+   */
+  properties?: readonly string[];
 }
 
 /**
@@ -45,7 +51,13 @@ export function corpusDeclarations(types: readonly string[]): CorpusDeclaration[
       }
       for (const [key, child] of Object.entries(object)) walk(child, childPath(path, key));
     };
+    const before = found.length;
     walk(json, '$');
+    const block = (json as { properties?: unknown } | null)?.properties;
+    if (block !== null && typeof block === 'object' && !Array.isArray(block)) {
+      const properties = Object.keys(block);
+      for (const declaration of found.slice(before)) declaration.properties = properties;
+    }
   }
   return found;
 }
@@ -70,8 +82,21 @@ export async function corpusDeclarationProblems(
   } catch (error) {
     const problems = problemsOf(error);
     if (problems.length === 0) throw error;
-    return problems.filter((problem) => !awaitsLaterWork(problem));
+    return problems.filter(
+      (problem) => !awaitsLaterWork(problem) && !readsWhatTheSuiteLeavesOut(problem, found.properties ?? []),
+    );
   } finally {
     await heap?.destroy();
   }
+}
+
+/**
+ * A problem that comes from what the suite gives a lone declaration instead of its deployment's
+ * values: a configuration token's stand-in value (its own name, `&{am.url}` → `am.url`, which a
+ * URL setting rightly refuses), or null from a property of the file's `properties` block.
+ */
+function readsWhatTheSuiteLeavesOut(problem: PorticoError, properties: readonly string[]): boolean {
+  if (/^the value of &\{[^}]+\}/.test(problem.message)) return true;
+  const read = /^the setting evaluated to null \(\$\{([A-Za-z_$][\w$]*)[.[][^}]*\}\)$/.exec(problem.message);
+  return read !== null && properties.includes(read[1]!);
 }

@@ -1,3 +1,4 @@
+export { type AmRequest, type AmServer, type AmServerOptions, startAmServer } from './am-server.ts';
 export { makeAuditKeystore } from './audit-keystore.ts';
 export {
   awaitsLaterWork,
