@@ -103,6 +103,39 @@ const DEPLOYMENT_DECORATORS = new Map([
   ['companieshouse__forgerock-identity-gateway/chs/config/routes/10-chs-api-keys.json', ['MyCapture']],
 ]);
 
+/**
+ * Properties a deployment's config.json loads from a file of its own that the corpus does not
+ * publish (`"frConfigs": { "$location": ".../frProps.json" }`): Portico does not read `$location`
+ * property files (an incumbents' feature outside the spec), so the test writes them inline, with
+ * values of the kind each setting takes, in the config.json it writes for that deployment's routes.
+ */
+const DEPLOYMENT_PROPERTIES = new Map<string, Record<string, unknown>>([
+  [
+    'CharanMann__IG-Examples/ig/config/config.json',
+    {
+      frConfigs: {
+        amUrl: 'https://am.example.com/am',
+        amRealm: '/',
+        amAuthnRealm: '/',
+        ssoCookieName: 'iPlanetDirectoryPro',
+        igAgentName: 'ig-agent',
+        amPolicyApp: 'PEP',
+        amPolicyAdminUid: 'amadmin',
+        amPolicyAdminPw: 'password',
+        igAuditDir: '/var/ig/audit',
+      },
+    },
+  ],
+]);
+
+/** A config.json with the properties of DEPLOYMENT_PROPERTIES written in. */
+function withDeploymentProperties(file: string, text: string): string {
+  const properties = DEPLOYMENT_PROPERTIES.get(file);
+  if (properties === undefined) return text;
+  const json = parseConfigJson(text, file) as Record<string, unknown>;
+  return JSON.stringify({ ...json, properties: { ...(json.properties as object), ...properties } });
+}
+
 function isRouteFile(file: string, text: string): boolean {
   if (/(^|\/)(admin|config|default-admin|default-config)\.json$/.test(file) || NOT_ROUTES.has(file))
     return false;
@@ -119,7 +152,9 @@ function isRouteFile(file: string, text: string): boolean {
 /** The config.json of the instance a route file belongs to (`config/routes/x.json` → `config/config.json`). */
 function instanceConfig(file: string): string | undefined {
   const candidate = path.join(corpusRoot, path.dirname(file), '..', 'config.json');
-  return existsSync(candidate) ? readFileSync(candidate, 'utf8') : undefined;
+  if (!existsSync(candidate)) return undefined;
+  const configFile = path.join(path.dirname(path.dirname(file)), 'config.json');
+  return withDeploymentProperties(configFile, readFileSync(candidate, 'utf8'));
 }
 
 // Variables the corpus's deployments set and its route files read with ${env[...]}: ForgeRock's
