@@ -113,6 +113,9 @@ describe('AmService', () => {
       for (const realm of ['/alpha/beta', 'alpha/beta', '/alpha/beta/']) {
         const { service: amService, heap } = await service({ url: am.url, realm });
         expect(amService.realm).toBe('/alpha/beta');
+        expect(amService.oauth2Endpoint('introspect')).toBe(
+          `${am.url}/oauth2/realms/root/realms/alpha/realms/beta/introspect`,
+        );
         const from = am.received.length;
         const info = await amService.sessionInfo(testContext(), am.login('bjensen', '/alpha/beta'));
         expect(info.realm).toBe('/alpha/beta');

@@ -102,8 +102,18 @@ export class AmService {
 
   /** `<url>/json/realms/root[/realms/<sub>...]`: where the realm's REST endpoints are. */
   get realmEndpoint(): string {
+    return `${this.url}/json${this.#realmPath()}`;
+  }
+
+  /** `/realms/root[/realms/<sub>...]`, as AM's REST and OAuth 2.0 paths name the realm. */
+  #realmPath(): string {
     const names = this.realm.split('/').filter((name) => name !== '');
-    return `${this.url}/json/realms/root${names.map((name) => `/realms/${encodeURIComponent(name)}`).join('')}`;
+    return `/realms/root${names.map((name) => `/realms/${encodeURIComponent(name)}`).join('')}`;
+  }
+
+  /** `<url>/oauth2/realms/root[/realms/<sub>...]/<name>`: an endpoint of the realm's OAuth 2.0 provider (`introspect`). */
+  oauth2Endpoint(name: string): string {
+    return `${this.url}/oauth2${this.#realmPath()}/${name}`;
   }
 
   /** The `Accept-API-Version` of `getSessionInfo`: resource 4.0 from AM 7 (and when unsaid), 2.1 before. */

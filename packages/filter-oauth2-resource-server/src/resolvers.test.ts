@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { Filter, Request } from '@portico/gateway-core';
+import { startUpstream, type Upstream } from '@portico/test-support';
 import { EncryptJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -235,5 +236,65 @@ describe('CacheAccessTokenResolver', () => {
     provider.resetCounts();
     for (const token of [first, first, second, first]) await answer(filter, bearer(token));
     expect(provider.requestsTo('/token/introspection')).toBe(3);
+  });
+});
+
+describe('TokenIntrospectionAccessTokenResolver with an amService', () => {
+  /**
+   * AM's introspection endpoint of realm /alpha, in front of the provider's own: a loopback server
+   * at AM's path, which passes each introspection request on to the provider and its answer back.
+   */
+  let am!: Upstream;
+  beforeAll(async () => {
+    am = await startUpstream((request, response) => {
+      if (request.target !== '/am/oauth2/realms/root/realms/alpha/introspect') {
+        response.writeHead(404);
+        response.end();
+        return;
+      }
+      void fetch(provider.introspectionEndpoint, {
+        method: 'POST',
+        headers: {
+          authorization: String(request.headers.authorization),
+          'content-type': String(request.headers['content-type']),
+        },
+        body: request.body,
+      }).then(async (answered) => {
+        response.writeHead(answered.status, { 'Content-Type': 'application/json' });
+        response.end(await answered.text());
+      });
+    });
+  });
+  afterAll(() => am.close());
+
+  const throughAm = (config: Record<string, unknown>) => ({
+    type: 'TokenIntrospectionAccessTokenResolver',
+    config: { amService: 'AM', providerHandler: authenticatedHandler(provider.client), ...config },
+  });
+
+  it("asks the introspection endpoint of the AmService's realm, which wins over endpoint", async () => {
+    for (const config of [{}, { endpoint: 'http://127.0.0.1:1/introspect' }]) {
+      const { filter } = await filterWith(throughAm(config), [
+        { name: 'AM', type: 'AmService', config: { url: `${am.url}/am`, realm: '/alpha' } },
+      ]);
+      const before = am.received.length;
+      expect((await answer(filter, bearer(await provider.mint()))).status).toBe(200);
+      expect(am.received.slice(before).map((r) => r.target)).toEqual([
+        '/am/oauth2/realms/root/realms/alpha/introspect',
+      ]);
+      expect((await answer(filter, bearer('not-a-token'))).status).toBe(401);
+    }
+  });
+
+  it('needs an endpoint or an amService, and an amService to be one', async () => {
+    await expect(
+      filterWith({ type: 'TokenIntrospectionAccessTokenResolver', config: {} }),
+    ).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      message: 'give an endpoint or an amService',
+    });
+    await expect(filterWith(throughAm({ amService: 'ClientHandler' }), [])).rejects.toMatchObject({
+      code: 'PORTICO_E_REFERENCE',
+    });
   });
 });

@@ -1,3 +1,4 @@
+import amService from '@portico/am-service';
 import headerFilter from '@portico/filter-header';
 import { type Filter, Request } from '@portico/gateway-core';
 import { pluginHeap, recordingHandler, testContext } from '@portico/gateway-core/testing';
@@ -6,10 +7,10 @@ import plugin, { type AccessTokenInfo } from './index.ts';
 
 export { type OidcProvider, startOidcProvider } from '@portico/test-support';
 
-/** A heap with this package's types, HeaderFilter and the secret stores, the declarations given. */
+/** A heap with this package's types, AmService, HeaderFilter and the secret stores, the declarations given. */
 export function heapOf(declarations: unknown[]) {
   return pluginHeap({
-    plugins: [plugin, headerFilter, secretStores],
+    plugins: [plugin, amService, headerFilter, secretStores],
     file: 'routes/rs.json',
     heap: [{ name: 'ClientHandler', type: 'ClientHandler' }, ...declarations],
   });

@@ -1,12 +1,5 @@
-import {
-  type Context,
-  defineHeaplet,
-  ErrorCode,
-  type Handler,
-  PorticoError,
-  Request,
-  s,
-} from '@portico/gateway-core';
+import { isAmService } from '@portico/am-service';
+import { type Context, defineHeaplet, type Handler, Request, s } from '@portico/gateway-core';
 import {
   type AccessTokenInfo,
   EndpointResolver,
@@ -69,9 +62,9 @@ export const TokenIntrospectionAccessTokenResolverHeaplet = defineHeaplet({
         .string()
         .refine((url) => (isHttpUrl(url) ? undefined : `'${url}' is not an http(s) URL`), 'an http(s) URL')
         .optional(),
-      // The incumbents' AM connection, which gives the endpoint: a type that waits on its own issue,
-      // so a declaration naming one loads once AmService exists.
-      amService: s.ref('object', ['AmService']).optional(),
+      // The incumbents' AM connection, which gives the endpoint (AM's, of its realm), and wins
+      // over `endpoint` as theirs does.
+      amService: s.ref('object').is(isAmService, 'an AmService').optional(),
       // Default: the heap's ClientHandler, as the incumbents'.
       providerHandler: s.ref<Handler>('handler').optional(),
       // The later incumbents' cache of introspected tokens, as the filter's own.
@@ -79,20 +72,16 @@ export const TokenIntrospectionAccessTokenResolverHeaplet = defineHeaplet({
     })
     .refine(
       (config) =>
-        config.endpoint === undefined && config.amService === undefined ? 'give an endpoint' : undefined,
-      'an endpoint',
+        config.endpoint === undefined && config.amService === undefined
+          ? 'give an endpoint or an amService'
+          : undefined,
+      'an endpoint or an amService',
     ),
-  create: ({ config, heap, configAt, onDestroy }) => {
-    if (config.endpoint === undefined)
-      throw new PorticoError(
-        ErrorCode.CONFIG,
-        'an endpoint from an AmService is not supported yet; give an endpoint',
-        {
-          ...configAt('amService'),
-        },
-      );
+  create: ({ config, heap, onDestroy }) => {
+    // One of the two is there: the schema requires it.
+    const endpoint = config.amService?.oauth2Endpoint('introspect') ?? (config.endpoint as string);
     const handler = async () => config.providerHandler ?? (await heap.get<Handler>('ClientHandler'));
-    const resolver = new TokenIntrospectionAccessTokenResolver(config.endpoint, handler);
+    const resolver = new TokenIntrospectionAccessTokenResolver(endpoint, handler);
     const ttl = cacheSettingsTtl(config.cache);
     if (ttl === undefined) return resolver;
     const tokens = new TokenCache(ttl);
