@@ -76,6 +76,35 @@ describe('AmService', () => {
     await heap.destroy();
   });
 
+  it('takes an optional setting whose expression gives null as unset, as the spec says; url stays required', async () => {
+    const { heap } = pluginHeap({
+      plugins: [plugin],
+      file: FILE,
+      properties: { frConfigs: { amUrl: am.url } },
+      heap: [
+        {
+          name: 'AM',
+          type: 'AmService',
+          config: {
+            url: '${frConfigs.amUrl}',
+            realm: '${frConfigs.amRealm}',
+            ssoTokenHeader: '${frConfigs.ssoCookieName}',
+            version: '${frConfigs.version}',
+          },
+        },
+        { name: 'NoUrl', type: 'AmService', config: { url: '${frConfigs.none}' } },
+      ],
+    });
+    const amService = await heap.get<AmService>('AM', 'object');
+    expect([amService.url, amService.realm, amService.version]).toEqual([am.url, '/', undefined]);
+    expect(amService.sessionsApiVersion).toBe('resource=4.0, protocol=1.0');
+    await expect(heap.get('NoUrl', 'object')).rejects.toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { jsonPath: '$.heap[1].config.url' },
+    });
+    await heap.destroy();
+  });
+
   describe('url', () => {
     it('is required', async () => {
       expect(await refused({ realm: '/' })).toMatchObject({

@@ -151,8 +151,7 @@ export class AmService {
         endpoint,
       );
       const name = json?.cookieName;
-      if (status === 200 && typeof name === 'string' && /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name))
-        return name;
+      if (status === 200 && typeof name === 'string' && HEADER_NAME.test(name)) return name;
       throw new PorticoError(AmErrorCode.ANSWER, `${endpoint} answered ${status} without a cookie name`);
     } catch (error) {
       this.#logger.warn(`AM's SSO token header name is not known; ${DEFAULT_SSO_TOKEN_HEADER} is used`, {
@@ -307,6 +306,9 @@ function normalRealm(realm: string): string {
   return `/${names.join('/')}`;
 }
 
+/** An HTTP token (RFC 9110), what header and cookie names are. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 const ON_NOTIFICATION_DISCONNECTION = ['NEVER_CLEAR', 'CLEAR_ON_DISCONNECT', 'CLEAR_ON_RECONNECT'] as const;
 
 export const AmServiceHeaplet = defineHeaplet({
@@ -320,17 +322,32 @@ export const AmServiceHeaplet = defineHeaplet({
         (url) => (isHttpUrl(url) ? undefined : `'${url}' is not an http(s) URL without query or fragment`),
         'an http(s) URL',
       ),
-    realm: s.string().refine(realmProblem, 'a realm, such as / or /alpha').default('/'),
+    // Defaulted or optional before the check, so that an expression giving null counts as unset, as
+    // the spec has it for optional settings (a check's own optional() does not reach that case).
+    realm: s
+      .string()
+      .default('/')
+      .refine((realm) => realmProblem(realm), 'a realm, such as / or /alpha'),
     // Header and cookie name of AM's SSO token; default: asked of AM, else iPlanetDirectoryPro.
-    ssoTokenHeader: s.headerName().optional(),
+    ssoTokenHeader: s
+      .string()
+      .optional()
+      .refine(
+        (name) =>
+          name === undefined || HEADER_NAME.test(name) ? undefined : `'${name}' is not a header name`,
+        'a header name',
+      ),
     amHandler: s.ref<Handler>('handler').optional(),
     version: s
       .string()
+      .optional()
       .refine(
-        (v) => (/^\d+(\.\d+){0,3}$/.test(v) ? undefined : `'${v}' is not a version such as 7.1 or 6.5.1`),
+        (v) =>
+          v === undefined || /^\d+(\.\d+){0,3}$/.test(v)
+            ? undefined
+            : `'${v}' is not a version such as 7.1 or 6.5.1`,
         'an AM version',
-      )
-      .optional(),
+      ),
     // The gateway's agent in AM: read and checked; used by the filters still to come.
     agent: s
       .object({
