@@ -224,8 +224,13 @@ export class HandlerQueue {
     this.counters.written += count;
     this.counters.pending -= count;
     this.#attempts = 0;
-    // Compacted once the written part is the larger one: amortised constant time per event.
-    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+    if (this.#head === this.#items.length) {
+      // All written: the events go now. Kept in the list until a compaction, they outlived the young
+      // generation and were promoted, and the old generation was collected every few seconds.
+      this.#items = [];
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      // Compacted once the written part is the larger one: amortised constant time per event.
       this.#items = this.#items.slice(this.#head);
       this.#head = 0;
     }
