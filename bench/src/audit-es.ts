@@ -3,11 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import esPlugin, { toDocument } from '@portico/audit-handler-elasticsearch';
-import servicePlugin, { type AuditService } from '@portico/audit-service';
-import { Context, Request } from '@portico/gateway-core';
 import type { AuditEvent, AuditEventHandler } from '@portico/gateway-core/audit';
 import { coreManifest, createMemoryLogger, Heap, TypeRegistry } from '@portico/gateway-core/runtime';
-import { loadRoute, pluginHeap } from '@portico/gateway-core/testing';
+import { auditedRouteCost } from './audit-route-cost.ts';
 import { median } from './median.ts';
 
 /**
@@ -230,91 +228,26 @@ export async function auditEsBenchmark(): Promise<void> {
   );
 }
 
-const ROUTE_REQUESTS = 20_000;
-
-/**
- * The request path's cost with the handler on: an in-process route answering 200 handles
- * `ROUTE_REQUESTS` requests, 50 at a time, with an AuditService holding the search engine handler
- * (unbuffered) and without; requests per second of each, interleaved rounds. The events are indexed
- * off the request path (the service's queue): the round ends when the requests are answered, and
- * the service's close (flush) is not counted; the documents are counted after it.
- */
-async function routeRound(url: string, audited: boolean, n: number): Promise<number> {
+/** The request path's cost with the search engine handler (unbuffered) on: audit-route-cost.ts. */
+function auditEsRouteBenchmark(url: string): Promise<Record<string, number>> {
   const { hostname, port } = new URL(url);
-  const indexName = `portico-bench-es-${process.pid}-route-${n}`;
-  // Without the service declared at all: a route without auditService uses the heap's AuditService.
-  const service = {
-    name: 'AuditService',
-    type: 'AuditService',
-    config: {
-      // Above the requests sent: the service's default (10,000) drops what the engine has not
-      // taken yet when requests come faster than it indexes (counted), which is not measured here.
-      delivery: { queueSize: 50_000 },
-      'event-handlers': [
-        {
-          class: 'ElasticsearchAuditEventHandler',
-          config: {
-            name: 'es',
-            topics: ['access'],
-            connection: { host: hostname, port: Number(port) },
-            indexMapping: { indexName },
-          },
-        },
-      ],
+  const indexName = (n: number) => `portico-bench-es-${process.pid}-route-${n}`;
+  return auditedRouteCost({
+    plugin: esPlugin,
+    handler: (n) => ({
+      class: 'ElasticsearchAuditEventHandler',
+      config: {
+        name: 'es',
+        topics: ['access'],
+        connection: { host: hostname, port: Number(port) },
+        indexMapping: { indexName: indexName(n) },
+      },
+    }),
+    arrived: async (n) => {
+      await rest(url, 'POST', `/${indexName(n)}_access/_refresh`);
+      const { count } = (await rest(url, 'GET', `/${indexName(n)}_access/_count`)) as { count: number };
+      await rest(url, 'DELETE', `/${indexName(n)}_access`);
+      return count;
     },
-  };
-  const { heap, logger } = pluginHeap({ plugins: [servicePlugin, esPlugin], heap: audited ? [service] : [] });
-  const route = await loadRoute({
-    id: 'r',
-    json: {
-      handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'ok' } },
-    },
-    parentHeap: heap,
-    logger,
   });
-  const client = {
-    remoteAddress: '127.0.0.1',
-    remotePort: 40000,
-    localAddress: '127.0.0.1',
-    localPort: 8080,
-  };
-  const start = process.hrtime.bigint();
-  for (let i = 0; i < ROUTE_REQUESTS; i += 50) {
-    await Promise.all(
-      Array.from({ length: 50 }, (_, k) =>
-        route.handle(
-          new Context({ client }),
-          new Request({ uri: `http://gw.example/p/${i + k}`, headers: { host: 'gw.example' } }),
-        ),
-      ),
-    );
-  }
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  if (audited) {
-    const service = await heap.get<AuditService>('AuditService');
-    await service.close();
-    await rest(url, 'POST', `/${indexName}_access/_refresh`);
-    const { count } = (await rest(url, 'GET', `/${indexName}_access/_count`)) as { count: number };
-    await rest(url, 'DELETE', `/${indexName}_access`);
-    if (count !== ROUTE_REQUESTS) throw new Error(`route: ${count} documents for ${ROUTE_REQUESTS} requests`);
-  }
-  await heap.destroy();
-  return ROUTE_REQUESTS / seconds;
-}
-
-/** Requests per second through a route with the search engine handler on and off, and their ratio. */
-export async function auditEsRouteBenchmark(url: string): Promise<Record<string, number>> {
-  await routeRound(url, true, 0);
-  await routeRound(url, false, 0);
-  const on: number[] = [];
-  const off: number[] = [];
-  for (let r = 1; r <= ROUNDS; r++) {
-    off.push(await routeRound(url, false, r));
-    on.push(await routeRound(url, true, r));
-  }
-  return {
-    'route req/s, no audit (median)': Math.round(median(off)),
-    'route req/s, ES audit on (median)': Math.round(median(on)),
-    ratio: Number((median(on) / median(off)).toFixed(2)),
-  };
 }

@@ -7,6 +7,7 @@ import jdbcPlugin, {
 import type { AuditEventHandler } from '@portico/gateway-core/audit';
 import { coreManifest, createMemoryLogger, Heap, TypeRegistry } from '@portico/gateway-core/runtime';
 import { accessEvent } from './audit-events.ts';
+import { auditedRouteCost } from './audit-route-cost.ts';
 import { median } from './median.ts';
 
 /**
@@ -138,5 +139,50 @@ export async function auditJdbcBenchmark(): Promise<void> {
         `| ${db.name} | ${variant.name} | ${Math.round(median(rates))} | ${rates.map((x) => Math.round(x)).join(', ')} | ${Math.round(median(cpu))} |`,
       );
     }
+  }
+  console.log('\nThe request path with the handler on (buffered, 100 rows x 1 writer):');
+  for (const db of databases()) console.table([{ database: db.name, ...(await jdbcRouteCost(db)) }]);
+}
+
+/**
+ * The request path's cost with the JDBC handler on (audit-route-cost.ts), buffered as its default
+ * batch (100 rows, one writer): every round writes into one table made for the run, counted and
+ * emptied after each round.
+ */
+async function jdbcRouteCost(db: ReturnType<typeof databases>[number]): Promise<Record<string, number>> {
+  const table = `bench_audit_route_${process.pid}_${Date.now().toString(36)}`;
+  const maker = await handlerFor(db, table, VARIANTS[1]!);
+  const source = jdbcHandlerOf(maker)!.source;
+  try {
+    for (const statement of accessTableDdl(db.name, table).split(';\n'))
+      if (statement.trim() !== '') await source.update(statement);
+    return await auditedRouteCost({
+      plugin: jdbcPlugin,
+      handler: () => ({
+        class: 'JdbcAuditEventHandler',
+        config: {
+          name: 'jdbc',
+          topics: ['access'],
+          databaseType: db.name,
+          connectionPool: {
+            jdbcUrl: db.jdbcUrl,
+            username: decodeURIComponent(db.url.username),
+            password: decodeURIComponent(db.url.password),
+            minIdle: 1,
+            maxPoolSize: 2,
+          },
+          tableMappings: [{ event: 'access', table, fieldToColumn: DEFAULT_FIELD_TO_COLUMN }],
+          buffering: { enabled: true, writeInterval: '1 second', maxBatchedEvents: 100, writerThreads: 1 },
+        },
+      }),
+      arrived: async () => {
+        const [row] = await source.query(`SELECT COUNT(*) AS n FROM ${table}`);
+        await source.update(`DELETE FROM ${table}`);
+        return Number(row!.n);
+      },
+    });
+  } finally {
+    await source.update(`DROP TABLE IF EXISTS ${table}`);
+    await maker.close();
   }
 }

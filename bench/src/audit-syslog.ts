@@ -5,6 +5,7 @@ import syslogPlugin, { syslogHandlerOf } from '@portico/audit-handler-syslog';
 import type { AuditEvent, AuditEventHandler } from '@portico/gateway-core/audit';
 import { coreManifest, createMemoryLogger, Heap, TypeRegistry } from '@portico/gateway-core/runtime';
 import { accessEvent } from './audit-events.ts';
+import { auditedRouteCost, ROUTE_REQUESTS } from './audit-route-cost.ts';
 import { median } from './median.ts';
 
 /**
@@ -176,6 +177,7 @@ export async function auditSyslogBenchmark(): Promise<void> {
     for (const [i, variant] of variants.entries())
       samples[i]!.push(await round(variant, events, sink, ports));
   }
+  const routeCost = await syslogRouteCost(sink, ports.tcp);
   sink.close();
   const rows = variants.map((variant, i) => ({
     variant: variant.name,
@@ -186,9 +188,42 @@ export async function auditSyslogBenchmark(): Promise<void> {
     'bytes/event': samples[i]![0]!.bytes,
   }));
   console.table(rows);
+  console.log('The request path with the handler on (TCP, unbuffered):');
+  console.table([routeCost]);
   mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
   writeFileSync(
     new URL('../results/audit-syslog.json', import.meta.url),
-    `${JSON.stringify({ node: process.version, date: new Date().toISOString(), cpus: os.cpus().length, events: EVENTS, rounds: ROUNDS, rows }, null, 2)}\n`,
+    `${JSON.stringify({ node: process.version, date: new Date().toISOString(), cpus: os.cpus().length, events: EVENTS, rounds: ROUNDS, rows, routeCost }, null, 2)}\n`,
   );
+}
+
+/** The request path's cost with the syslog handler on, over TCP, unbuffered (audit-route-cost.ts). */
+async function syslogRouteCost(sink: Sink, tcp: number): Promise<Record<string, number>> {
+  let seen = (await sink.count()).frames;
+  return auditedRouteCost({
+    plugin: syslogPlugin,
+    handler: () => ({
+      class: 'SyslogAuditEventHandler',
+      config: {
+        name: 'syslog',
+        topics: ['access'],
+        protocol: 'TCP',
+        host: '127.0.0.1',
+        port: tcp,
+        connectTimeout: 5000,
+        facility: 'local0',
+      },
+    }),
+    arrived: async () => {
+      // The daemon counts what it has read: the last frames may still be on their way.
+      let now = seen;
+      for (let waited = 0; waited < 200 && now - seen < ROUTE_REQUESTS; waited++) {
+        now = (await sink.count()).frames;
+        if (now - seen < ROUTE_REQUESTS) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      const arrived = now - seen;
+      seen = now;
+      return arrived;
+    },
+  });
 }
