@@ -1,5 +1,5 @@
 import { type ColumnPaths, textOf } from './columns.ts';
-import type { CsvFormat } from './csv-format.ts';
+import { type CsvFormat, normalizeLineBreaks } from './csv-format.ts';
 import { quotedJson } from './quoted-json.ts';
 
 const INITIAL_BYTES = 16 * 1024;
@@ -17,6 +17,7 @@ export class RowBytes {
   readonly #quote: string;
   readonly #delimiter: string;
   readonly #endOfLine: string;
+  readonly #format: CsvFormat;
   #bytes = Buffer.allocUnsafe(INITIAL_BYTES);
   #length = 0;
 
@@ -25,6 +26,7 @@ export class RowBytes {
     this.#quote = format.quoteChar;
     this.#delimiter = format.delimiterChar;
     this.#endOfLine = format.endOfLineSymbols;
+    this.#format = format;
   }
 
   /** The bytes of the rows appended since the last `clear`. */
@@ -63,10 +65,8 @@ export class RowBytes {
       }
       let text = typeof value === 'string' ? (value === '' ? undefined : value) : textOf(value);
       if (text === undefined) continue;
-      if (text.includes(q) || text.includes('\n') || text.includes('\r')) {
-        if (text.includes('\n') || text.includes('\r')) text = text.replace(/\r\n|\r|\n/g, this.#endOfLine);
-        if (text.includes(q)) text = text.replaceAll(q, q + q);
-      }
+      text = normalizeLineBreaks(text, this.#format);
+      if (text.includes(q)) text = text.replaceAll(q, q + q);
       line += q + text + q;
     }
     line += this.#endOfLine;

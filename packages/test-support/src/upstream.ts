@@ -1,6 +1,7 @@
-import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
+import { startHttpServer } from './http-server.ts';
 
 /** One request as a test upstream received it. */
 export interface ReceivedRequest {
@@ -38,7 +39,7 @@ const OK: UpstreamAnswer = (_request, response) => {
 export async function startUpstream(answer: UpstreamAnswer = OK): Promise<Upstream> {
   let current = answer;
   const received: ReceivedRequest[] = [];
-  const server = http.createServer((req, res) => {
+  const { url, server, close } = await startHttpServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -52,19 +53,14 @@ export async function startUpstream(answer: UpstreamAnswer = OK): Promise<Upstre
       current(request, res);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
-    port,
+    url,
+    port: (server.address() as AddressInfo).port,
     received,
     answer: (next) => {
       current = next;
     },
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close,
   };
 }
 
