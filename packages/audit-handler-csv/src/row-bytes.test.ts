@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ACCESS_COLUMNS, cellsOf, columnPaths } from './columns.ts';
 import { type CsvFormat, DEFAULT_FORMAT, formatRow, normalizeLineBreaks } from './csv-format.ts';
-import { quotedJson } from './quoted-json.ts';
 import { RowBytes } from './row-bytes.ts';
 
 /** The row as the general path writes it: the cells, their line breaks, formatRow. */
@@ -34,16 +33,6 @@ const awkward: unknown[] = [
   Object.assign(Object.create(null), { bare: ["o'clock"] }),
   ["'single'", 'x;y', 'a,b'],
 ];
-
-describe('quotedJson', () => {
-  it.each(awkward.map((value, i) => [i, value]))(
-    'is JSON.stringify with the quote doubled, for value %i and each quote',
-    (_i, value) => {
-      for (const quote of ['"', "'", '|'])
-        expect(quotedJson(value, quote)).toBe(JSON.stringify(value).replaceAll(quote, quote + quote));
-    },
-  );
-});
 
 describe('RowBytes', () => {
   const event = {
@@ -90,15 +79,38 @@ describe('RowBytes', () => {
     },
   );
 
-  it('writes every awkward value as formatRow does, one column each', () => {
-    const rows = new RowBytes(columnPaths(['v']), DEFAULT_FORMAT);
-    let expected = '';
-    for (const value of [...awkward, 'text', '', 0, 12.5, true, null, undefined, 'a\rb'])
-      if (typeof value !== 'function') {
-        rows.append({ v: value });
-        expected += expectedRow({ v: value }, ['v'], DEFAULT_FORMAT);
-      }
-    expect(rows.bytes.toString('utf8')).toBe(expected);
+  // Quotes that JSON's own punctuation, digits or words hold, one outside ASCII, line breaks in the
+  // end of line: each must still give formatRow's bytes.
+  const oddFormats: CsvFormat[] = [
+    ...formats,
+    { quoteChar: ',', delimiterChar: ';', endOfLineSymbols: '\n' },
+    { quoteChar: '1', delimiterChar: ',', endOfLineSymbols: '\n' },
+    { quoteChar: 'e', delimiterChar: ',', endOfLineSymbols: '\n' },
+    { quoteChar: '{', delimiterChar: ',', endOfLineSymbols: '\n' },
+    { quoteChar: 'é', delimiterChar: '§', endOfLineSymbols: '\r\n' },
+    { quoteChar: '"', delimiterChar: ',', endOfLineSymbols: '"\n' },
+  ];
+  const scalars = ['text', '', 0, 12.5, -3e21, true, null, undefined, 'a\rb', 'x\r\ny\nz', 'é"1,e{', 123n];
+
+  it.each(oddFormats.map((format) => [JSON.stringify(format), format]))(
+    'writes every awkward value as formatRow does, one column each, format %s',
+    (_name, format) => {
+      const rows = new RowBytes(columnPaths(['v']), format);
+      let expected = '';
+      for (const value of [...awkward, ...scalars])
+        if (typeof value !== 'function') {
+          rows.append({ v: value });
+          expected += expectedRow({ v: value }, ['v'], format);
+        }
+      expect(rows.bytes.toString('utf8')).toBe(expected);
+    },
+  );
+
+  it('leaves out an object cell that has no JSON text, as formatRow does', () => {
+    const rows = new RowBytes(columnPaths(['v', 'w']), DEFAULT_FORMAT);
+    const value = { toJSON: () => undefined };
+    rows.append({ v: value, w: 'x' });
+    expect(rows.bytes.toString('utf8')).toBe(expectedRow({ v: value, w: 'x' }, ['v', 'w'], DEFAULT_FORMAT));
   });
 
   it('grows for a long row, and gives its memory back when cleared', () => {
