@@ -59,6 +59,19 @@ describe('UriPathRewriteFilter', () => {
       expect(received[0]?.target).toBe('/am/Consumer/metaAlias/bravo/tenant1');
     });
 
+    it('matches a path that escapes unreserved characters (/%61pi is /api), as the Router reads it', async () => {
+      const { received } = await send({ mappings: { '/api': '/v1' } }, '/%61p%69/x%2fy?q=%61');
+      expect(received.map((r) => r.target)).toEqual(['/v1/x%2Fy?q=%61']);
+    });
+
+    it('matches mapping paths written with escapes in their normal form', async () => {
+      const { received } = await send(
+        { mappings: { '/%7euser/%c3%a9': '/home/%7Euser' } },
+        '/~user/%C3%A9/doc',
+      );
+      expect(received[0]?.target).toBe('/home/~user/doc');
+    });
+
     it('matches whole segments only: /a does not hold /ab', async () => {
       const { received } = await send({ mappings: { '/a': '/z' } }, '/ab/c');
       expect(received[0]?.target).toBe('/ab/c');
@@ -163,6 +176,12 @@ describe('UriPathRewriteFilter', () => {
       answering(`${upstream.url}/login?goto=%2F`);
       const { response } = await send({ mappings: { '/mylogin': '/login' } }, '/mylogin');
       expect(response.headers.get('location')).toBe(`${upstream.url}/mylogin?goto=%2F`);
+    });
+
+    it('maps back a Location whose to path escapes unreserved characters', async () => {
+      answering('/%61m/Consumer/metaAlias/bravo/tenant1/done');
+      const { response } = await send(SAML, '/13/Consumer/metaAlias/tenant1/sp');
+      expect(response.headers.get('location')).toBe('/13/Consumer/metaAlias/tenant1/sp/done');
     });
 
     it('leaves a Location on another server as it is', async () => {

@@ -28,6 +28,36 @@ export interface PathMapping {
 /** What answers a request whose rewritten URI would be malformed, unless `failureHandler` is given. */
 const INTERNAL_ERROR: Handler = { handle: async () => Response.empty(500) };
 
+/** A percent-escape in a raw path. */
+const ESCAPE = /%[0-9A-Fa-f]{2}/g;
+
+/** ALPHA, DIGIT, `-`, `.`, `_`, `~`: RFC 3986's unreserved characters. */
+function isUnreserved(code: number): boolean {
+  return (
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    (code >= 0x30 && code <= 0x39) ||
+    code === 0x2d ||
+    code === 0x2e ||
+    code === 0x5f ||
+    code === 0x7e
+  );
+}
+
+/**
+ * A raw path in the normal form of RFC 3986 §6.2.2: an escaped unreserved character as itself
+ * (`%61` is `a`), every other escape in upper case. Paths are matched in this form, so that a client
+ * spelling `/api` as `/%61pi` (which the Router's conditions read as `/api`) is rewritten too rather
+ * than sent on past the mapping; what goes upstream is the same URI in normal form.
+ */
+export function normalPath(rawPath: string): string {
+  if (!rawPath.includes('%')) return rawPath;
+  return rawPath.replace(ESCAPE, (escaped) => {
+    const code = Number.parseInt(escaped.slice(1), 16);
+    return isUnreserved(code) ? String.fromCharCode(code) : escaped.toUpperCase();
+  });
+}
+
 /** `path` without its trailing slashes (`/a/` → `/a`, `/` → ``). */
 function trimmed(path: string): string {
   let end = path.length;
@@ -79,7 +109,7 @@ export class UriPathRewriteFilter implements Filter {
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
-    const found = mostSpecific(this.#mappings, 'from', trimmedRequestPath(request.uri.rawPath));
+    const found = mostSpecific(this.#mappings, 'from', trimmedRequestPath(normalPath(request.uri.rawPath)));
     if (found !== undefined) {
       const rawPath = joined(found.mapping.to, found.rest);
       if (!RAW_PATH.test(rawPath)) {
@@ -112,7 +142,7 @@ export class UriPathRewriteFilter implements Filter {
     }
     // Only a relative URI, or one naming the upstream the request went to.
     if (uri.host !== null && uri.origin !== upstream) return undefined;
-    const found = mostSpecific(this.#mappings, 'to', uri.rawPath);
+    const found = mostSpecific(this.#mappings, 'to', normalPath(uri.rawPath));
     if (found === undefined) return undefined;
     return uri.with({ rawPath: joined(found.mapping.from, found.rest) }).toString();
   }
@@ -162,7 +192,7 @@ function mappingsOf(written: Record<string, string>, context: HeapletContext<unk
         );
       }
     }
-    const mapping = { from: trimmed(from), to: trimmed(to) };
+    const mapping = { from: trimmed(normalPath(from)), to: trimmed(normalPath(to)) };
     const other = seen.get(mapping.from);
     if (other !== undefined) {
       throw new PorticoError(ErrorCode.CONFIG, `two mappings map the same path (once "${other}")`, {
