@@ -322,8 +322,6 @@ export const AmServiceHeaplet = defineHeaplet({
         (url) => (isHttpUrl(url) ? undefined : `'${url}' is not an http(s) URL without query or fragment`),
         'an http(s) URL',
       ),
-    // Defaulted or optional before the check, so that an expression giving null counts as unset, as
-    // the spec has it for optional settings (a check's own optional() does not reach that case).
     realm: s
       .string()
       .default('/')

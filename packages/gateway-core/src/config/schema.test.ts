@@ -68,6 +68,20 @@ describe('configuration-time expressions', () => {
     expect(errors[0]!.message).toContain('evaluated to null');
   });
 
+  it('a checked (refined) setting that evaluates to null is unset when optional, defaulted, or an error', () => {
+    const short = s
+      .string()
+      .refine((value) => (value.length <= 3 ? undefined : 'too long'), 'at most 3 characters');
+    const schema = s.object({ a: short.optional(), b: short.default('abc'), c: short });
+    const unset = "${env['PORTICO_NOT_SET_EVER']}";
+    const { errors } = checkConfig(schema, { a: unset, b: unset, c: unset }, { jsonPath: '$', logger });
+    expect(errors.map((error) => [error.details.jsonPath, error.message])).toEqual([
+      ['$.c', expect.stringContaining('evaluated to null')],
+    ]);
+    expect(parseConfig(schema, { a: unset, b: unset, c: 'xy' }, { logger })).toEqual({ b: 'abc', c: 'xy' });
+    expect(checkConfig(schema, { a: 'long', c: 'xy' }, { logger }).errors[0]?.message).toContain('too long');
+  });
+
   it('an optional setting that evaluates to null falls back to its default', () => {
     const parsed = parseConfig(
       clientSettings,

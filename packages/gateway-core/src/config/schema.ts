@@ -1,7 +1,7 @@
 import { brandClass } from '../brand.ts';
 import { Duration } from '../duration/index.ts';
 import { childPath, fail, INVALID, type ParseContext, type Parsed } from './parse-context.ts';
-import { withoutSecrets } from './secret-redaction.ts';
+import { withoutSecrets, writtenAt } from './secret-redaction.ts';
 
 /**
  * Configuration schemas: the one description of a setting that validates it, applies its default,
@@ -88,6 +88,8 @@ export abstract class Schema<T> {
 class RefinedSchema<T> extends Schema<T> {
   readonly expected: string;
   private readonly inner: Schema<T>;
+  /** The inner schema as written, which describes the setting (its default included). */
+  private readonly written: Schema<T>;
   private readonly test: (value: T) => string | undefined;
   private readonly at: ((value: T) => string | undefined) | undefined;
 
@@ -98,7 +100,13 @@ class RefinedSchema<T> extends Schema<T> {
     at: ((value: T) => string | undefined) | undefined,
   ) {
     super();
-    this.inner = inner;
+    // The inner schema never decides what null means: an expression giving null reaches this one,
+    // whose optional() or default() (made after refine) says whether it is unset or an error.
+    const lenient = inner.optional();
+    lenient._default = undefined;
+    // Lenient, it may give undefined (a null it leaves to this schema): handled first in parseValue.
+    this.inner = lenient as Schema<T>;
+    this.written = inner;
     this.test = test;
     this.at = at;
     this.expected = expected;
@@ -111,6 +119,8 @@ class RefinedSchema<T> extends Schema<T> {
     const errors = ctx.errors.length;
     const parsed = this.inner.parseValue(value, path, ctx);
     if (parsed === INVALID || ctx.errors.length > errors) return parsed;
+    if (parsed === undefined)
+      return this.absent(path, ctx, `evaluated to null (${writtenAt(ctx, path) ?? String(value)})`);
     const problem = this.test(parsed);
     if (problem === undefined) return parsed;
     const child = this.at?.(parsed);
@@ -119,7 +129,7 @@ class RefinedSchema<T> extends Schema<T> {
   }
 
   jsonSchema() {
-    return this.inner.jsonSchema();
+    return this.written.jsonSchema();
   }
 }
 
