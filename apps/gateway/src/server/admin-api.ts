@@ -1,6 +1,7 @@
 import { type Handler, isPorticoError, Response } from '@portico/gateway-core';
 import { type AuditAnswer, auditServicesOf, parseQueryFilter } from '@portico/gateway-core/audit';
 import type { Gateway } from './gateway.ts';
+import { routerApi } from './router-api.ts';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
 
@@ -8,7 +9,8 @@ const VERSION = process.env.npm_package_version ?? '0.1.0';
  * The administrative endpoints under `/<prefix>/` (default `/openig/`, as the incumbents use):
  * `ping` (liveness), `api/info` (version, uptime), `api/routes` (the routes each router serves, in
  * the order it tries them, and the route files that failed to load with their problems), `api/audit`
- * (the audit services, their counters, and the queries of their handlers for queries).
+ * (the audit services, their counters, and the queries of their handlers for queries),
+ * `api/system/objects/<router>/routes` (the incumbents' router API: list, read, deploy, undeploy).
  */
 export function adminHandler(gateway: Gateway, prefix: string): Handler {
   const base = `/${prefix.toLowerCase()}`;
@@ -49,6 +51,12 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
             ),
           });
         default:
+          if (path.startsWith('/api/system/objects/'))
+            return routerApi(
+              gateway.routers(),
+              request.uri.path.slice(base.length).replace(/\/+$/, '').split('/').slice(4),
+              request,
+            );
           if (path.startsWith('/api/audit/'))
             return auditQuery(gateway, request.uri.path.slice(base.length), request.queryParams);
           return json(404, { error: 'no such administrative endpoint', path: request.uri.path });

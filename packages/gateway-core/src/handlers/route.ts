@@ -52,6 +52,8 @@ export interface RouteInfo {
   name: string;
   file: string | undefined;
   label: string | undefined;
+  /** The condition as written (`true`, `false` or its expression); undefined without one. */
+  condition: string | undefined;
 }
 
 /**
@@ -105,7 +107,15 @@ export class Route implements Handler {
   }
 
   get info(): RouteInfo {
-    return { id: this.id, name: this.name, file: this.file, label: this.#condition?.label };
+    const condition = this.#condition?.expression;
+    return {
+      id: this.id,
+      name: this.name,
+      file: this.file,
+      label: this.#condition?.label,
+      condition:
+        condition === undefined || typeof condition === 'boolean' ? condition?.toString() : condition.text,
+    };
   }
 
   get active(): number {

@@ -28,7 +28,15 @@ export interface RouteFailure {
   previousVersionServing: boolean;
 }
 
+/** What a router holds for a route id: the route serving it, and the failure of its latest file, if any. */
+export interface RouteState {
+  serving?: RouteInfo & { loadedAt: number; mtimeMs: number };
+  failure?: RouteFailure & { mtimeMs: number };
+}
+
 export interface RouterOptions {
+  /** The router's heap name (`_router` for the gateway's own), by which the admin API finds it. */
+  name?: string;
   directory: string;
   /** How often the directory is scanned; ZERO loads once. File-system events trigger a scan at once too. */
   scanInterval: Duration;
@@ -72,7 +80,7 @@ export class Router implements Handler {
   readonly #options: RouterOptions;
   #routes: Route[] = [];
   #index: RouteIndex<Route> = new RouteIndex([], () => undefined);
-  readonly #loaded = new Map<string, { route: Route; mtimeMs: number }>();
+  readonly #loaded = new Map<string, { route: Route; mtimeMs: number; loadedAt: number }>();
   readonly #failures = new Map<string, RouteFailure & { mtimeMs: number }>();
   #directoryProblem: PorticoError | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -169,6 +177,37 @@ export class Router implements Handler {
 
   get failures(): RouteFailure[] {
     return [...this.#failures.values()].map(({ mtimeMs: _, ...f }) => f);
+  }
+
+  get name(): string | undefined {
+    return this.#options.name;
+  }
+
+  /** The directory of the router's route files. */
+  get directory(): string {
+    return this.#options.directory;
+  }
+
+  /** The largest route file the router reads, in bytes. */
+  get maxFileSize(): number {
+    return this.#options.maxFileSize ?? DEFAULT_MAX_ROUTE_FILE_SIZE;
+  }
+
+  /** Every route id the router serves or failed to load, in file-name order. */
+  get ids(): string[] {
+    return [...new Set([...this.#loaded.keys(), ...this.#failures.keys()])].sort();
+  }
+
+  /** What the router holds for a route id (both fields absent when it knows none). */
+  stateOf(id: string): RouteState {
+    const loaded = this.#loaded.get(id);
+    const failure = this.#failures.get(id);
+    return {
+      ...(loaded === undefined
+        ? {}
+        : { serving: { ...loaded.route.info, loadedAt: loaded.loadedAt, mtimeMs: loaded.mtimeMs } }),
+      ...(failure === undefined ? {} : { failure: { ...failure } }),
+    };
   }
 
   /** The routers this router's routes have created (a Router as a route's handler). */
@@ -319,7 +358,7 @@ export class Router implements Handler {
       return;
     }
     this.#failures.delete(id);
-    this.#loaded.set(id, { route, mtimeMs });
+    this.#loaded.set(id, { route, mtimeMs, loadedAt: Date.now() });
     logger.info(previous ? 'route reloaded' : 'route loaded', { route: id, routeName: route.name, file });
     if (previous) {
       this.#order();
@@ -479,10 +518,11 @@ export const RouterHeaplet = defineHeaplet({
 });
 
 async function startedRouter(
-  { config, heap, logger, environment, file, jsonPath, onDestroy }: HeapletContext<RouterConfig>,
+  { name, config, heap, logger, environment, file, jsonPath, onDestroy }: HeapletContext<RouterConfig>,
   scanInterval: Duration,
 ): Promise<Router> {
   const router = new Router({
+    name,
     // A Router that names no directory serves the gateway's routes directory (`config/routes`).
     directory:
       config.directory === undefined

@@ -47,12 +47,19 @@ export { type DispatchBinding, DispatchHandler, DispatchHandlerHeaplet } from '.
 export { bufferingRequestBodyFor } from '../handlers/request-body-buffer.ts';
 export { loadRoute, Route, type RouteInfo } from '../handlers/route.ts';
 export {
+  type DeployOutcome,
+  deployRoute,
+  routeIdProblem,
+  undeployRoute,
+} from '../handlers/route-deployment.ts';
+export {
   DEFAULT_MAX_ROUTE_FILE_SIZE,
   isUnrouted,
   type RouteFailure,
   Router,
   RouterHeaplet,
   type RouterOptions,
+  type RouteState,
 } from '../handlers/router.ts';
 export { type SequenceBinding, SequenceHandler, SequenceHandlerHeaplet } from '../handlers/sequence.ts';
 export { commitSession, isSessionProducer, SessionScopeHandler } from '../handlers/session-producer.ts';
