@@ -57,7 +57,7 @@ describe.each(['json', 'sse'] as const)(
     }
     const session = () => open(POLICY);
 
-    it('lists exactly the allowed tools, a tool both allowed and denied left out (incumbent defect: deny lost in list responses)', async () => {
+    it('lists exactly the allowed tools, a tool both allowed and denied left out (incumbent defect: deny lost in list responses; departure 110)', async () => {
       const { call } = await session();
       const { messages, response } = await call('tools/list');
       expect(response.headers.get('content-type')).toContain(
@@ -113,7 +113,7 @@ describe.each(['json', 'sse'] as const)(
       expect(names(resultOf(list.messages[0]).resources, 'uri')).toEqual(['memo://public']);
     });
 
-    it('refuses resources/read of a denied resource, which the server never sees (incumbent defect: resources/read unchecked)', async () => {
+    it('refuses resources/read of a denied resource, which the server never sees (incumbent defect: resources/read unchecked; departure 111)', async () => {
       const { call } = await session();
       for (const uri of ['memo://secret', 'memo://internal']) {
         const { messages } = await call('resources/read', { uri });
@@ -129,7 +129,7 @@ describe.each(['json', 'sse'] as const)(
       });
     });
 
-    it('filters resources/templates/list by URI template in resourceTemplates (incumbent defect: the list read from "resources/templates")', async () => {
+    it('filters resources/templates/list by URI template in resourceTemplates (incumbent defect: the list read from "resources/templates"; departure 112)', async () => {
       const { call } = await session();
       const list = await call('resources/templates/list');
       const result = resultOf(list.messages[0]);
@@ -137,7 +137,7 @@ describe.each(['json', 'sse'] as const)(
       expect(result['resources/templates']).toBeUndefined();
     });
 
-    it('reads a URI an allowed template expands to, and refuses one a denied template expands to', async () => {
+    it('reads a URI an allowed template expands to, and refuses one a denied template expands to (departure 111)', async () => {
       const { call } = await session();
       const profile = await call('resources/read', { uri: 'users://42/profile' });
       expect(profile.messages[0]?.result).toMatchObject({ contents: [{ uri: 'users://42/profile' }] });
@@ -148,7 +148,7 @@ describe.each(['json', 'sse'] as const)(
       expect(reached(server, 'resources/read', 'files:///etc/passwd')).toHaveLength(0);
     });
 
-    it('refuses resources/subscribe to a denied resource before the server sees it', async () => {
+    it('refuses resources/subscribe to a denied resource before the server sees it (departure 111)', async () => {
       const { call } = await session();
       const { messages } = await call('resources/subscribe', { uri: 'memo://secret' });
       expect(messages[0]).toMatchObject({
@@ -157,7 +157,7 @@ describe.each(['json', 'sse'] as const)(
       expect(reached(server, 'resources/subscribe')).toHaveLength(0);
     });
 
-    it('refuses completions for a denied prompt or template', async () => {
+    it('refuses completions for a denied prompt or template (departure 111)', async () => {
       const { call } = await session();
       const prompt = await call('completion/complete', {
         ref: { type: 'ref/prompt', name: 'secret_prompt' },
@@ -256,7 +256,7 @@ describe.each(['json', 'sse'] as const)(
       expect(server.received.slice(before)).toHaveLength(1);
     });
 
-    it('answers malformed JSON with a JSON-RPC parse error (-32700), forwarding nothing', async () => {
+    it('answers malformed JSON with a JSON-RPC parse error (-32700), forwarding nothing (incumbent: a bare 400; departure 113)', async () => {
       const { chain, id } = await session();
       const before = server.received.length;
       for (const body of ['{"jsonrpc": "2.0", "method": ', 'not json', '']) {
@@ -269,7 +269,7 @@ describe.each(['json', 'sse'] as const)(
       expect(server.received.length).toBe(before);
     });
 
-    it('answers JSON that is no JSON-RPC message with -32600, forwarding nothing', async () => {
+    it('answers JSON that is no JSON-RPC message with -32600, forwarding nothing (incumbent: a bare 400; departure 113)', async () => {
       const { chain, id } = await session();
       const before = server.received.length;
       for (const body of [
@@ -315,7 +315,7 @@ describe.each(['json', 'sse'] as const)(
       ]);
     });
 
-    it('is declared by its alias MCPFeaturesFilter too', async () => {
+    it('is declared by its alias MCPFeaturesFilter too, which the incumbent documents and never registered (departure 114)', async () => {
       const { call } = await open({ allow: { tools: ['add'] } }, 'MCPFeaturesFilter');
       const tools = await call('tools/list');
       expect(names(resultOf(tools.messages[0]).tools)).toEqual(['add']);

@@ -49,7 +49,7 @@ async function readUntil(stream: Readable, until: (text: string) => boolean): Pr
 }
 
 describe('MCPServerFeaturesFilter on event streams and raw answers', () => {
-  it('sends each event on as it comes: the first reaches the client before the server writes the last', async () => {
+  it('sends each event on as it comes: the first reaches the client before the server writes the last (incumbent: one JSON body only; departure 113)', async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => {
       release = resolve;
@@ -221,7 +221,7 @@ describe('MCPServerFeaturesFilter on event streams and raw answers', () => {
     expect(messages[0]).toMatchObject({ error: { code: -32001 } });
   });
 
-  it('answers 502 when a list answer is not JSON, since it cannot be judged', async () => {
+  it('answers 502 when a list answer is not JSON, since it cannot be judged (incumbent: 500; departure 113)', async () => {
     answer = (_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"tools": [');
     const { chain, logger } = await chainTo(POLICY);
     const { status } = await post(chain, `${server.url}/mcp`, {
