@@ -1,7 +1,7 @@
 import { describeCorpusDeclarations } from '@portico/test-support';
 import plugin from './index.ts';
 
-const types = ['MCPServerFeaturesFilter'];
+const types = ['MCPServerFeaturesFilter', 'MCPFeaturesFilter'];
 
 /**
  * Every declaration of the package's types in the compatibility corpus loads unchanged. Types the

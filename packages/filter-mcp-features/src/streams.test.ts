@@ -266,4 +266,15 @@ describe('MCPServerFeaturesFilter on event streams and raw answers', () => {
     ]);
     expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
   });
+
+  it('passes a DELETE (the end of a session) and its answer as they are', async () => {
+    answer = (_req, res) => res.writeHead(200, { 'Content-Length': '0' }).end();
+    const { chain } = await chainTo(POLICY);
+    const response = await chain.handle(
+      testContext(),
+      new Request({ method: 'DELETE', uri: `${server.url}/mcp`, headers: { 'Mcp-Session-Id': 's-9' } }),
+    );
+    expect(response.status).toBe(200);
+    expect(seen.map((s) => [s.method, s.headers['mcp-session-id']])).toEqual([['DELETE', 's-9']]);
+  });
 });
