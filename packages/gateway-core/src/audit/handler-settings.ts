@@ -1,5 +1,5 @@
 import { INVALID, type ParseContext, type Parsed } from '../config/parse-context.ts';
-import { evaluateSetting } from '../config/scalar-schemas.ts';
+import { EXPRESSION_TEXT, evaluateSetting } from '../config/scalar-schemas.ts';
 import { type Infer, Schema } from '../config/schema.ts';
 import { s } from '../config/schema-builders.ts';
 import type { ObjectSchema, Shape } from '../config/structure-schemas.ts';
@@ -42,7 +42,7 @@ class EvaluableSchema<T> extends Schema<T> {
   }
 
   jsonSchema() {
-    return { anyOf: [this.inner.jsonSchema(), { type: 'string', pattern: '\\$\\{' }] };
+    return { anyOf: [this.inner.jsonSchema(), { ...EXPRESSION_TEXT }] };
   }
 }
 

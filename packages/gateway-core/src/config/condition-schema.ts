@@ -60,7 +60,12 @@ class ConditionSchema extends Schema<Condition> {
       oneOf: [
         { type: 'boolean' },
         { type: 'string' },
-        { type: 'object', properties: { expression: { type: 'string' }, label: { type: 'string' } } },
+        {
+          type: 'object',
+          properties: { expression: { type: 'string' }, label: { type: 'string' }, comment: {} },
+          required: ['expression'],
+          additionalProperties: false,
+        },
       ],
     });
   }

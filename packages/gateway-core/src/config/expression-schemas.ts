@@ -90,7 +90,8 @@ export class ExpressionSchema<T extends ExpectedType> extends Schema<Expression<
     }
   }
   jsonSchema() {
-    return this.withDescription({ type: this.type === 'boolean' ? ['string', 'boolean'] : 'string' });
+    // A number or a boolean is taken as the text of a constant expression.
+    return this.withDescription({ type: ['string', 'number', 'boolean'] });
   }
 }
 

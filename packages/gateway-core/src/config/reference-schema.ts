@@ -7,6 +7,12 @@ import { Schema } from './schema.ts';
 import { quoteSetting, writtenAt } from './secret-redaction.ts';
 
 /**
+ * The JSON Schema keyword a reference's schema carries: `{kind, types?}`, what it may name. Not a
+ * JSON Schema keyword: a document that does not replace it leaves it to validators as an annotation.
+ */
+export const REFERENCE_MARK = 'x-portico-reference';
+
+/**
  * A heap object by name or inline declaration. The parsed value is a Reference; the heap replaces
  * it with the object before `create` runs, hence the declared type T.
  */
@@ -56,7 +62,16 @@ export class ReferenceSchema<T> extends Schema<T> {
   }
 
   jsonSchema() {
-    return this.withDescription({ oneOf: [{ type: 'string' }, { type: 'object', required: ['type'] }] });
+    // The mark names what the reference may be, for a document that holds the declarations of every
+    // type (`portico schema` puts the inline declarations of this kind in place of the object).
+    const mark = this.types === undefined ? { kind: this.kind } : { kind: this.kind, types: [...this.types] };
+    return this.withDescription({
+      anyOf: [
+        { type: 'string', minLength: 1 },
+        { type: 'object', required: ['type'] },
+      ],
+      [REFERENCE_MARK]: mark,
+    });
   }
 }
 

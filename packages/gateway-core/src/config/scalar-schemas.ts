@@ -62,6 +62,42 @@ export function evaluateSetting(text: string, path: string, ctx: ParseContext): 
 export const INVALID_VALUE: unique symbol = Symbol('invalid value');
 
 /**
+ * The JSON Schema of text holding an expression (`${...}`, `#{...}`) or a configuration token
+ * (`&{...}`): what a scalar setting of another type may be written as instead of its value.
+ */
+export const EXPRESSION_TEXT: Readonly<Record<string, unknown>> = Object.freeze({
+  type: 'string',
+  pattern: '[$#&]\\{',
+});
+
+/** `schema`, or one of `alternatives` (text the setting converts as well), or an expression. */
+function orWritten(schema: Record<string, unknown>, ...alternatives: Record<string, unknown>[]) {
+  return { anyOf: [schema, ...alternatives, { ...EXPRESSION_TEXT }] };
+}
+
+/** Text written for a value of another type: `"8080"` for 8080, `"TRUE"` for true, `"lax"` for LAX. */
+function textOf(pattern: string): Record<string, unknown> {
+  return { type: 'string', pattern };
+}
+
+/**
+ * A pattern matching each of `words` whatever its case (JSON Schema patterns have no `i` flag), valid
+ * with the `u` flag validators compile patterns with (which refuses needless escapes such as `\-`).
+ */
+function anyCase(words: readonly string[]): string {
+  const escaped = words.map((word) =>
+    [...word]
+      .map((c) => {
+        const lower = c.toLowerCase();
+        const upper = c.toUpperCase();
+        return lower === upper ? c.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&') : `[${upper}${lower}]`;
+      })
+      .join(''),
+  );
+  return `^(?:${escaped.join('|')})$`;
+}
+
+/**
  * Text. Written in JSON it must be a string (`"prefix": 5` is refused, as the incumbents refuse it);
  * an expression whose result is a number or a boolean gives its text (`"${1 + 1}"` is "2").
  */
@@ -122,7 +158,7 @@ export class NumberSchema extends ScalarSchema<number> {
     const schema: Record<string, unknown> = { type: this.integer ? 'integer' : 'number' };
     if (this.min !== undefined) schema.minimum = this.min;
     if (this.max !== undefined) schema.maximum = this.max;
-    return this.withDescription(schema);
+    return this.withDescription(orWritten(schema, textOf('^\\s*-?\\d+(\\.\\d+)?\\s*$')));
   }
 }
 
@@ -134,7 +170,7 @@ export class BooleanSchema extends ScalarSchema<boolean> {
     return INVALID_VALUE;
   }
   jsonSchema() {
-    return this.withDescription({ type: 'boolean' });
+    return this.withDescription(orWritten({ type: 'boolean' }, textOf(anyCase(['true', 'false']))));
   }
 }
 
@@ -149,7 +185,8 @@ export class DurationSchema extends ScalarSchema<Duration> {
     }
   }
   jsonSchema() {
-    return this.withDescription({ type: 'string', format: 'duration' });
+    // Not `format: 'duration'`, which JSON Schema reads as ISO 8601 (`PT10S`).
+    return this.withDescription({ type: 'string' });
   }
 }
 
@@ -170,6 +207,8 @@ export class EnumSchema<T extends string> extends ScalarSchema<T> {
     return this.values.find((v) => v.toLowerCase() === value.toLowerCase()) ?? INVALID_VALUE;
   }
   jsonSchema() {
-    return this.withDescription({ type: 'string', enum: [...this.values] });
+    return this.withDescription(
+      orWritten({ type: 'string', enum: [...this.values] }, textOf(anyCase(this.values))),
+    );
   }
 }

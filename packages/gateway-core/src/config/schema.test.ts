@@ -483,15 +483,55 @@ describe('validation', () => {
   });
 
   it('describes itself as a JSON Schema', () => {
+    const expression = { type: 'string', pattern: '[$#&]\\{' };
     expect(clientSettings.jsonSchema()).toMatchObject({
       type: 'object',
       required: ['name'],
       additionalProperties: false,
+      // Comments: `_comment`, or a setting switched off as `_keyManager`.
+      patternProperties: { '^_': {} },
       properties: {
-        connections: { type: 'integer', minimum: 1, default: 64 },
-        soTimeout: { type: 'string', format: 'duration', default: '10 seconds' },
-        mode: { enum: ['REQUEST', 'RESPONSE'] },
+        connections: {
+          anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string' }, expression],
+          default: 64,
+        },
+        secure: {
+          anyOf: [
+            { type: 'boolean' },
+            { pattern: '^(?:[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])$' },
+            expression,
+          ],
+        },
+        // No `format: 'duration'`: JSON Schema's is ISO 8601.
+        soTimeout: { type: 'string', default: '10 seconds' },
+        mode: { anyOf: [{ enum: ['REQUEST', 'RESPONSE'] }, { type: 'string' }, expression] },
+        condition: { type: ['string', 'number', 'boolean'] },
       },
+    });
+    expect(clientSettings.jsonSchema().properties).not.toHaveProperty('soTimeout.format');
+  });
+
+  it('accepts as text what a scalar setting converts: numbers, any-case booleans and names', () => {
+    const [, numberText] = (s.integer().jsonSchema().anyOf as { pattern?: string }[]).map((a) => a.pattern);
+    expect(['8080', ' -1.5 '].every((text) => new RegExp(numberText!).test(text))).toBe(true);
+    expect(new RegExp(numberText!).test('80a')).toBe(false);
+    const [, names] = (s.enumOf(['LAX', 'STRICT']).jsonSchema().anyOf as { pattern?: string }[]).map(
+      (a) => a.pattern,
+    );
+    expect(['lax', 'Strict', 'LAX'].map((text) => new RegExp(names!).test(text))).toEqual([true, true, true]);
+    expect(new RegExp(names!).test('laxer')).toBe(false);
+    // Validators compile patterns with the u flag, which refuses needless escapes (`\-`).
+    const signs = s.enumOf(['RSA-OAEP', 'ECDH-ES+A128KW']).jsonSchema().anyOf as { pattern?: string }[];
+    expect(new RegExp(signs[1]!.pattern!, 'u').test('rsa-oaep')).toBe(true);
+  });
+
+  it('marks a reference with what it may name, for a document of declarations to fill in', () => {
+    expect(s.ref('filter').jsonSchema()).toMatchObject({
+      anyOf: [{ type: 'string' }, { type: 'object', required: ['type'] }],
+      'x-portico-reference': { kind: 'filter' },
+    });
+    expect(s.ref('handler', ['Router']).jsonSchema()).toMatchObject({
+      'x-portico-reference': { kind: 'handler', types: ['Router'] },
     });
   });
 });

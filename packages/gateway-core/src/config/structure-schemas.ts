@@ -118,7 +118,14 @@ export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
       .map(([k]) => k);
     const properties = Object.fromEntries(Object.entries(this.shape).map(([k, s]) => [k, s.jsonSchema()]));
     for (const key of this.ignored) properties[key] = {};
-    return this.withDescription({ type: 'object', properties, required, additionalProperties: false });
+    // Keys starting with `_` are comments, as parseValue reads them.
+    return this.withDescription({
+      type: 'object',
+      properties,
+      required,
+      patternProperties: { '^_': {} },
+      additionalProperties: false,
+    });
   }
 }
 

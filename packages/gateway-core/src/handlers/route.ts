@@ -28,7 +28,7 @@ import { uriSetting } from './uri-setting.ts';
 const NO_VARIABLES: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** The fields a route has; every other top-level key is a decoration of its handler. */
-const routeSchema = s.object({
+export const routeSchema = s.object({
   name: s.string().optional(),
   condition: condition().optional(),
   heap: s.any().optional(),

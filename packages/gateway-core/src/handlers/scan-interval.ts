@@ -36,7 +36,7 @@ class ScanIntervalSchema extends ScalarSchema<Duration> {
   }
 
   jsonSchema() {
-    return this.withDescription({ type: ['string', 'number'], format: 'duration' });
+    return this.withDescription({ type: ['string', 'number', 'null'] });
   }
 }
 

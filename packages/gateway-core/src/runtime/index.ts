@@ -17,6 +17,8 @@ export {
 // Configuration files.
 export { parseConfigJson } from '../config/json.ts';
 export { checkConfig, parseConfig } from '../config/parse-config.ts';
+export { REFERENCE_MARK } from '../config/reference-schema.ts';
+export { EXPRESSION_TEXT } from '../config/scalar-schemas.ts';
 export { besidesTokenProblems, resolveTokens, tokenEnvironmentName } from '../config/tokens.ts';
 // Requests, sessions and the exchange.
 export { plainAddress } from '../context/client-address.ts';
@@ -45,7 +47,7 @@ export { Chain, ChainHeaplet, ChainOfFiltersHeaplet } from '../handlers/chain.ts
 export * from '../handlers/client/index.ts';
 export { type DispatchBinding, DispatchHandler, DispatchHandlerHeaplet } from '../handlers/dispatch.ts';
 export { bufferingRequestBodyFor } from '../handlers/request-body-buffer.ts';
-export { loadRoute, Route, type RouteInfo } from '../handlers/route.ts';
+export { loadRoute, Route, type RouteInfo, routeSchema } from '../handlers/route.ts';
 export {
   type DeployOutcome,
   deployRoute,
@@ -108,5 +110,11 @@ export { type Instance, readInstance, temporaryDirectoryProblem } from './instan
 export { type KoaContextLike, type KoaMiddleware, type KoaOptions, koaExchange } from './koa.ts';
 export { pluginDirectoriesOf } from './plugins.ts';
 export { exchangeListener, type ServeOptions } from './serve.ts';
-export { type AdminSettings, adminSchema, type ConnectorSettings, configFields } from './settings.ts';
+export {
+  type AdminSettings,
+  adminSchema,
+  type ConnectorSettings,
+  configFields,
+  configSchema,
+} from './settings.ts';
 export { answerUpgrade, handleUpgrade, type UpgradeOptions } from './upgrade.ts';

@@ -122,7 +122,9 @@ export const proxyOptionsSetting = (): Schema<ProxySetting | ProxyOptions> =>
       }
       return DECLARATION_TYPES.ProxyOptions!.parse(value, path, ctx);
     },
-    () => ({ oneOf: [{ type: 'string' }, proxyOptionsConfig.jsonSchema()] }),
+    () => ({
+      anyOf: [s.ref('object', Object.keys(DECLARATION_TYPES)).jsonSchema(), proxyOptionsConfig.jsonSchema()],
+    }),
   );
 
 export const proxyOptionsHeapletConfig: Schema<Infer<typeof proxyOptionsConfig>> = proxyOptionsConfig;

@@ -86,7 +86,7 @@ function trustManagerItem(): Schema<TrustManager> {
         return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not a trust manager`, 'an object');
       return inlineDeclaration(value, path, ctx, trustManagerTypes);
     },
-    () => ({ oneOf: [{ type: 'string' }, { type: 'object', required: ['type'] }] }),
+    () => s.ref('object', ['TrustAllManager']).jsonSchema(),
   );
 }
 
@@ -224,7 +224,10 @@ export const tlsSetting = (): Schema<TlsSettings | ClientTlsOptions> =>
       }
       return tlsSettingsOf(parsed as Record<string, unknown>);
     },
-    () => ({ oneOf: [{ type: 'string' }, clientTlsOptionsConfig.jsonSchema()] }),
+    // A name or an inline declaration, or the settings of a ClientTlsOptions themselves.
+    () => ({
+      anyOf: [s.ref('object', ['ClientTlsOptions']).jsonSchema(), clientTlsOptionsConfig.jsonSchema()],
+    }),
   );
 
 /**
