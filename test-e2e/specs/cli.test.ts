@@ -27,6 +27,7 @@ describe('portico <command> --help', () => {
     ['start', ['--port N', '--workers N', '--base DIR']],
     ['validate', ['--strict', '--base DIR']],
     ['eval', ['--bindings FILE.json', '--type']],
+    ['schema', ['--out DIR', '--document NAME', '--base DIR']],
   ])('prints the usage of %s and exits 0', async (command, options) => {
     for (const args of [
       [command, '--help'],
@@ -46,7 +47,7 @@ describe('portico <command> --help', () => {
     async (args) => {
       const result = await runPortico(args);
       expect(result).toMatchObject({ code: 0, stderr: '' });
-      for (const command of ['start', 'validate', 'eval', 'help']) {
+      for (const command of ['start', 'validate', 'eval', 'schema', 'help']) {
         expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
       }
       expect(result.stdout).toContain("'portico <command> --help'");

@@ -102,6 +102,23 @@ Options of schema:
         ? (await import('./commands/audit-schema.ts')).auditSchemaCommand(argv.slice(1), out)
         : (await import('./commands/audit.ts')).auditCommand(argv, out),
   },
+  schema: {
+    summary: 'Write the JSON Schemas of admin.json, config.json and route files',
+    usage: `Usage: portico schema [options]
+
+Writes the JSON Schemas of admin.json, config.json and route files, made from the settings of every
+type the gateway finds for the instance: the core's, the plugins among its dependencies, those in
+<instance>/plugins and in admin.json's pluginDirectories. Editors use them to check and complete
+the files (a "$schema" key, or VS Code's json.schemas setting: see the README). A type no installed
+plugin provides is accepted with any settings. Exit status 0; 2 for a command line that cannot be used.
+
+Options:
+  --base DIR             instance directory (default: $PORTICO_BASE, else $HOME/.portico)
+  --out DIR              write admin.schema.json, config.schema.json and route.schema.json there
+  --document NAME        without --out: print this one (admin, config or route; default route)
+  -h, --help             show this text`,
+    run: async (argv, out) => (await import('./commands/schema.ts')).schemaCommand(argv, out),
+  },
   eval: {
     summary: 'Evaluate an expression or template and print the result as JSON',
     usage: `Usage: portico eval [options] <text>
