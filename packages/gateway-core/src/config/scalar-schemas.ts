@@ -185,8 +185,9 @@ export class DurationSchema extends ScalarSchema<Duration> {
     }
   }
   jsonSchema() {
-    // Not `format: 'duration'`, which JSON Schema reads as ISO 8601 (`PT10S`).
-    return this.withDescription({ type: 'string' });
+    // Not `format: 'duration'`, which JSON Schema reads as ISO 8601 (`PT10S`); examples, which
+    // editors offer as values.
+    return this.withDescription({ type: 'string', examples: ['10 seconds', '500 ms', 'unlimited'] });
   }
 }
 

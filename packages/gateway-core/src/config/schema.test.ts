@@ -503,7 +503,7 @@ describe('validation', () => {
           ],
         },
         // No `format: 'duration'`: JSON Schema's is ISO 8601.
-        soTimeout: { type: 'string', default: '10 seconds' },
+        soTimeout: { type: 'string', examples: ['10 seconds', '500 ms', 'unlimited'], default: '10 seconds' },
         mode: { anyOf: [{ enum: ['REQUEST', 'RESPONSE'] }, { type: 'string' }, expression] },
         condition: { type: ['string', 'number', 'boolean'] },
       },
