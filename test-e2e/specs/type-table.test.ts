@@ -84,15 +84,20 @@ describe('type-table --check fails, saying what to do', () => {
   });
 
   /**
-   * A scratch checkout the script reads with --root: the README, the two data files and every
-   * package's package.json (the registry learns package types from those alone; the core's own come
+   * A scratch checkout the script reads with --root: the README, the two data files, the types'
+   * reference pages (the table links them) and every package's package.json (the registry learns package types from those alone; the core's own come
    * from its manifest). `edit` changes it before the run.
    */
   function scratch(): { dir: string; edit: (file: string, change: (text: string) => string) => void } {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-type-table-'));
     scratches.push(dir);
-    for (const file of ['README.md', 'docs/type-status.json', 'docs/type-names.json']) {
-      cpSync(path.join(root, file), path.join(dir, file));
+    for (const file of [
+      'README.md',
+      'docs/type-status.json',
+      'docs/type-names.json',
+      'docs/reference/types',
+    ]) {
+      cpSync(path.join(root, file), path.join(dir, file), { recursive: true });
     }
     for (const pkg of readdirSync(path.join(root, 'packages'))) {
       const manifest = path.join(root, 'packages', pkg, 'package.json');
@@ -120,12 +125,14 @@ describe('type-table --check fails, saying what to do', () => {
 
   it('when a row is missing from the README, naming the type and the command', async () => {
     const { dir, edit } = scratch();
-    edit('README.md', (text) => text.replace(/^\| `HeaderFilter` .*\n/m, ''));
+    edit('README.md', (text) => text.replace(/^\| \[`HeaderFilter`\].*\n/m, ''));
     const result = await typeTable(['--check', '--root', dir], noSources);
     expect(result.code, result.output).toBe(1);
     expect(result.output).toContain(`README.md's type table lacks HeaderFilter: run "npm run type-table"`);
     expect(result.output).toContain(`README.md's type table is out of date: run "npm run type-table"`);
-    expect(result.output).toMatch(/ {2}\+ \| `HeaderFilter` \| `@portico\/filter-header` \| works \|/);
+    expect(result.output).toMatch(
+      / {2}\+ \| \[`HeaderFilter`\]\(docs\/reference\/types\/HeaderFilter\.md\) \| `@portico\/filter-header` \| works \|/,
+    );
   }, 30_000);
 
   it('when the README says otherwise than the data, and the generator then mends it', async () => {
