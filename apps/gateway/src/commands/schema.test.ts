@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../cli.ts';
+import { validateCommand } from './validate.ts';
 
 /** An instance directory with these files (paths relative to it; objects written as JSON). */
 function instance(files: Record<string, unknown>): string {
@@ -215,6 +216,33 @@ describe('portico schema', () => {
     expect(
       problems(validators.config!, { handler: 'Router', heap: { objects: [] }, capture: 'all' }),
     ).toEqual([]);
+  });
+
+  it('names its schema in `$schema`, which the gateway reads as a comment', async () => {
+    const files = {
+      'config/admin.json': { $schema: '../schemas/admin.schema.json', prefix: 'openig' },
+      'config/config.json': {
+        $schema: '../schemas/config.schema.json',
+        handler: { type: 'Router', config: { scanInterval: 'disabled' } },
+      },
+      'config/routes/10-static.json': {
+        $schema: '../../schemas/route.schema.json',
+        handler: { type: 'StaticResponseHandler', config: { status: 200 } },
+      },
+    };
+    for (const [file, document] of [
+      ['config/admin.json', 'admin'],
+      ['config/config.json', 'config'],
+      ['config/routes/10-static.json', 'route'],
+    ] as const)
+      expect(problems(validators[document]!, files[file])).toEqual([]);
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const code = await validateCommand(['--base', instance(files), '--strict'], {
+      stdout: (text) => stdout.push(text),
+      stderr: (text) => stderr.push(text),
+    });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: [] });
   });
 
   it('prints the one document --document names, route by default', async () => {

@@ -26,6 +26,8 @@ export function configurationSchemas(types: readonly InstalledType[]): Record<Do
     $schema: DRAFT,
     title,
     ...schema,
+    // The schema a file names for editors; the gateway reads it as a comment.
+    properties: { $schema: { type: 'string' }, ...(schema.properties as JsonSchema) },
     [DEFINITIONS]: definitions,
   });
   return {

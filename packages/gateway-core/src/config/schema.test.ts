@@ -489,7 +489,7 @@ describe('validation', () => {
       required: ['name'],
       additionalProperties: false,
       // Comments: `_comment`, or a setting switched off as `_keyManager`.
-      patternProperties: { '^_': {} },
+      patternProperties: { '^_': {}, '^\\$schema$': {} },
       properties: {
         connections: {
           anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string' }, expression],
@@ -509,6 +509,15 @@ describe('validation', () => {
       },
     });
     expect(clientSettings.jsonSchema().properties).not.toHaveProperty('soTimeout.format');
+  });
+
+  it('reads `$schema` as a comment, as it reads keys starting with `_`', () => {
+    const schema = s.object({ a: s.string() });
+    const file = { $schema: './schemas/route.schema.json', _note: 'x', a: 'y' };
+    expect(checkConfig(schema, file, { logger }).errors).toEqual([]);
+    expect(
+      checkConfig(schema, { ...file, $schemas: 'z' }, { logger }).errors.map((e) => e.details.jsonPath),
+    ).toEqual(['$.$schemas']);
   });
 
   it('accepts as text what a scalar setting converts: numbers, any-case booleans and names', () => {

@@ -1,4 +1,5 @@
 import { isRecord } from '../is-record.ts';
+import { isCommentKey } from './comment-keys.ts';
 import { markFromEnvironment, writtenFromEnvironment } from './from-environment.ts';
 import { childPath, fail, INVALID, type ParseContext, type Parsed } from './parse-context.ts';
 import { type Infer, Schema } from './schema.ts';
@@ -92,8 +93,8 @@ export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
       return fail(ctx, path, `${quoteSetting(ctx, path, value)} is not an object`, this.expected);
     let ok = true;
     for (const key of Object.keys(value)) {
-      // Keys starting with `_` are comments in real configurations (`_comment`, `_keyManager`).
-      if (!Object.hasOwn(this.shape, key) && !this.ignored.includes(key) && !key.startsWith('_')) {
+      // Comments: keys starting with `_` (`_comment`, `_keyManager`), and `$schema`.
+      if (!Object.hasOwn(this.shape, key) && !this.ignored.includes(key) && !isCommentKey(key)) {
         const known = Object.keys(this.shape).join(', ');
         fail(ctx, childPath(path, key), `unknown setting '${key}'`, `one of ${known || 'no settings'}`);
         ok = false;
@@ -118,12 +119,12 @@ export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
       .map(([k]) => k);
     const properties = Object.fromEntries(Object.entries(this.shape).map(([k, s]) => [k, s.jsonSchema()]));
     for (const key of this.ignored) properties[key] = {};
-    // Keys starting with `_` are comments, as parseValue reads them.
+    // Comments, as parseValue reads them: keys starting with `_`, and `$schema`.
     return this.withDescription({
       type: 'object',
       properties,
       required,
-      patternProperties: { '^_': {} },
+      patternProperties: { '^_': {}, '^\\$schema$': {} },
       additionalProperties: false,
     });
   }

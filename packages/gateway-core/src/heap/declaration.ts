@@ -1,3 +1,4 @@
+import { isCommentKey } from '../config/comment-keys.ts';
 import { keepMarks } from '../config/from-environment.ts';
 import { likelyMeant } from '../config/near-names.ts';
 import { childPath } from '../config/parse-context.ts';
@@ -40,11 +41,7 @@ const FIELDS = new Set(['name', 'type', 'config', 'comment', 'comments', 'logSin
 /** The fields a misspelt key is checked against. */
 const DECLARATION_FIELDS = ['name', 'type', 'config'] as const;
 
-/**
- * Keys starting with `_` are comments, as real configurations use them (`"_comment"`, or a setting
- * switched off by renaming it `_keyManager`); they are neither settings nor decorations.
- */
-export const isCommentKey = (key: string): boolean => key.startsWith('_');
+export { isCommentKey } from '../config/comment-keys.ts';
 
 /**
  * Reads a heap: an array of declarations, or the older `{"objects": [...]}` form. Every problem is

@@ -40,7 +40,8 @@ export function fieldClash(name: string): string | undefined {
   if (DEFAULT_DECORATOR_NAMES.includes(name)) return undefined;
   const field = RESERVED_FIELDS.get(name);
   if (field !== undefined) return `the decorator name '${name}' is a field of ${field}`;
-  if (isCommentKey(name)) return `the decorator name '${name}' starts with '_', which marks a comment`;
+  if (isCommentKey(name))
+    return `the decorator name '${name}' marks a comment (keys starting with '_', and $schema)`;
   return undefined;
 }
 
