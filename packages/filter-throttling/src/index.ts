@@ -11,6 +11,7 @@ export { MappedThrottlingPolicy, MappedThrottlingPolicyHeaplet } from './policie
 export { FixedRatePolicy, isThrottlingRatePolicy, type ThrottlingRatePolicy } from './policies/policy.ts';
 export { ScriptableThrottlingPolicy, ScriptableThrottlingPolicyHeaplet } from './policies/scriptable.ts';
 export { type RateConfig, rateSchema, toBucketRate } from './rate.ts';
+export { acquireRedis, type SharedRedis } from './redis-connections.ts';
 export {
   defaultKeyPrefix,
   type OutageCounts,

@@ -22,16 +22,35 @@ export function fullLevel(rate: BucketRate): number {
   return rate.capacity * rate.periodMicros;
 }
 
-/** Brings a bucket up to `now`: adds what the elapsed time refilled, up to full. */
+/**
+ * Brings a bucket up to `now`: adds what the elapsed time refilled, up to full. A bucket in debt
+ * (below zero, after `settle`) needs more than one period to be full again.
+ */
 export function refill(bucket: BucketLevel, rate: BucketRate, now: number): void {
   const elapsed = now - bucket.at;
   // A clock that went back refills nothing, and `at` stays where it was so nothing is refilled twice.
   if (elapsed <= 0) return;
   bucket.level =
-    elapsed >= rate.periodMicros
+    elapsed >= rate.periodMicros && bucket.level >= 0
       ? fullLevel(rate)
       : Math.min(fullLevel(rate), bucket.level + elapsed * rate.capacity);
   bucket.at = now;
+}
+
+/**
+ * Takes `tokens` more from an up-to-date bucket whatever it holds, or gives `-tokens` back: the
+ * settlement of a charge made before the real cost was known. Taking may leave the bucket in debt
+ * (below zero), which the refill repays before anything is admitted again; giving back never fills
+ * it past full.
+ */
+export function settle(bucket: BucketLevel, rate: BucketRate, tokens: number): number {
+  bucket.level = Math.min(fullLevel(rate), bucket.level - tokens * rate.periodMicros);
+  return remaining(bucket, rate);
+}
+
+/** Microseconds until an up-to-date bucket is full again (more than a period for one in debt). */
+export function microsToFull(bucket: BucketLevel, rate: BucketRate): number {
+  return Math.ceil((fullLevel(rate) - bucket.level) / rate.capacity);
 }
 
 /** Takes `tokens` tokens from an up-to-date bucket when it holds them, else takes nothing. */
@@ -50,6 +69,7 @@ export function spend(bucket: BucketLevel, rate: BucketRate, tokens: number): Co
   };
 }
 
+/** Whole tokens held: below zero for a bucket in debt. */
 function remaining(bucket: BucketLevel, rate: BucketRate): number {
   return Math.floor(bucket.level / rate.periodMicros);
 }

@@ -11,6 +11,7 @@ import {
   manualClock,
   RedisBucketStore,
   retryAfterSeconds,
+  type SettlingBucketStore,
 } from './index.ts';
 
 const redisUrl = await serviceUrl('PORTICO_REDIS_URL', 'Redis');
@@ -27,7 +28,7 @@ function redisClient(): Redis {
 
 let run = 0;
 /** A fresh store on a clock of its own: the same test runs against each kind of store. */
-const STORES: [string, (clock: ManualClock) => BucketStore][] = [
+const STORES: [string, (clock: ManualClock) => SettlingBucketStore][] = [
   ['memory', (clock) => new MemoryBucketStore({ clock })],
 ];
 if (redisUrl) {
@@ -133,6 +134,40 @@ describe.each(STORES)('token buckets (%s store)', (_, makeStore) => {
     await expect(async () => store.consume('p', rate(1, '1 second'), 1.5)).rejects.toThrow(RangeError);
     await expect(async () => store.consume('p', rate(1, '1 second'), -1)).rejects.toThrow(RangeError);
   });
+
+  it('settles a charge: takes more whatever the bucket holds, leaving a debt the refill repays', async () => {
+    const { clock, store } = setup();
+    const r = rate(10, '10 seconds');
+    expect((await store.consume('p', r, 4)).remaining).toBe(6);
+    // The real cost was 4 + 12: the bucket owes 6 tokens, 6 seconds of refill.
+    expect(await store.settle('p', r, 12)).toBe(-6);
+    expect(await store.consume('p', r, 1)).toEqual({
+      admitted: false,
+      remaining: -6,
+      waitMicros: 7 * SECOND,
+    });
+    // A debt outlives the period: after 10 s the bucket holds 4, not 10.
+    clock.advance(10 * SECOND);
+    expect(await store.consume('p', r, 4)).toEqual({ admitted: true, remaining: 0, waitMicros: 0 });
+    clock.advance(10 * SECOND);
+    expect((await store.consume('p', r, 10)).admitted).toBe(true);
+  });
+
+  it('settles a charge: gives tokens back, never past full', async () => {
+    const { store } = setup();
+    const r = rate(10, '10 seconds');
+    await store.consume('p', r, 8);
+    expect(await store.settle('p', r, -5)).toBe(7);
+    expect(await store.settle('p', r, -50)).toBe(10);
+    // Giving back to a partition without a bucket keeps it full.
+    expect(await store.settle('nobody', r, -3)).toBe(10);
+    expect(await store.settle('nobody', r, 3)).toBe(7);
+  });
+
+  it('refuses settlements that are not whole numbers', async () => {
+    const { store } = setup();
+    await expect(async () => store.settle('p', rate(1, '1 second'), 0.5)).rejects.toThrow(RangeError);
+  });
 });
 
 describe.skipIf(!redisUrl)('the memory and Redis stores', () => {
@@ -200,6 +235,20 @@ describe.skipIf(!redisUrl)('the Redis store on Redis time', () => {
     expect(ttl).toBeGreaterThan(89_000);
     expect(ttl).toBeLessThanOrEqual(90_000);
   });
+
+  it('keeps a bucket in debt until it would be full again', async () => {
+    const client = redisClient();
+    const prefix = `portico:test:debt:${process.pid}:${Date.now()}:`;
+    const store = new RedisBucketStore({ client, keyPrefix: prefix });
+    const r = rate(10, '90 seconds');
+    await store.consume('p', r, 10);
+    // 10 tokens owed: 90 s of refill to zero, 90 more to full.
+    expect(await store.settle('p', r, 10)).toBe(-10);
+    expect(await client.pttl(`${prefix}p`)).toBeGreaterThan(179_000);
+    // Refused while in debt: the refusal keeps the debt's lifetime.
+    expect((await store.consume('p', r, 1)).admitted).toBe(false);
+    expect(await client.pttl(`${prefix}p`)).toBeGreaterThan(179_000);
+  });
 });
 
 describe('the memory store', () => {
@@ -215,6 +264,18 @@ describe('the memory store', () => {
     expect(store.size).toBe(1);
     // A dropped bucket comes back full, as it would have been.
     expect(store.consume('short', rate(1, '1 second')).admitted).toBe(true);
+  });
+
+  it('keeps a bucket in debt past its period when cleaned, until it would be full', () => {
+    const clock = manualClock();
+    const store = new MemoryBucketStore({ clock });
+    const r = rate(2, '1 second');
+    store.consume('p', r, 2);
+    store.settle('p', r, 2);
+    clock.advance(SECOND);
+    expect(store.clean()).toBe(0);
+    clock.advance(SECOND);
+    expect(store.clean()).toBe(1);
   });
 
   // A partition key may be any header's value: a client sending a new one with each request made a

@@ -1,7 +1,7 @@
-import { type BucketLevel, fullLevel, refill, spend } from './arithmetic.ts';
+import { type BucketLevel, fullLevel, refill, settle, spend } from './arithmetic.ts';
 import { type Clock, monotonicClock } from './clock.ts';
 import type { BucketRate } from './rate.ts';
-import { type BucketStore, type Consumption, checkTokens } from './store.ts';
+import { type Consumption, checkSettlement, checkTokens, type SettlingBucketStore } from './store.ts';
 
 interface Bucket extends BucketLevel {
   rate: BucketRate;
@@ -14,8 +14,8 @@ const MAX_KEY_CHARACTERS = 32 * 1024 * 1024;
 
 /**
  * Token buckets in this process's memory: exact and cheap, but each process (and each worker of
- * `--workers N`) has its own. `clean()` drops buckets idle for a whole period, which are full and
- * so no different from absent ones.
+ * `--workers N`) has its own. `clean()` drops buckets idle for a whole period (longer for one in
+ * debt), which are full and so no different from absent ones.
  *
  * A partition key may come from the request (a header, a claim), so a client can make a new bucket
  * with every request, and each is kept for a whole period. The store is bounded: past `maxBuckets`
@@ -23,7 +23,7 @@ const MAX_KEY_CHARACTERS = 32 * 1024 * 1024;
  * oldest made, as nginx's `limit_req` zone does with its least recently used states. A dropped bucket
  * that was not full starts full again; `onEvicted` hears of those.
  */
-export class MemoryBucketStore implements BucketStore {
+export class MemoryBucketStore implements SettlingBucketStore {
   readonly #buckets = new Map<string, Bucket>();
   readonly #clock: Clock;
   readonly #maxBuckets: number;
@@ -38,6 +38,18 @@ export class MemoryBucketStore implements BucketStore {
 
   consume(key: string, rate: BucketRate, tokens = 1): Consumption {
     checkTokens(tokens);
+    return spend(this.#current(key, rate), rate, tokens);
+  }
+
+  settle(key: string, rate: BucketRate, tokens: number): number {
+    checkSettlement(tokens);
+    // Giving back to a bucket nobody keeps changes nothing: it is full.
+    if (tokens <= 0 && !this.#buckets.has(key)) return rate.capacity;
+    return settle(this.#current(key, rate), rate, tokens);
+  }
+
+  /** The key's bucket brought up to now: made full when absent, replaced when its rate changed. */
+  #current(key: string, rate: BucketRate): Bucket {
     const now = this.#clock();
     let bucket = this.#buckets.get(key);
     if (bucket === undefined) {
@@ -53,10 +65,10 @@ export class MemoryBucketStore implements BucketStore {
     } else {
       refill(bucket, rate, now);
     }
-    return spend(bucket, rate, tokens);
+    return bucket;
   }
 
-  /** Drops the buckets that have been idle for at least their period; returns how many. */
+  /** Drops the buckets that would be full by now (idle for their period, longer in debt); returns how many. */
   clean(): number {
     return this.#dropIdle(this.#clock());
   }
@@ -69,7 +81,11 @@ export class MemoryBucketStore implements BucketStore {
   #dropIdle(now: number): number {
     let dropped = 0;
     for (const [key, bucket] of this.#buckets) {
-      if (now - bucket.at >= bucket.rate.periodMicros) {
+      const idle = now - bucket.at;
+      if (
+        idle >= bucket.rate.periodMicros &&
+        bucket.level + idle * bucket.rate.capacity >= fullLevel(bucket.rate)
+      ) {
         this.#delete(key);
         dropped++;
       }
