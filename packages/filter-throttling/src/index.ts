@@ -11,7 +11,13 @@ export { MappedThrottlingPolicy, MappedThrottlingPolicyHeaplet } from './policie
 export { FixedRatePolicy, isThrottlingRatePolicy, type ThrottlingRatePolicy } from './policies/policy.ts';
 export { ScriptableThrottlingPolicy, ScriptableThrottlingPolicyHeaplet } from './policies/scriptable.ts';
 export { type RateConfig, rateSchema, toBucketRate } from './rate.ts';
-export { acquireRedis, type SharedRedis } from './redis-connections.ts';
+export {
+  type BucketStoreSetup,
+  keyPrefixOf,
+  provisionBucketStore,
+  type RedisStoreSettings,
+  redisStoreSchema,
+} from './store-setup.ts';
 export {
   defaultKeyPrefix,
   type OutageCounts,

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import {
   bindingsFor,
   type Context,
@@ -14,19 +13,17 @@ import {
   Response,
   s,
 } from '@portico/gateway-core';
-import { redisTimeout, redisUri } from '@portico/gateway-core/redis';
-import { executorSetting, resolveExecutor } from '@portico/gateway-core/scheduling';
+import { executorSetting } from '@portico/gateway-core/scheduling';
 import {
   type BucketStore,
   type Consumption,
   DEFAULT_MAX_BUCKETS,
   MemoryBucketStore,
-  RedisBucketStore,
   retryAfterSeconds,
 } from './bucket/index.ts';
 import { FixedRatePolicy, policyReference, type ThrottlingRatePolicy } from './policies/policy.ts';
 import { rateSchema, toBucketRate } from './rate.ts';
-import { acquireRedis } from './redis-connections.ts';
+import { keyPrefixOf, provisionBucketStore, redisStoreSchema } from './store-setup.ts';
 
 /** What a filter does with a request while its store (Redis) cannot be reached. */
 export type WhenUnavailable = 'allow' | 'reject';
@@ -157,14 +154,6 @@ const EMPTY_GROUPING = compile('', 'string');
 const DEFAULT_CLEANING_INTERVAL = Duration.parse('5 seconds');
 const ONE_DAY = Duration.parse('1 day');
 
-const redisSchema = s.object({
-  /** `redis://[user:password@]host:port[/db]` or `rediss://` for TLS. */
-  uri: redisUri(),
-  keyPrefix: s.string().optional(),
-  whenUnavailable: s.enumOf(['allow', 'reject'] as const).default('allow'),
-  timeout: redisTimeout(),
-});
-
 export const ThrottlingFilterHeaplet = defineHeaplet({
   type: 'ThrottlingFilter',
   kind: 'filter',
@@ -187,7 +176,7 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
       // ScheduledExecutorService unless named); unused with `redis`, where keys expire by themselves.
       executor: executorSetting(),
       strategy: s.enumOf(['bursty'] as const).optional(),
-      redis: redisSchema.optional(),
+      redis: redisStoreSchema.optional(),
       // Portico's own: the partitions kept in memory at most (a key may come from the request).
       maxPartitions: s.integer({ min: 1 }).default(DEFAULT_MAX_BUCKETS),
     })
@@ -205,20 +194,15 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
       config.rate !== undefined
         ? new FixedRatePolicy(toBucketRate(config.rate))
         : config.throttlingRatePolicy!;
-    let store: BucketStore;
-    if (config.redis) {
-      const redis = await acquireRedis(config.redis.uri, config.redis.timeout.toMillis());
-      onDestroy(() => redis.release());
-      store = new RedisBucketStore({
-        client: redis.client,
-        keyPrefix: config.redis.keyPrefix ?? defaultKeyPrefix(file, jsonPath, environment.configDirectory),
-      });
-    } else {
-      let warned = Number.NEGATIVE_INFINITY;
-      const onEvicted = (count: number) => {
-        // Once a minute at most: under a flood of new partitions this would be every few requests.
-        if (performance.now() - warned < 60_000) return;
-        warned = performance.now();
+    const store = await provisionBucketStore({
+      redis: config.redis,
+      defaultKeyPrefix: defaultKeyPrefix(file, jsonPath, environment.configDirectory),
+      maxBuckets: config.maxPartitions,
+      cleaningInterval: config.cleaningInterval,
+      executor: config.executor,
+      heap,
+      onDestroy,
+      warnEvicted: (count) =>
         logger.warn(
           'throttling partitions dropped before they were idle: more than maxPartitions are in use',
           {
@@ -226,15 +210,8 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
             maxPartitions: config.maxPartitions,
             dropped: count,
           },
-        );
-      };
-      const memory = new MemoryBucketStore({ maxBuckets: config.maxPartitions, onEvicted });
-      const executor = await resolveExecutor(config.executor, heap);
-      const every = config.cleaningInterval.toMillis();
-      const cleaning = executor.scheduleWithFixedDelay(() => memory.clean(), every, every);
-      onDestroy(() => cleaning.cancel());
-      store = memory;
-    }
+        ),
+    });
     const filter = new ThrottlingFilter({
       name,
       grouping: config.requestGroupingPolicy,
@@ -256,6 +233,5 @@ export function defaultKeyPrefix(
   jsonPath: string,
   configDirectory: string,
 ): string {
-  const where = file === undefined ? '' : path.isAbsolute(file) ? path.relative(configDirectory, file) : file;
-  return `portico:throttling:${where.split(path.sep).join('/')}#${jsonPath}:`;
+  return keyPrefixOf('throttling', file, jsonPath, configDirectory);
 }
