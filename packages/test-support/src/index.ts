@@ -23,6 +23,13 @@ export {
 } from './corpus-suite.ts';
 export { startHttpServer, type TestServer } from './http-server.ts';
 export {
+  type LlmAnswer,
+  type LlmProviderServer,
+  type LlmRequest,
+  type StreamHold,
+  startLlmProviderServer,
+} from './llm-provider.ts';
+export {
   type OidcProvider,
   type OidcProviderOptions,
   type RecordedRequest,
