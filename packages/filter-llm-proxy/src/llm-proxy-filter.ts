@@ -1,60 +1,573 @@
 import {
+  type BucketRate,
+  bucketRate,
+  type Consumption,
+  DEFAULT_MAX_BUCKETS,
+  keyPrefixOf,
+  periodProblem,
+  provisionBucketStore,
+  redisStoreSchema,
+  retryAfterSeconds,
+  type SettlingBucketStore,
+} from '@portico/filter-throttling';
+import {
   bindingsFor,
   type Context,
+  compile,
+  Duration,
   defineHeaplet,
+  ErrorCode,
   type Expression,
   evaluateSettled,
   type Filter,
   type Handler,
+  type Logger,
+  PorticoError,
   type Request,
-  type Response,
+  Response,
   s,
 } from '@portico/gateway-core';
+import { toBoolean } from '@portico/gateway-core/expressions';
+import { executorSetting } from '@portico/gateway-core/scheduling';
+import type { SecretsProvider } from '@portico/gateway-core/secrets';
+import { type Estimate, estimateBody, estimateBytes, TokenCounter } from './estimate.ts';
+import { meterBody } from './metering.ts';
+import {
+  ACCEPTED_PROVIDER_NAMES,
+  type BaseUrl,
+  CLIENT_CREDENTIAL_HEADERS,
+  type Provider,
+  parseBaseUrl,
+  providerNamed,
+  rebaseOnto,
+} from './providers.ts';
+import { type EncodingName, encodingIfLoaded, encodingOfModel, loadEncoding } from './tokenizer.ts';
+import { JsonUsageReader, SseUsageReader, type UsageReader } from './usage.ts';
+
+/** The subject of a request whose `sub` gives nothing. */
+export const ANONYMOUS = 'anonymous';
+export const DEFAULT_NUMBER_OF_TOKENS = 10_000;
+export const DEFAULT_DURATION = Duration.parse('1 minute');
+export const DEFAULT_CLEANING_INTERVAL = Duration.parse('5 minutes');
+
+/** What the filter does with a request while its budget store (Redis) cannot be reached. */
+export type WhenUnavailable = 'allow' | 'reject';
+
+/** A setting that is the same for every request (written as text) or evaluated for each. */
+type Setting<T> = { readonly constant: T } | { readonly expression: Expression<unknown> };
+
+export interface LLMProxyFilterOptions {
+  name: string;
+  provider: Setting<Provider>;
+  /** The configured base URL; undefined: the provider's default. */
+  baseUrl: Setting<BaseUrl> | undefined;
+  apiKey: Setting<string>;
+  sub: Expression<string>;
+  rateLimitEnabled: Setting<boolean>;
+  rate: BucketRate;
+  store: SettlingBucketStore;
+  whenUnavailable: WhenUnavailable;
+  logger: Logger;
+}
+
+/** A request refused before it leaves: an OpenAI-style error answer. */
+class Refusal extends Error {
+  readonly response: Response;
+
+  constructor(response: Response) {
+    super(`refused with ${response.status}`);
+    this.response = response;
+  }
+}
+
+/** A request's estimate, and the tokenizer it was counted with (undefined: the character estimate). */
+interface Counted {
+  readonly estimate: Estimate;
+  readonly encoding: EncodingName | undefined;
+}
 
 /**
- * LLMProxyFilter sets one request header to a template (`"value": "Bearer ${attributes.token}"`).
- * When the value evaluates to null, the header is removed, or, when `onMissing` names a handler, that
- * handler answers instead of the rest of the chain. The shape every plugin keeps: the configuration
- * is validated by its schema, every expression compiled and every heap reference resolved when the
- * object is created, so the request path only evaluates.
+ * LLMProxyFilter: sends a request to an LLM provider with the gateway's key (the client's
+ * credentials removed), and keeps each subject within a budget of tokens per period. The request's
+ * cost is estimated and charged before it leaves; the provider's own count of what it used (in the
+ * JSON answer, or in the event stream as it passes) settles the charge afterwards.
  */
 export class LLMProxyFilter implements Filter {
-  readonly #header: string;
-  readonly #value: Expression<string>;
-  readonly #onMissing: Handler | undefined;
+  readonly name: string;
+  readonly #options: LLMProxyFilterOptions;
+  readonly #defaultBases = new Map<Provider, BaseUrl | undefined>();
+  #down = false;
 
-  constructor(header: string, value: Expression<string>, onMissing?: Handler) {
-    this.#header = header;
-    this.#value = value;
-    this.#onMissing = onMissing;
+  constructor(options: LLMProxyFilterOptions) {
+    this.name = options.name;
+    this.#options = options;
+  }
+
+  /** The subjects whose budgets are kept in memory (undefined when they are kept in Redis). */
+  get subjects(): number | undefined {
+    return (this.#options.store as { size?: number }).size;
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
-    // Settled: the value may read a lazy map (a SqlAttributesFilter's row) that is still loading.
-    let value = evaluateSettled(this.#value, bindingsFor(context, request));
-    if (value instanceof Promise) value = await value;
-    if (value !== null) {
-      request.headers.set(this.#header, value);
-      return next.handle(context, request);
+    const { rate } = this.#options;
+    const bindings = bindingsFor(context, request);
+    let provider: Provider;
+    let base: BaseUrl;
+    let key: string;
+    let limited: boolean;
+    try {
+      provider = await this.#provider(bindings);
+      base = await this.#base(provider, bindings);
+      key = await this.#apiKey(bindings);
+      limited = await settingValue(this.#options.rateLimitEnabled, bindings, toBoolean);
+    } catch (error) {
+      if (error instanceof Refusal) return error.response;
+      throw error;
     }
-    if (this.#onMissing !== undefined) return this.#onMissing.handle(context, request);
-    request.headers.delete(this.#header);
-    return next.handle(context, request);
+    const subject = await this.#subject(bindings);
+    for (const name of CLIENT_CREDENTIAL_HEADERS) request.headers.delete(name);
+    provider.authenticate(request.headers, key);
+    request.uri = rebaseOnto(base, request.uri);
+    if (!limited) return identify(await next.handle(context, request), provider, subject);
+
+    let counted: Counted;
+    try {
+      counted = await this.#estimate(request, provider);
+    } catch (error) {
+      if (error instanceof Refusal) return identify(error.response, provider, subject);
+      throw error;
+    }
+    // A request whose estimate exceeds the whole budget waits for a full bucket and takes all of
+    // it: the provider's count settles the rest as a debt, instead of refusing it for ever.
+    const { estimate } = counted;
+    const charge = Math.max(1, Math.min(rate.capacity, estimate.prompt + estimate.output));
+    let consumption: Consumption;
+    try {
+      const pending = this.#options.store.consume(subject, rate, charge);
+      consumption = pending instanceof Promise ? await pending : pending;
+      if (this.#down) this.#recovered();
+    } catch (error) {
+      return this.#unavailable(error, context, request, next, provider, subject);
+    }
+    if (!consumption.admitted) {
+      return identify(
+        tooManyTokens(rate, consumption, charge),
+        provider,
+        subject,
+        rate,
+        consumption.remaining,
+      );
+    }
+    // Sent as it came, so that the answer can be read for its usage as it passes.
+    request.headers.set('Accept-Encoding', 'identity');
+    let response: Response;
+    try {
+      response = await next.handle(context, request);
+    } catch (error) {
+      this.#settle(subject, -charge);
+      throw error;
+    }
+    identify(response, provider, subject, rate, consumption.remaining);
+    const reader = usageReader(response, counted);
+    const failed = response.status >= 400;
+    if (reader === undefined) {
+      if (failed) this.#settle(subject, -charge);
+      return response;
+    }
+    meterBody(response, reader, (tokens) => {
+      // What the provider says it used settles the charge; a failure that says nothing costs nothing.
+      if (tokens !== undefined) this.#settle(subject, tokens - charge);
+      else if (failed) this.#settle(subject, -charge);
+    });
+    return response;
+  }
+
+  async #provider(bindings: ReturnType<typeof bindingsFor>): Promise<Provider> {
+    const setting = this.#options.provider;
+    if ('constant' in setting) return setting.constant;
+    const text = await evaluateSettled(setting.expression, bindings);
+    const provider = typeof text === 'string' ? providerNamed(text) : undefined;
+    if (provider) return provider;
+    this.#options.logger.error('the provider expression gave no known provider; answering 500', {
+      filter: this.name,
+      provider: setting.expression.text,
+      value: String(text),
+      expected: ACCEPTED_PROVIDER_NAMES.join(', '),
+    });
+    throw new Refusal(gatewayError(500, 'The gateway is not configured for this provider.'));
+  }
+
+  async #base(provider: Provider, bindings: ReturnType<typeof bindingsFor>): Promise<BaseUrl> {
+    const setting = this.#options.baseUrl;
+    let base: BaseUrl | string | undefined;
+    if (setting === undefined) base = this.#defaultBase(provider);
+    else if ('constant' in setting) base = setting.constant;
+    else {
+      const text = await evaluateSettled(setting.expression, bindings);
+      base = typeof text === 'string' && text !== '' ? parseBaseUrl(text) : this.#defaultBase(provider);
+    }
+    if (typeof base === 'object') return base;
+    this.#options.logger.error('no base URL for the provider; answering 500', {
+      filter: this.name,
+      provider: provider.name,
+      problem: base ?? `${provider.name} has no default base URL: set baseUrl`,
+    });
+    throw new Refusal(gatewayError(500, 'The gateway is not configured for this provider.'));
+  }
+
+  #defaultBase(provider: Provider): BaseUrl | undefined {
+    if (!this.#defaultBases.has(provider)) {
+      const parsed =
+        provider.defaultBaseUrl === undefined ? undefined : parseBaseUrl(provider.defaultBaseUrl);
+      this.#defaultBases.set(provider, typeof parsed === 'object' ? parsed : undefined);
+    }
+    return this.#defaultBases.get(provider);
+  }
+
+  async #apiKey(bindings: ReturnType<typeof bindingsFor>): Promise<string> {
+    const setting = this.#options.apiKey;
+    const key =
+      'constant' in setting ? setting.constant : await evaluateSettled(setting.expression, bindings);
+    if (typeof key === 'string' && key !== '') return key;
+    this.#options.logger.error('the apiKey expression gave no key; answering 500', {
+      filter: this.name,
+      apiKey: 'expression' in setting ? setting.expression.text : undefined,
+    });
+    throw new Refusal(gatewayError(500, 'The gateway has no key for this provider.'));
+  }
+
+  async #subject(bindings: ReturnType<typeof bindingsFor>): Promise<string> {
+    const sub = this.#options.sub;
+    const value = sub.isConstant ? sub.evaluate() : await evaluateSettled(sub, bindings);
+    return value === null || value === undefined || value === '' ? ANONYMOUS : String(value);
+  }
+
+  /** The request's estimated cost; a JSON body that does not parse is refused with 400. */
+  async #estimate(request: Request, provider: Provider): Promise<Counted> {
+    const entity = request.entity;
+    if (entity.isEmpty) return { estimate: { prompt: 0, output: 0 }, encoding: undefined };
+    const contentType = request.headers.get('content-type')?.toLowerCase() ?? '';
+    if (!contentType.includes('json')) {
+      const length = entity.length ?? (await entity.bytes()).length;
+      return { estimate: estimateBytes(length), encoding: undefined };
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse((await entity.bytes()).toString('utf8'));
+    } catch (error) {
+      if (error instanceof PorticoError) throw error;
+      throw new Refusal(
+        openAiError(400, 'The request body is not valid JSON.', 'invalid_request_error', 'invalid_json'),
+      );
+    }
+    const model = (body as { model?: unknown } | null)?.model;
+    const encoding = encodingFor(provider, typeof model === 'string' ? model : undefined);
+    const counter = new TokenCounter(
+      encoding === undefined ? undefined : (encodingIfLoaded(encoding) ?? (await loadEncoding(encoding))),
+    );
+    return { estimate: estimateBody(body, counter), encoding };
+  }
+
+  #settle(subject: string, tokens: number): void {
+    if (tokens === 0) return;
+    const { store, rate, logger } = this.#options;
+    try {
+      const pending = store.settle(subject, rate, tokens);
+      if (pending instanceof Promise) {
+        pending.catch((error: unknown) => settleFailed(logger, this.name, error));
+      }
+    } catch (error) {
+      settleFailed(logger, this.name, error);
+    }
+  }
+
+  async #unavailable(
+    error: unknown,
+    context: Context,
+    request: Request,
+    next: Handler,
+    provider: Provider,
+    subject: string,
+  ): Promise<Response> {
+    const { whenUnavailable, logger } = this.#options;
+    if (!this.#down) {
+      this.#down = true;
+      logger.error(
+        whenUnavailable === 'allow'
+          ? 'the token budget store is unreachable; requests pass unlimited until it answers'
+          : 'the token budget store is unreachable; requests are refused with 503 until it answers',
+        { filter: this.name, error: String((error as Error)?.message ?? error) },
+      );
+    }
+    if (whenUnavailable === 'allow') return identify(await next.handle(context, request), provider, subject);
+    return identify(gatewayError(503, 'The token budget cannot be checked now.'), provider, subject);
+  }
+
+  #recovered(): void {
+    this.#down = false;
+    this.#options.logger.info('the token budget store answers again', { filter: this.name });
   }
 }
+
+/**
+ * What reads the answer's usage as it passes: an event stream's reader (which counts the streamed
+ * text as the prompt was counted, for a stream that reports no usage) or a JSON one; none for other
+ * bodies, or for a body still content-coded (the provider ignored `Accept-Encoding: identity`).
+ */
+function usageReader(response: Response, counted: Counted): UsageReader | undefined {
+  const coding = response.headers.get('content-encoding');
+  if (coding !== undefined && coding.toLowerCase() !== 'identity') return undefined;
+  const type = response.headers.get('content-type')?.toLowerCase() ?? '';
+  if (type.startsWith('text/event-stream')) {
+    const encoding = counted.encoding === undefined ? undefined : encodingIfLoaded(counted.encoding);
+    return new SseUsageReader(new TokenCounter(encoding), counted.estimate.prompt);
+  }
+  if (type.includes('json')) return new JsonUsageReader();
+  return undefined;
+}
+
+function settleFailed(logger: Logger, name: string, error: unknown): void {
+  logger.warn('a token charge could not be settled', {
+    filter: name,
+    error: String((error as Error)?.message ?? error),
+  });
+}
+
+/** OpenAI's tokenizer for OpenAI models (all of them at OpenAI and Azure OpenAI), else none. */
+function encodingFor(provider: Provider, model: string | undefined): EncodingName | undefined {
+  const byModel = model === undefined ? undefined : encodingOfModel(model);
+  return byModel ?? (provider.openAiFamily ? 'o200k_base' : undefined);
+}
+
+async function settingValue<T>(
+  setting: Setting<T>,
+  bindings: ReturnType<typeof bindingsFor>,
+  convert: (value: unknown) => T,
+): Promise<T> {
+  if ('constant' in setting) return setting.constant;
+  return convert(await evaluateSettled(setting.expression, bindings));
+}
+
+/**
+ * The provider and the subject on every answer, and, when the budget applies, what it holds:
+ * `X-RateLimit-Limit-Tokens`, `-Remaining-Tokens` and `-Reset-Tokens` (the time until the bucket is
+ * full, as OpenAI writes it), replacing any of the provider's own of those names.
+ */
+function identify(
+  response: Response,
+  provider: Provider,
+  subject: string,
+  rate?: BucketRate,
+  remaining?: number,
+): Response {
+  response.headers.set('X-LLM-Provider', provider.name);
+  response.headers.set('X-LLM-Identity', headerSafe(subject));
+  if (rate !== undefined && remaining !== undefined) {
+    const left = Math.max(0, remaining);
+    response.headers.set('X-RateLimit-Limit-Tokens', String(rate.capacity));
+    response.headers.set('X-RateLimit-Remaining-Tokens', String(left));
+    response.headers.set('X-RateLimit-Remaining', String(left));
+    const toFull = Math.ceil(((rate.capacity - remaining) * rate.periodMicros) / rate.capacity);
+    response.headers.set('X-RateLimit-Reset-Tokens', formatReset(toFull));
+  }
+  return response;
+}
+
+/** A subject as a header value: as it is when it can be one, else percent-encoded. */
+function headerSafe(subject: string): string {
+  return /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(subject) ? subject : encodeURIComponent(subject);
+}
+
+/** A wait as OpenAI's reset headers write it: `250ms`, `1.5s`, `6m0s`, `1h2m3s`. */
+export function formatReset(micros: number): string {
+  if (micros <= 0) return '0s';
+  if (micros < 1_000_000) return `${Math.ceil(micros / 1000)}ms`;
+  const millis = Math.ceil(micros / 1000);
+  const hours = Math.floor(millis / 3_600_000);
+  const minutes = Math.floor((millis % 3_600_000) / 60_000);
+  const seconds = (millis % 60_000) / 1000;
+  const secondsText = `${Number(seconds.toFixed(3))}s`;
+  if (hours > 0) return `${hours}h${minutes}m${secondsText}`;
+  if (minutes > 0) return `${minutes}m${secondsText}`;
+  return secondsText;
+}
+
+/** 429 with `Retry-After` in whole seconds, rounded up and never 0, and an OpenAI-style body. */
+function tooManyTokens(rate: BucketRate, consumption: Consumption, charge: number): Response {
+  const seconds = retryAfterSeconds(consumption.waitMicros);
+  const response = openAiError(
+    429,
+    `Token rate limit exceeded: this request needs ${charge} token(s) of a budget of ${rate.capacity}. ` +
+      `Retry after ${seconds} second(s).`,
+    'rate_limit_error',
+    'rate_limit_exceeded',
+  );
+  response.headers.set('Retry-After', String(seconds));
+  return response;
+}
+
+function openAiError(status: number, message: string, type: string, code: string): Response {
+  return Response.json(status, { error: { message, type, code } });
+}
+
+function gatewayError(status: number, message: string): Response {
+  return openAiError(status, message, 'api_error', status === 503 ? 'service_unavailable' : 'gateway_error');
+}
+
+/** A setting written as plain text, known now; any other, evaluated per request. */
+function settingOf<T>(expression: Expression<unknown>, known: (value: unknown) => T): Setting<T> {
+  return expression.isConstant ? { constant: known(expression.evaluate()) } : { expression };
+}
+
+const ONE_DAY = Duration.parse('1 day');
+
+const rateSchema = s.object({
+  numberOfTokens: s.integer({ min: 1 }).default(DEFAULT_NUMBER_OF_TOKENS),
+  duration: s
+    .duration()
+    .refine(periodProblem, 'a duration of at least 1 millisecond, not unlimited')
+    .default(DEFAULT_DURATION),
+  cleaningInterval: s
+    .duration()
+    .refine(
+      (interval) =>
+        interval.isZero || interval.isUnlimited || interval.compareTo(ONE_DAY) > 0
+          ? `the cleaning interval must be more than zero and at most one day, not ${interval}`
+          : undefined,
+      'a duration more than zero and at most one day',
+    )
+    .default(DEFAULT_CLEANING_INTERVAL),
+});
+
+/** What is wrong with a provider written as text, or undefined. */
+function providerProblem(expression: Expression<string>): string | undefined {
+  if (!expression.isConstant) return undefined;
+  const value = expression.evaluate();
+  return typeof value === 'string' && providerNamed(value)
+    ? undefined
+    : `'${value}' is not a provider: one of ${ACCEPTED_PROVIDER_NAMES.join(', ')}`;
+}
+
+/** What is wrong with a base URL written as text, or undefined. */
+function baseUrlProblem(expression: Expression<string> | undefined): string | undefined {
+  if (!expression?.isConstant) return undefined;
+  const parsed = parseBaseUrl(String(expression.evaluate()));
+  return typeof parsed === 'string' ? parsed : undefined;
+}
+
+const TRUE = compile('true', 'boolean');
+const ANONYMOUS_SUB = compile(ANONYMOUS, 'string');
 
 export const LLMProxyFilterHeaplet = defineHeaplet({
   type: 'LLMProxyFilter',
   kind: 'filter',
-  config: s.object({
-    // A header name: an HTTP token, refused at its JSON path otherwise.
-    header: s.headerName(),
-    // A run-time template: compiled here, evaluated per request. A plain `s.string()` would
-    // evaluate its `${...}` once, at load, like every configuration setting.
-    value: s.expression('string'),
-    // A heap reference: the name of a handler declared in a heap, or an inline declaration; the
-    // heap creates (or finds) it before `create` runs.
-    onMissing: s.ref<Handler>('handler').optional(),
-  }),
-  create: ({ config }) => new LLMProxyFilter(config.header, config.value, config.onMissing),
+  config: s
+    .object({
+      provider: s
+        .expression('string')
+        .refine(providerProblem, `one of ${ACCEPTED_PROVIDER_NAMES.join(', ')} (any case)`),
+      baseUrl: s
+        .expression('string')
+        .optional()
+        .refine(baseUrlProblem, 'an absolute http or https URL such as "https://api.openai.com/v1"'),
+      apiKey: s.expression('string').optional(),
+      // Portico's own: the key read by secret ID (a password) instead of written in the file.
+      apiKeySecretId: s.string().optional(),
+      secretsProvider: s.secretsProvider().optional(),
+      sub: s.expression('string').default(ANONYMOUS_SUB),
+      rateLimitEnabled: s.expression('boolean').default(TRUE),
+      rate: rateSchema.default(() => ({
+        numberOfTokens: DEFAULT_NUMBER_OF_TOKENS,
+        duration: DEFAULT_DURATION,
+        cleaningInterval: DEFAULT_CLEANING_INTERVAL,
+      })),
+      // Portico's own: the budgets in Redis, shared by every gateway that loads the same route.
+      redis: redisStoreSchema.optional(),
+      executor: executorSetting(),
+      maxSubjects: s.integer({ min: 1 }).default(DEFAULT_MAX_BUCKETS),
+    })
+    .refine(
+      (config) =>
+        (config.apiKey === undefined) === (config.apiKeySecretId === undefined)
+          ? 'exactly one of apiKey and apiKeySecretId is required'
+          : undefined,
+      'exactly one of apiKey and apiKeySecretId',
+      (config) => (config.apiKeySecretId !== undefined ? 'apiKeySecretId' : 'apiKey'),
+    )
+    .refine(
+      (config) => {
+        if (config.baseUrl !== undefined || !config.provider.isConstant) return undefined;
+        const provider = providerNamed(String(config.provider.evaluate()));
+        return provider && provider.defaultBaseUrl === undefined
+          ? `the provider ${provider.name} has no default base URL: baseUrl is required`
+          : undefined;
+      },
+      'a baseUrl for a provider without a default one',
+      () => 'baseUrl',
+    ),
+  create: async (context) => {
+    const { name, config, heap, logger, file, jsonPath, environment, onDestroy } = context;
+    const provider = settingOf(config.provider, (value) => providerNamed(String(value))!);
+    if ('constant' in provider && provider.constant.openAiFamily) {
+      // Loaded now rather than during the first request: each takes a few hundred milliseconds.
+      await Promise.all([loadEncoding('o200k_base'), loadEncoding('cl100k_base')]);
+    }
+    let apiKey: Setting<string>;
+    if (config.apiKeySecretId !== undefined) {
+      const secrets: SecretsProvider = config.secretsProvider ?? heap.secrets;
+      const at = {
+        ...context.configAt('apiKeySecretId'),
+        written: context.configWritten?.('apiKeySecretId'),
+      };
+      apiKey = { constant: await secrets.secret(config.apiKeySecretId, 'password', at) };
+    } else {
+      apiKey = settingOf(config.apiKey!, (value) => String(value ?? ''));
+      if ('constant' in apiKey && apiKey.constant === '') {
+        throw new PorticoError(ErrorCode.CONFIG, 'apiKey is empty', {
+          ...context.configAt('apiKey'),
+          expected: 'a key, or an expression giving one (any non-empty text for a local model server)',
+        });
+      }
+    }
+    const rate = bucketRate(config.rate.numberOfTokens, config.rate.duration);
+    const store = await provisionBucketStore({
+      redis: config.redis,
+      defaultKeyPrefix: defaultKeyPrefix(file, jsonPath, environment.configDirectory),
+      maxBuckets: config.maxSubjects,
+      cleaningInterval: config.rate.cleaningInterval,
+      executor: config.executor,
+      heap,
+      onDestroy,
+      warnEvicted: (count) =>
+        logger.warn('token budgets dropped before they were full: more than maxSubjects are in use', {
+          filter: name,
+          maxSubjects: config.maxSubjects,
+          dropped: count,
+        }),
+    });
+    return new LLMProxyFilter({
+      name,
+      provider,
+      baseUrl:
+        config.baseUrl === undefined
+          ? undefined
+          : settingOf(config.baseUrl, (value) => parseBaseUrl(String(value)) as BaseUrl),
+      apiKey,
+      sub: config.sub,
+      rateLimitEnabled: settingOf(config.rateLimitEnabled, toBoolean),
+      rate,
+      store,
+      whenUnavailable: config.redis?.whenUnavailable ?? 'allow',
+      logger,
+    });
+  },
 });
+
+/** Keys of one filter declaration, the same in every gateway that loads the same configuration. */
+export function defaultKeyPrefix(
+  file: string | undefined,
+  jsonPath: string,
+  configDirectory: string,
+): string {
+  return keyPrefixOf('llm-proxy', file, jsonPath, configDirectory);
+}
