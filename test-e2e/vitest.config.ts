@@ -12,5 +12,8 @@ export default defineProject({
     testTimeout: 30_000,
     // Some tests pack packages or run the built gateway: dist/ is built once before any test.
     globalSetup: ['support/build.ts'],
+    // @anthropic-ai/sdk imports @opentelemetry/api, whose `module` build (chosen by the server
+    // conditions above) imports files without their extensions: vite resolves it, Node cannot.
+    server: { deps: { inline: ['@anthropic-ai/sdk', '@opentelemetry/api'] } },
   },
 });
