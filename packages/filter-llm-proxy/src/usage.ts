@@ -1,4 +1,4 @@
-import type { TokenCounter } from './estimate.ts';
+import { EXACT_CHARACTERS, type TokenCounter } from './estimate.ts';
 
 /**
  * The tokens a provider's `usage` object reports: `total_tokens` when present (OpenAI), else the sum
@@ -162,8 +162,9 @@ const CR = 0x0d;
  * - OpenAI chat completions: the chunk carrying `usage` (the last one, when the client asked for
  *   it with `stream_options.include_usage`); the Responses API: `response.completed`'s usage;
  * - Anthropic: `message_start`'s input tokens and the output tokens of the last `message_delta`;
- * - without any of these, the text the answer streamed (its deltas), counted: the answer's cost is
- *   then the prompt's estimate plus that count.
+ * - without any of these, the text the answer streamed (its deltas), counted when the stream has
+ *   ended (only then is it known that no usage came): the answer's cost is then the prompt's
+ *   estimate plus that count. The first EXACT_CHARACTERS of the text are kept for it.
  */
 export class SseUsageReader implements UsageReader {
   readonly #output: TokenCounter;
@@ -176,8 +177,10 @@ export class SseUsageReader implements UsageReader {
   #reported: number | undefined;
   #anthropicInput: number | undefined;
   #anthropicOutput = 0;
-  #streamedOutput = 0;
-  #sawOutput = false;
+  /** The streamed text (its first EXACT_CHARACTERS), counted only if the stream reports no usage. */
+  #outputText: string[] = [];
+  #outputKept = 0;
+  #outputCharacters = 0;
 
   constructor(output: TokenCounter, promptEstimate: number) {
     this.#output = output;
@@ -302,8 +305,18 @@ export class SseUsageReader implements UsageReader {
 
   #countOutput(text: unknown): void {
     if (typeof text !== 'string' || text.length === 0) return;
-    this.#sawOutput = true;
-    this.#streamedOutput += this.#output.count(text);
+    this.#outputCharacters += text.length;
+    if (this.#outputKept >= EXACT_CHARACTERS) return;
+    const kept = text.slice(0, EXACT_CHARACTERS - this.#outputKept);
+    this.#outputText.push(kept);
+    this.#outputKept += kept.length;
+  }
+
+  /** The streamed text's tokens: what was kept, counted, and the rest at the rate it showed. */
+  #streamedOutput(): number {
+    const kept = this.#output.count(this.#outputText.join(''));
+    const rest = this.#outputCharacters - this.#outputKept;
+    return kept + (rest > 0 ? Math.ceil((rest * kept) / this.#outputKept) : 0);
   }
 
   end(): number | undefined {
@@ -312,7 +325,7 @@ export class SseUsageReader implements UsageReader {
     this.#dispatch();
     if (this.#reported !== undefined) return this.#reported;
     if (this.#anthropicInput !== undefined) return this.#anthropicInput + this.#anthropicOutput;
-    if (this.#sawOutput) return this.#promptEstimate + this.#streamedOutput;
+    if (this.#outputCharacters > 0) return this.#promptEstimate + this.#streamedOutput();
     return undefined;
   }
 }
