@@ -7,6 +7,7 @@ import { auditRouteBenchmark } from './audit-route.ts';
 import { auditSyslogBenchmark } from './audit-syslog.ts';
 import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
+import { llmProxyBenchmark } from './llm-proxy.ts';
 import { mcpFeaturesBenchmark } from './mcp-features.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
 import { resourceServerBenchmark } from './resource-server.ts';
@@ -31,6 +32,7 @@ const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   'audit-route': auditRouteBenchmark,
   'typical-chain': typicalChainBenchmark,
   'mcp-features': mcpFeaturesBenchmark,
+  'llm-proxy': llmProxyBenchmark,
 };
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, ...PROXY_OPTIONS } });
