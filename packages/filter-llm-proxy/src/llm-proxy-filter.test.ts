@@ -620,6 +620,9 @@ describe('the cost of a request', () => {
       },
     });
     expect(provider.received).toHaveLength(0);
+    // Nothing charged; the budget is said all the same.
+    expect(answer.headers['x-ratelimit-remaining-tokens']).toBe('1000');
+    expect(answer.headers['x-ratelimit-limit-tokens']).toBe('1000');
   });
 
   it('takes the whole budget, not more, for a request estimated above it, and keeps the debt', async () => {

@@ -97,6 +97,8 @@ export class LLMProxyFilter implements Filter {
   readonly #options: LLMProxyFilterOptions;
   readonly #defaultBases = new Map<Provider, BaseUrl | undefined>();
   #down = false;
+  #settleFailures = 0;
+  #settleWarned = Number.NEGATIVE_INFINITY;
 
   constructor(options: LLMProxyFilterOptions) {
     this.name = options.name;
@@ -134,8 +136,16 @@ export class LLMProxyFilter implements Filter {
     try {
       counted = await this.#estimate(request, provider);
     } catch (error) {
-      if (error instanceof Refusal) return identify(error.response, provider, subject);
-      throw error;
+      if (!(error instanceof Refusal)) throw error;
+      // Refused before any charge: the budget as it is (0 tokens only looks), when it can be read.
+      const looked = await this.#look(subject);
+      return identify(
+        error.response,
+        provider,
+        subject,
+        looked === undefined ? undefined : rate,
+        looked?.remaining,
+      );
     }
     // A request whose estimate exceeds the whole budget waits for a full bucket and takes all of
     // it: the provider's count settles the rest as a debt, instead of refusing it for ever.
@@ -268,17 +278,36 @@ export class LLMProxyFilter implements Filter {
     return { estimate: estimateBody(body, counter), encoding };
   }
 
+  /** The subject's budget without taking from it, or undefined when its store cannot be reached. */
+  async #look(subject: string): Promise<Consumption | undefined> {
+    try {
+      return await this.#options.store.consume(subject, this.#options.rate, 0);
+    } catch {
+      return undefined;
+    }
+  }
+
   #settle(subject: string, tokens: number): void {
     if (tokens === 0) return;
-    const { store, rate, logger } = this.#options;
+    const { store, rate } = this.#options;
     try {
       const pending = store.settle(subject, rate, tokens);
-      if (pending instanceof Promise) {
-        pending.catch((error: unknown) => settleFailed(logger, this.name, error));
-      }
+      if (pending instanceof Promise) pending.catch((error: unknown) => this.#settleFailed(error));
     } catch (error) {
-      settleFailed(logger, this.name, error);
+      this.#settleFailed(error);
     }
+  }
+
+  /** Logged at most once a minute: while Redis is down, every answer would log it. */
+  #settleFailed(error: unknown): void {
+    this.#settleFailures++;
+    if (performance.now() - this.#settleWarned < 60_000) return;
+    this.#settleWarned = performance.now();
+    this.#options.logger.warn('token charges could not be settled', {
+      filter: this.name,
+      error: String((error as Error)?.message ?? error),
+      failuresSoFar: this.#settleFailures,
+    });
   }
 
   async #unavailable(
@@ -324,13 +353,6 @@ function usageReader(response: Response, counted: Counted): UsageReader | undefi
   }
   if (type.includes('json')) return new JsonUsageReader();
   return undefined;
-}
-
-function settleFailed(logger: Logger, name: string, error: unknown): void {
-  logger.warn('a token charge could not be settled', {
-    filter: name,
-    error: String((error as Error)?.message ?? error),
-  });
 }
 
 /** OpenAI's tokenizer for OpenAI models (all of them at OpenAI and Azure OpenAI), else none. */
