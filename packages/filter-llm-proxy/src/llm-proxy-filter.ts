@@ -444,13 +444,18 @@ function settingOf<T>(expression: Expression<unknown>, known: (value: unknown) =
 const ONE_DAY = Duration.parse('1 day');
 
 const rateSchema = s.object({
-  numberOfTokens: s.integer({ min: 1 }).default(DEFAULT_NUMBER_OF_TOKENS),
+  numberOfTokens: s
+    .integer({ min: 1 })
+    .default(DEFAULT_NUMBER_OF_TOKENS)
+    .describe("Tokens per duration: the capacity of each subject's budget."),
   duration: s
     .duration()
+    .describe('The period over which numberOfTokens return, continuously.')
     .refine(periodProblem, 'a duration of at least 1 millisecond, not unlimited')
     .default(DEFAULT_DURATION),
   cleaningInterval: s
     .duration()
+    .describe('How often budgets kept in memory that are full again are dropped.')
     .refine(
       (interval) =>
         interval.isZero || interval.isUnlimited || interval.compareTo(ONE_DAY) > 0
@@ -487,26 +492,42 @@ export const LLMProxyFilterHeaplet = defineHeaplet({
     .object({
       provider: s
         .expression('string')
+        .describe(`The provider kind: ${ACCEPTED_PROVIDER_NAMES.join(', ')} (any case).`)
         .refine(providerProblem, `one of ${ACCEPTED_PROVIDER_NAMES.join(', ')} (any case)`),
       baseUrl: s
         .expression('string')
+        .describe('The provider URL; the request keeps its own path and query after its path.')
         .optional()
         .refine(baseUrlProblem, 'an absolute http or https URL such as "https://api.openai.com/v1"'),
-      apiKey: s.expression('string').optional(),
+      apiKey: s
+        .expression('string')
+        .optional()
+        .describe('The provider key, sent in its header; one of apiKey and apiKeySecretId.'),
       // Portico's own: the key read by secret ID (a password) instead of written in the file.
-      apiKeySecretId: s.string().optional(),
+      apiKeySecretId: s.string().optional().describe('The key as the password of this secret ID.'),
       secretsProvider: s.secretsProvider().optional(),
-      sub: s.expression('string').default(ANONYMOUS_SUB),
-      rateLimitEnabled: s.expression('boolean').default(TRUE),
+      sub: s
+        .expression('string')
+        .default(ANONYMOUS_SUB)
+        .describe('The subject whose budget a request uses: one budget per value (empty: anonymous).'),
+      rateLimitEnabled: s
+        .expression('boolean')
+        .default(TRUE)
+        .describe('false: requests go to the provider without a budget.'),
       rate: rateSchema.default(() => ({
         numberOfTokens: DEFAULT_NUMBER_OF_TOKENS,
         duration: DEFAULT_DURATION,
         cleaningInterval: DEFAULT_CLEANING_INTERVAL,
       })),
       // Portico's own: the budgets in Redis, shared by every gateway that loads the same route.
-      redis: redisStoreSchema.optional(),
+      redis: redisStoreSchema
+        .optional()
+        .describe('The budgets in Redis, shared by every gateway using the same keys.'),
       executor: executorSetting(),
-      maxSubjects: s.integer({ min: 1 }).default(DEFAULT_MAX_BUCKETS),
+      maxSubjects: s
+        .integer({ min: 1 })
+        .default(DEFAULT_MAX_BUCKETS)
+        .describe('The most subjects whose budgets are kept in memory.'),
     })
     .refine(
       (config) =>
