@@ -448,6 +448,50 @@ describe('rate', () => {
     await heap.destroy();
   });
 
+  it('keeps at most maxSubjects budgets in memory (default 100000), warning once', async () => {
+    const { filter, heap, logger } = await filterFrom({
+      provider: 'OPENAI',
+      apiKey: 'k',
+      sub: "${request.headers['X-User'][0]}",
+      maxSubjects: 16,
+      rate: HOUR,
+    });
+    const next = recordingHandler();
+    for (let i = 0; i < 40; i++)
+      await filter.filter(testContext(), jsonRequest('/v1/models', {}, { 'X-User': `u${i}` }), next.handler);
+    expect(filter.subjects).toBeLessThanOrEqual(16);
+    expect(logger.records.filter((r) => r.message.startsWith('token budgets dropped'))).toHaveLength(1);
+    await heap.destroy();
+    expect(await refusal({ provider: 'OPENAI', apiKey: 'k', maxSubjects: 0 })).toContainEqual(
+      expect.objectContaining({ code: 'PORTICO_E_CONFIG', jsonPath: '$.heap[0].config.maxSubjects' }),
+    );
+  });
+
+  it('runs its cleaning on the executor it names, which must be a ScheduledExecutorService', async () => {
+    const { heap } = llmHeap([
+      { name: 'Sweeper', type: 'ScheduledExecutorService' },
+      {
+        name: 'LLM',
+        type: 'LLMProxyFilter',
+        config: {
+          provider: 'OPENAI',
+          apiKey: 'k',
+          executor: 'Sweeper',
+          rate: { cleaningInterval: '50 milliseconds', duration: '10 milliseconds' },
+        },
+      },
+    ]);
+    const filter = await heap.get<LLMProxyFilter>('LLM', 'filter');
+    await filter.filter(testContext(), jsonRequest('/v1/models', {}), recordingHandler().handler);
+    expect(filter.subjects).toBe(1);
+    await sleep(200);
+    expect(filter.subjects).toBe(0);
+    await heap.destroy();
+    expect(await refusal({ provider: 'OPENAI', apiKey: 'k', executor: 'Nowhere' })).toContainEqual(
+      expect.objectContaining({ code: 'PORTICO_E_REFERENCE' }),
+    );
+  });
+
   it('refuses a number of tokens below 1 and durations of 0 or unlimited, at their JSON paths', async () => {
     const at = (key: string) =>
       expect.objectContaining({ code: 'PORTICO_E_CONFIG', jsonPath: `$.heap[0].config.rate.${key}` });
