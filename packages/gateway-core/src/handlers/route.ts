@@ -16,6 +16,8 @@ import type { Request, Response } from '../http/message.ts';
 import type { Uri } from '../http/uri.ts';
 import { isRecord } from '../is-record.ts';
 import type { Logger } from '../logging.ts';
+import { metricsOf } from '../metrics/metrics.ts';
+import { RouteMeter } from '../metrics/route-metrics.ts';
 import type { Handler } from '../types.ts';
 import { answerOf } from './answer.ts';
 import { conditionReadsEntity, holdsSettled } from './conditions.ts';
@@ -77,6 +79,8 @@ export class Route implements Handler {
   readonly #handlerReadsBody: boolean;
   /** The route's `auditService`: told of every exchange through the route. */
   readonly #auditor: AccessAuditor | undefined;
+  /** The route's series of the gateway's metrics, when something collects them. */
+  readonly #meter: RouteMeter | undefined;
   #active = 0;
   #drained: (() => void) | undefined;
 
@@ -92,6 +96,8 @@ export class Route implements Handler {
     readsRequestBody?: boolean;
     /** The route's audit service (its `auditService`). */
     auditor?: AccessAuditor;
+    /** The route's series of the gateway's metrics. */
+    meter?: RouteMeter;
   }) {
     this.id = init.id;
     this.name = init.name;
@@ -104,6 +110,7 @@ export class Route implements Handler {
     this.#baseURI = init.baseURI;
     this.#heap = init.heap;
     this.#auditor = init.auditor;
+    this.#meter = init.meter;
   }
 
   get info(): RouteInfo {
@@ -140,9 +147,23 @@ export class Route implements Handler {
 
   handle(context: Context, request: Request): Promise<Response> {
     this.#active++;
+    // Without metrics collected, a route pays this test and nothing more.
+    if (this.#meter !== undefined) return this.#metered(this.#meter, context, request);
     // A route without an audit service pays this test, and nothing more.
     if (this.#auditor !== undefined) return this.#audited(this.#auditor, context, request);
     return this.#enter(context, request);
+  }
+
+  /** Counts the request in the route's series, and its answer once it settles (one reaction). */
+  #metered(meter: RouteMeter, context: Context, request: Request): Promise<Response> {
+    const started = meter.enter();
+    const answer =
+      this.#auditor !== undefined
+        ? this.#audited(this.#auditor, context, request)
+        : this.#enter(context, request);
+    const settle = (outcome: unknown): void => meter.settle(started, outcome);
+    answer.then(settle, settle);
+    return answer;
   }
 
   #enter(context: Context, request: Request): Promise<Response> {
@@ -263,6 +284,8 @@ export interface LoadRouteOptions {
   /** The heap routes inherit from (the router's). */
   parentHeap: Heap;
   logger: Logger;
+  /** The name of the router loading it, the `router` label of its metrics. */
+  router?: string;
 }
 
 /**
@@ -270,7 +293,7 @@ export interface LoadRouteOptions {
  * carrying the others in `details.cause`); whatever was created before a failure is destroyed.
  */
 export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
-  const { id, json, file, parentHeap, logger } = options;
+  const { id, json, file, parentHeap, logger, router } = options;
   // `portico validate` creates every object the route declares, referenced or not, to report all.
   const validating = parentHeap.environment.validating === true;
   const fields = pickRouteFields(json);
@@ -321,6 +344,7 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
     );
     const auditor = await routeAuditor(heap, config.auditService, file, problems);
     if (problems.length > 0) throw combine(problems, file);
+    const metrics = metricsOf(heap);
     const route = new Route({
       id,
       name,
@@ -328,6 +352,8 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
       heap,
       readsRequestBody: reads,
       ...(auditor === undefined ? {} : { auditor }),
+      // Its series resolved now, once: a request then only counts.
+      ...(metrics.enabled && !validating ? { meter: new RouteMeter(metrics, name, id, router ?? '') } : {}),
       ...(file === undefined ? {} : { file }),
       ...(config.condition === undefined ? {} : { condition: config.condition }),
       ...(config.baseURI === undefined ? {} : { baseURI: config.baseURI }),

@@ -14,6 +14,8 @@ import { type Heap, heapBehind } from '../heap/heap.ts';
 import { defineHeaplet, type HeapletContext } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
 import type { Logger } from '../logging.ts';
+import { type Counter, type Family, type Gauge, metricsOf } from '../metrics/metrics.ts';
+import { type LoadOutcome, ROUTE_METRICS, RouteMeter } from '../metrics/route-metrics.ts';
 import type { Handler } from '../types.ts';
 import { loadRoute, type Route, type RouteInfo } from './route.ts';
 import { RouteIndex } from './route-index.ts';
@@ -91,9 +93,23 @@ export class Router implements Handler {
   #destroyed = false;
   /** The first scan is done: a route loaded from now on was added or changed while serving. */
   #started = false;
+  /** The series of the requests no route takes (route `default`), when metrics are collected. */
+  readonly #meter: RouteMeter | undefined;
+  readonly #loads: Family<Counter>;
+  readonly #deployed: Gauge;
 
   constructor(options: RouterOptions) {
     this.#options = options;
+    const metrics = metricsOf(options.heap);
+    const router = options.name ?? '';
+    // The incumbents publish a router's default handler as the route named `default`.
+    if (metrics.enabled) this.#meter = new RouteMeter(metrics, 'default', 'default', router);
+    this.#loads = metrics.counter(ROUTE_METRICS.loads);
+    this.#deployed = metrics.gauge(ROUTE_METRICS.deployed).labels(router);
+  }
+
+  #counted(outcome: LoadOutcome): void {
+    this.#loads.labels(this.#options.name ?? '', outcome).inc();
   }
 
   /** Loads the routes once and starts watching. Resolves when the first scan is done. */
@@ -164,7 +180,13 @@ export class Router implements Handler {
   }
 
   #handleUnrouted(context: Context, request: Request): Promise<Response> {
-    if (this.#options.defaultHandler) return this.#options.defaultHandler.handle(context, request);
+    const { defaultHandler } = this.#options;
+    if (defaultHandler) {
+      return this.#meter === undefined
+        ? defaultHandler.handle(context, request)
+        : this.#meter.measure(() => defaultHandler.handle(context, request));
+    }
+    this.#meter?.unrouted();
     const notFound = Response.empty(404);
     UNROUTED.add(notFound);
     return Promise.resolve(notFound);
@@ -331,7 +353,7 @@ export class Router implements Handler {
     let route: Route;
     try {
       const text = await readRouteFile(file, this.#options.maxFileSize ?? DEFAULT_MAX_ROUTE_FILE_SIZE);
-      route = await loadRouteWithTokens(id, parseConfigJson(text, file), file, heap, logger);
+      route = await loadRouteWithTokens(id, parseConfigJson(text, file), file, heap, logger, this.name);
       const clash = [...this.#loaded.values()].find((l) => l.route.id !== id && l.route.name === route.name);
       if (clash) {
         await route.destroy();
@@ -349,6 +371,7 @@ export class Router implements Handler {
       const found = fileProblems(error, file);
       const problems = this.#started ? found.map(withRestartHint) : found;
       this.#failures.set(id, { id, file, problems, previousVersionServing: previous !== undefined, mtimeMs });
+      this.#counted('failed');
       logger.error('route not loaded', {
         route: id,
         file,
@@ -360,6 +383,7 @@ export class Router implements Handler {
     this.#failures.delete(id);
     this.#loaded.set(id, { route, mtimeMs, loadedAt: Date.now() });
     logger.info(previous ? 'route reloaded' : 'route loaded', { route: id, routeName: route.name, file });
+    this.#counted(previous ? 'reloaded' : 'loaded');
     if (previous) {
       this.#order();
       void previous.route
@@ -374,6 +398,7 @@ export class Router implements Handler {
     this.#loaded.delete(id);
     this.#order();
     this.#options.logger.info(`route ${why}`, { route: id });
+    this.#counted('removed');
     void loaded.route
       .destroy()
       .catch((e: unknown) =>
@@ -387,6 +412,7 @@ export class Router implements Handler {
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     this.#index = new RouteIndex(routes, (route) => route.pathPrefix);
     this.#routes = routes;
+    this.#deployed.set(routes.length);
   }
 
   async destroy(): Promise<void> {
@@ -469,9 +495,18 @@ async function loadRouteWithTokens(
   file: string,
   heap: Heap,
   logger: Logger,
+  router: string | undefined,
 ): Promise<Route> {
   const { value: json, problems: tokens } = resolveTokensCollecting(written, { file });
-  if (tokens.length === 0) return loadRoute({ id, json, file, parentHeap: heap, logger });
+  if (tokens.length === 0)
+    return loadRoute({
+      id,
+      json,
+      file,
+      parentHeap: heap,
+      logger,
+      ...(router === undefined ? {} : { router }),
+    });
   if (heap.environment.validating !== true) throw combineProblems(tokens);
   let others: PorticoError[] = [];
   try {

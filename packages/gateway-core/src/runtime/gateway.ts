@@ -17,6 +17,7 @@ import type { PluginManifest } from '../heap/heaplet.ts';
 import { isValidatedObject } from '../heap/validated-object.ts';
 import { isRecord } from '../is-record.ts';
 import { consoleLogger, type Logger } from '../logging.ts';
+import { type Metrics, provideMetrics } from '../metrics/metrics.ts';
 import type { TypeRegistry, UnknownTypeAdvice } from '../registry/registry.ts';
 import type { Handler } from '../types.ts';
 import type { ExchangeOptions } from './exchange.ts';
@@ -74,6 +75,11 @@ export interface GatewayOptions {
    * that provides it, and the command that adds it); nothing by default.
    */
   unknownTypeAdvice?: UnknownTypeAdvice;
+  /**
+   * Where the gateway's routes, routers and plugins count what they do (`metricsOf(heap)`): the
+   * server's collector; nothing is counted without one.
+   */
+  metrics?: Metrics;
 }
 
 /** A gateway from an instance directory: `config/admin.json`, `config/config.json`, `config/routes/`. */
@@ -124,6 +130,8 @@ export async function createGateway(options: CreateGatewayOptions): Promise<Gate
   const registry = await gatewayRegistry(options, instance, settings.pluginDirectories, inMemory, logger);
   const config = readConfig(instance, logger);
   const adminHeap = adminHeapOf(instance, settings, config, registry, logger);
+  // Before any object is created: routes resolve their series as they load.
+  if (options.metrics !== undefined) provideMetrics(adminHeap, options.metrics);
   const heaps = [adminHeap];
   try {
     const problems = settings.heap === undefined ? [] : adminHeap.declare(settings.heap, '$.heap');

@@ -90,6 +90,8 @@ export { KINDS, type Kind, PLUGIN_BRAND } from '../kinds.ts';
 export { isLogSink, LOG_LEVELS, type LogLevel, type LogRecord } from '../log-sinks.ts';
 // Logging.
 export { consoleLogger, createMemoryLogger } from '../logging.ts';
+// Metrics: the route series and what loads them, for the server that collects them.
+export { type LoadOutcome, ROUTE_METRICS, RouteMeter } from '../metrics/route-metrics.ts';
 export * from '../registry/index.ts';
 export { isFilter, isHandler } from '../types.ts';
 
