@@ -33,7 +33,7 @@ const limits = s.object({
 /**
  * admin.json: the instance's own settings (the incumbents' fields, plus Portico's `limits`). The
  * gateway uses its heap, properties, limits and plugin directories; the rest (prefix, connectors,
- * apiProtectionFilter, session) are the server's.
+ * apiProtectionFilter, session, metrics) are the server's.
  */
 export const adminSchema = s.object({
   prefix: s.string().default('openig'),
@@ -47,6 +47,8 @@ export const adminSchema = s.object({
   temporaryDirectory: s.string().optional(),
   temporaryStorage: s.any().optional(),
   session: s.any().optional(),
+  // The server's Prometheus metrics (`{"enabled": true}`), read by the server.
+  metrics: s.any().optional(),
   preserveOriginalQueryString: s.boolean().default(false),
   streamingEnabled: s.boolean().default(true),
   pluginDirectories: s.array(s.string()).default([]),

@@ -8,6 +8,7 @@ import { Heap } from '../heap/heap.ts';
 import type { GatewayEnvironment, PluginManifest } from '../heap/heaplet.ts';
 import { type Request, Response } from '../http/message.ts';
 import { createMemoryLogger } from '../logging.ts';
+import { type Metrics, provideMetrics } from '../metrics/metrics.ts';
 import { TypeRegistry } from '../registry/registry.ts';
 import type { Handler } from '../types.ts';
 
@@ -26,6 +27,8 @@ export interface PluginHeapOptions {
   defaults?: readonly unknown[];
   /** A `secrets` block (`{"stores": [...]}`), as a route file's. */
   secrets?: unknown;
+  /** The metrics its objects count to (`metricsOf(heap)`), as a server gives a gateway; none by default. */
+  metrics?: Metrics;
 }
 
 /**
@@ -54,6 +57,7 @@ export function pluginHeap(options: PluginHeapOptions = {}) {
     ...(options.properties === undefined ? {} : { properties: options.properties }),
     defaults: withDefaultExecutor(options.defaults ?? []),
   });
+  if (options.metrics !== undefined) provideMetrics(heap, options.metrics);
   const errors = options.heap === undefined ? [] : heap.declare(options.heap);
   if (options.secrets !== undefined) errors.push(...heap.declareSecrets(options.secrets));
   if (errors.length > 0) throw errors[0];

@@ -13,3 +13,4 @@ export { loadRoute } from '../handlers/route.ts';
 export { createMemoryLogger } from '../logging.ts';
 export { type PluginHeapOptions, pluginHeap, recordingHandler, testContext } from './heap.ts';
 export { loadingMap } from './lazy.ts';
+export { recordingMetrics } from './metrics.ts';

@@ -23,7 +23,7 @@ import {
   upstreamRequestHeaders,
 } from './headers.ts';
 import { IdleWatch } from './idle-watch.ts';
-import { OriginPools } from './origin-pools.ts';
+import { OriginPools, type PoolState } from './origin-pools.ts';
 import { NO_PROXY, type ProxySetting } from './proxy.ts';
 import { type TlsSettings, tlsConnectOptions } from './tls.ts';
 import { type TrustedProxies, trustedProxies } from './trusted-proxies.ts';
@@ -170,6 +170,14 @@ export class ClientHandler implements Handler {
   readonly #idle: IdleWatch | undefined;
   #closing: Promise<void> | undefined;
   readonly #failureContext: Omit<FailureContext, 'origin'>;
+
+  /**
+   * The state of each upstream origin's pool (none through a proxy, whose agent keeps its own), for
+   * the metrics.
+   */
+  forEachPool(visit: (origin: string, state: PoolState) => void): void {
+    if (this.dispatcher instanceof OriginPools) this.dispatcher.forEachPool(visit);
+  }
 
   constructor(options: ClientHandlerOptions = {}) {
     this.logger = options.logger ?? consoleLogger;

@@ -41,7 +41,8 @@ function heapletContext(config: unknown, logger = createMemoryLogger()): Heaplet
     name: 'h',
     type: 'ClientHandler',
     config,
-    heap: undefined as never,
+    // The heap's one part the client heaplets read: the gateway's metrics (none here).
+    heap: { shared: (_key: string, make: (l: typeof logger) => unknown) => make(logger) } as never,
     logger,
     file: 'routes/10.json',
     jsonPath: '$.heap[0].config',

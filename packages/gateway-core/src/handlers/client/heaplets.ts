@@ -4,6 +4,7 @@ import { s } from '../../config/schema-builders.ts';
 import { ErrorCode, PorticoError } from '../../errors.ts';
 import { defineHeaplet, type HeapletContext } from '../../heap/heaplet.ts';
 import { isRecord } from '../../is-record.ts';
+import { metricsOf } from '../../metrics/metrics.ts';
 import { CLIENT_DEFAULTS, ClientHandler, type ClientHandlerOptions } from './client-handler.ts';
 import {
   ProxyOptions,
@@ -193,15 +194,56 @@ function resolved<T>(value: T, key: string, heaplet: Pick<HeapletContext<unknown
   return value;
 }
 
+/** The upstream pools' metrics, by origin; a handler with more origins than this sums the others. */
+const MAX_ORIGINS_REPORTED = 100;
+
+export const UPSTREAM_METRICS = {
+  connections: {
+    name: 'portico_upstream_connections',
+    help: 'Connections to each upstream origin: connected (open), free (open and idle).',
+    labels: ['origin', 'state'],
+    type: 'gauge',
+  },
+  requests: {
+    name: 'portico_upstream_requests',
+    help: 'Requests to each upstream origin: running (sent, not yet answered), pending (waiting for a connection).',
+    labels: ['origin', 'state'],
+    type: 'gauge',
+  },
+} as const;
+
+/**
+ * A client handler created for the heap: closed when the heap is destroyed, and its pools reported
+ * to the gateway's metrics when scraped (origins are the configuration's, bounded all the same).
+ */
+function managed<T extends ClientHandler>(handler: T, heaplet: HeapletContext<unknown>): T {
+  heaplet.onDestroy(() => handler.close());
+  const metrics = metricsOf(heaplet.heap);
+  if (!metrics.enabled) return handler;
+  const report =
+    (what: 'connections' | 'requests') => (emit: (value: number, ...labels: string[]) => void) => {
+      let seen = 0;
+      handler.forEachPool((origin, state) => {
+        const label = ++seen > MAX_ORIGINS_REPORTED ? 'other' : origin;
+        if (what === 'connections') {
+          emit(state.connected, label, 'connected');
+          emit(state.free, label, 'free');
+        } else {
+          emit(state.running, label, 'running');
+          emit(state.pending, label, 'pending');
+        }
+      });
+    };
+  heaplet.onDestroy(metrics.observe(UPSTREAM_METRICS.connections, report('connections')));
+  heaplet.onDestroy(metrics.observe(UPSTREAM_METRICS.requests, report('requests')));
+  return handler;
+}
+
 export const ClientHandlerHeaplet = defineHeaplet({
   type: 'ClientHandler',
   kind: 'handler',
   config: clientHandlerConfig,
-  create: (heaplet) => {
-    const handler = new ClientHandler(clientOptionsFromConfig(heaplet.config, heaplet));
-    heaplet.onDestroy(() => handler.close());
-    return handler;
-  },
+  create: (heaplet) => managed(new ClientHandler(clientOptionsFromConfig(heaplet.config, heaplet)), heaplet),
 });
 
 export const ReverseProxyHandlerHeaplet = defineHeaplet({
@@ -213,8 +255,7 @@ export const ReverseProxyHandlerHeaplet = defineHeaplet({
       ...clientOptionsFromConfig(heaplet.config, heaplet),
       websocket: heaplet.config.websocket,
     });
-    heaplet.onDestroy(() => handler.close());
-    return handler;
+    return managed(handler, heaplet);
   },
 });
 
@@ -227,8 +268,7 @@ export const VendorClientHandlerHeaplet = defineHeaplet({
       ...clientOptionsFromConfig(heaplet.config, heaplet),
       transactionIdHeader: heaplet.config.transactionIdHeader,
     });
-    heaplet.onDestroy(() => handler.close());
-    return handler;
+    return managed(handler, heaplet);
   },
 });
 

@@ -110,3 +110,29 @@ describe('OriginPools', () => {
     slow.closeAllConnections();
   });
 });
+
+describe('the pools reported to the metrics', () => {
+  it("reports each origin's connections and requests, through the handler's heap", async () => {
+    const { pluginHeap, recordingMetrics } = await import('../../testing/index.ts');
+    const { Context } = await import('../../context/context.ts');
+    const { Request } = await import('../../http/message.ts');
+    const origin = await upstream('a');
+    const recorded = recordingMetrics();
+    const { heap } = pluginHeap({
+      heap: [{ name: 'Proxy', type: 'ReverseProxyHandler', config: {} }],
+      metrics: recorded.metrics,
+    });
+    const handler = await heap.get<import('../../types.ts').Handler>('Proxy', 'handler');
+    const response = await handler.handle(new Context(), new Request({ uri: `${origin}/` }));
+    await response.entity.text();
+    // The connection is given back to the pool once undici has finished with the response.
+    const free = () => recorded.value('portico_upstream_connections', origin, 'free');
+    for (let i = 0; i < 50 && free() !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(recorded.value('portico_upstream_connections', origin, 'connected')).toBe(1);
+    expect(recorded.value('portico_upstream_connections', origin, 'free')).toBe(1);
+    expect(recorded.value('portico_upstream_requests', origin, 'running')).toBe(0);
+    expect(recorded.value('portico_upstream_requests', origin, 'pending')).toBe(0);
+    await heap.destroy();
+    expect(recorded.isObserved('portico_upstream_connections')).toBe(false);
+  });
+});

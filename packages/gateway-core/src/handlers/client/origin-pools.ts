@@ -12,6 +12,14 @@ import { Client, ClientClosedError, Dispatcher, Pool } from './undici-dispatcher
  * closed and forgotten, so that origins used once (a route sending each request to a URI of its
  * own) do not pile up.
  */
+/** A pool's connections and requests, as undici counts them. */
+export interface PoolState {
+  connected: number;
+  free: number;
+  running: number;
+  pending: number;
+}
+
 export class OriginPools extends Dispatcher {
   readonly #options: PoolType.Options;
   readonly #pools = new Map<string, DispatcherType>();
@@ -48,6 +56,23 @@ export class OriginPools extends Dispatcher {
     pool.on('disconnect', forgetIfUnused).on('connectionError', forgetIfUnused);
     this.#pools.set(origin, pool);
     return pool;
+  }
+
+  /**
+   * Each pool's state, for the metrics: its origin, its connections (open, and idle among them) and
+   * its requests (sent and not yet answered, waiting for a connection).
+   */
+  forEachPool(visit: (origin: string, state: PoolState) => void): void {
+    for (const [origin, pool] of this.#pools) {
+      const {
+        connected = 0,
+        free,
+        running = 0,
+        pending = 0,
+      } = (pool as unknown as { stats: Partial<PoolState> }).stats;
+      // A Client (one connection) does not count its idle connection: it is idle when nothing runs.
+      visit(origin, { connected, free: free ?? (running === 0 ? connected : 0), running, pending });
+    }
   }
 
   /** How many origins have a pool (for tests and diagnostics). */

@@ -132,7 +132,8 @@ function fromConfig(config: Record<string, unknown>): ClientHandler {
     name: 'test',
     type: 'ClientHandler',
     config: parseConfig(ClientHandlerHeaplet.config, config, { jsonPath: '$.heap[0].config' }),
-    heap: undefined as never,
+    // The heap's one part the client heaplets read: the gateway's metrics (none here).
+    heap: { shared: (_key: string, make: (l: typeof logger) => unknown) => make(logger) } as never,
     logger,
     file: 'config.json',
     jsonPath: '$.heap[0].config',
