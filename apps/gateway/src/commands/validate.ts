@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { isPorticoError, type Logger, type PorticoError } from '@portico/gateway-core';
+import { isPorticoError, type Logger, type PorticoError, type Schema } from '@portico/gateway-core';
 import {
   besidesTokenProblems,
   checkConfig,
@@ -18,7 +18,7 @@ import { GROOVY_MIGRATION_GUIDE, groovyDeclarations } from '@portico/gateway-cor
 import { firstPartyAdvice } from '../first-party.ts';
 import { APP_PACKAGE_JSON, Gateway } from '../server/gateway.ts';
 import { type Instance, locateInstance } from '../server/instance.ts';
-import { adminSchema, sessionSchema } from '../server/settings.ts';
+import { adminSchema, metricsSchema, sessionSchema } from '../server/settings.ts';
 import { type Output, UsageError } from './output.ts';
 import { setSystemProperties } from './system-properties.ts';
 
@@ -238,16 +238,20 @@ function adminProblems(instance: Instance): PorticoError[] {
   // A temporary directory that cannot be used (under /proc, not writable): start refuses it.
   const temporary = temporaryDirectoryProblem(instance);
   if (temporary !== undefined) problems.push(temporary);
-  // The server's own session settings, which `portico start` reads as it starts.
-  const session = (instance.admin as { session?: unknown } | undefined)?.session;
-  if (session !== undefined)
-    problems.push(
-      ...checkConfig(sessionSchema, session, {
-        file: instance.adminFile,
-        jsonPath: '$.session',
-        logger: quiet,
-      }).errors,
-    );
+  // The server's own session and metrics settings, which `portico start` reads as it starts.
+  const admin = instance.admin as { session?: unknown; metrics?: unknown } | undefined;
+  for (const [field, schema] of [
+    ['session', sessionSchema],
+    ['metrics', metricsSchema],
+  ] as const) {
+    if (admin?.[field] === undefined) continue;
+    const checked = checkConfig(schema as Schema<unknown>, admin[field], {
+      file: instance.adminFile,
+      jsonPath: `$.${field}`,
+      logger: quiet,
+    });
+    problems.push(...checked.errors);
+  }
   return problems;
 }
 

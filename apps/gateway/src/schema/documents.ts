@@ -1,5 +1,5 @@
 import { adminSchema, configSchema, DEFAULT_OBJECTS, routeSchema } from '@portico/gateway-core/runtime';
-import { serverTlsSchema, sessionSchema } from '../server/settings.ts';
+import { metricsSchema, serverTlsSchema, sessionSchema } from '../server/settings.ts';
 import {
   DEFINITIONS,
   declarationDefinitions,
@@ -51,6 +51,7 @@ function adminDocument(): JsonSchema {
   properties.temporaryStorage = reference('object');
   properties.auditService = reference('object');
   properties.session = withReferences(sessionSchema.jsonSchema());
+  properties.metrics = metricsSchema.jsonSchema();
   return admin;
 }
 

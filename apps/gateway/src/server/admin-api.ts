@@ -1,6 +1,7 @@
 import { type Handler, isPorticoError, Response } from '@portico/gateway-core';
 import { type AuditAnswer, auditServicesOf, parseQueryFilter } from '@portico/gateway-core/audit';
 import type { Gateway } from './gateway.ts';
+import { PROMETHEUS_CONTENT_TYPE } from './metrics.ts';
 import { routerApi } from './router-api.ts';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
@@ -10,7 +11,8 @@ const VERSION = process.env.npm_package_version ?? '0.1.0';
  * `ping` (liveness), `api/info` (version, uptime), `api/routes` (the routes each router serves, in
  * the order it tries them, and the route files that failed to load with their problems), `api/audit`
  * (the audit services, their counters, and the queries of their handlers for queries),
- * `api/system/objects/<router>/routes` (the incumbents' router API: list, read, deploy, undeploy).
+ * `api/system/objects/<router>/routes` (the incumbents' router API: list, read, deploy, undeploy),
+ * `metrics/prometheus` and `metrics/prometheus/0.0.4` (the instance's metrics, Prometheus text).
  */
 export function adminHandler(gateway: Gateway, prefix: string): Handler {
   const base = `/${prefix.toLowerCase()}`;
@@ -44,6 +46,10 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
               })),
             })),
           });
+        // The incumbents' Prometheus scrape endpoint, under both the paths they serve it at.
+        case '/metrics/prometheus':
+        case '/metrics/prometheus/0.0.4':
+          return prometheus(gateway);
         case '/api/audit':
           return json(200, {
             services: [...auditServicesOf(gateway.loaded.adminHeap).values()].map((service) =>
@@ -66,6 +72,17 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
 }
 
 const json = (status: number, value: unknown): Response => Response.json(status, value);
+
+/** The metrics in Prometheus's text format: with several workers, every worker's summed. */
+async function prometheus(gateway: Gateway): Promise<Response> {
+  if (gateway.metrics === undefined)
+    return json(404, { error: 'metrics are off (admin.json "metrics": {"enabled": false})' });
+  try {
+    return Response.text(200, await gateway.metrics.scrape(), PROMETHEUS_CONTENT_TYPE);
+  } catch (error) {
+    return json(503, { error: `the metrics could not be collected: ${(error as Error).message}` });
+  }
+}
 
 /** The most events a query answers with; `_pageSize` may ask for fewer. */
 const MAX_PAGE_SIZE = 1000;

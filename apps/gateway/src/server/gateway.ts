@@ -28,9 +28,16 @@ import type { SessionProducer } from '@portico/gateway-core/sessions';
 import { APP_FOLDER } from '../app-folder.ts';
 import { firstPartyAdvice } from '../first-party.ts';
 import { directoryKind, type Instance, missingInstance } from './instance.ts';
+import type { ServerMetrics } from './metrics.ts';
 import { type AdminSettings, serverTlsSchema } from './settings.ts';
 
 export { pluginDirectoriesOf } from '@portico/gateway-core/runtime';
+
+/** The server's metrics: its collector, and how a scrape gets the instance's (one worker's, or all). */
+export interface GatewayMetrics {
+  readonly collector: ServerMetrics;
+  scrape(): Promise<string>;
+}
 
 /**
  * The app's package.json: its dependencies are the plugins it may use, and in this repository its
@@ -58,6 +65,11 @@ export class Gateway {
   /** The runtime's gateway this one serves. */
   readonly loaded: LoadedGateway;
   readonly startedAt = Date.now();
+  /**
+   * What the gateway counts, and the scrape of `<prefix>/metrics/prometheus` (the whole instance's,
+   * with several workers); undefined when admin.json turns metrics off.
+   */
+  readonly metrics: GatewayMetrics | undefined;
   /** `portico validate`: the connectors' TLS problems, reported by `createAll` instead of thrown. */
   private readonly tlsProblems: PorticoError[];
 
@@ -67,7 +79,9 @@ export class Gateway {
     apiProtection: Filter,
     connectorTls: (https.ServerOptions | undefined)[],
     tlsProblems: PorticoError[],
+    metrics: GatewayMetrics | undefined,
   ) {
+    this.metrics = metrics;
     this.instance = instance;
     this.loaded = loaded;
     this.settings = loaded.settings;
@@ -88,7 +102,7 @@ export class Gateway {
   static async load(
     instance: Instance,
     logger: Logger,
-    options: { plugins?: readonly PluginManifest[] } = {},
+    options: { plugins?: readonly PluginManifest[]; metrics?: GatewayMetrics } = {},
   ): Promise<Gateway> {
     // A directory the user named without its config/ (`--base my-inst/config`, the parent folder)
     // would serve an empty gateway answering 404 to everything.
@@ -103,6 +117,8 @@ export class Gateway {
       unknownTypeAdvice: firstPartyAdvice,
       // Manifests given directly: embedding applications and tests register their own types this way.
       ...(options.plugins ? { plugins: options.plugins } : {}),
+      // Routes and plugins resolve their series as they load.
+      ...(options.metrics ? { metrics: options.metrics.collector } : {}),
     });
     try {
       const tls = await resolveConnectorTls(loaded.settings, loaded.adminHeap, instance, logger);
@@ -118,7 +134,7 @@ export class Gateway {
             ? combineProblems([...tls.problems, error])
             : error;
         });
-      return new Gateway(instance, loaded, apiProtection, tls.options, tls.problems);
+      return new Gateway(instance, loaded, apiProtection, tls.options, tls.problems, options.metrics);
     } catch (error) {
       throw await loaded.abandon(error);
     }

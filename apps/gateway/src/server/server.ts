@@ -1,17 +1,19 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duration, Logger, PluginManifest } from '@portico/gateway-core';
-import { answerSocket, refuseExpectation } from '@portico/gateway-core/runtime';
+import { answerSocket, checkConfig, combineProblems, refuseExpectation } from '@portico/gateway-core/runtime';
 import { addAnswering, afterAnswered, answering, answeringCount, removeAnswering } from './answering.ts';
 import { createRequestListener } from './app.ts';
+import { clusterWorkerScrape } from './cluster-metrics.ts';
 import { Gateway } from './gateway.ts';
 import { scheduleIdleCompaction } from './idle-compaction.ts';
 import type { Instance } from './instance.ts';
+import { loadPromClient, ServerMetrics } from './metrics.ts';
 import { http as nodeHttp } from './node-http.ts';
 import { release, serveInTurn, upgraded } from './pipelining.ts';
 import { readAgain } from './read-again.ts';
 import { openSessions } from './sessions.ts';
-import type { AdminSettings, ConnectorSettings } from './settings.ts';
+import { type AdminSettings, type ConnectorSettings, metricsSchema } from './settings.ts';
 import { upgradeListener } from './upgrade.ts';
 
 export interface RunningServer {
@@ -29,6 +31,11 @@ export interface StartOptions {
   /** Overrides the connectors of admin.json with one HTTP port (0 picks a free one). */
   port?: number;
   host?: string;
+  /**
+   * This process is one of the workers of `--workers N`: a scrape of its metrics endpoint answers
+   * with every worker's metrics, summed by the primary (cluster-metrics.ts).
+   */
+  clusterWorker?: boolean;
 }
 
 /**
@@ -39,13 +46,18 @@ export interface StartOptions {
  */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { instance, logger } = options;
-  const gateway = await Gateway.load(instance, logger, options.plugins ? { plugins: options.plugins } : {});
+  const metrics = await serverMetrics(instance);
+  const gateway = await Gateway.load(instance, logger, {
+    ...(options.plugins ? { plugins: options.plugins } : {}),
+    ...(metrics ? { metrics } : {}),
+  });
   const { limits } = gateway.settings;
   const sessions = await openSessions(
     gateway.session,
     gateway.settings.session,
     { file: instance.adminFile },
     logger,
+    metrics?.collector,
   ).catch(async (error: unknown) => {
     await gateway.destroy();
     throw error;
@@ -156,6 +168,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     throw error;
   }
 
+  // Asked for its metrics by the primary only now that it serves.
+  const cluster = metrics && options.clusterWorker ? clusterWorkerScrape(metrics.collector) : undefined;
+  if (cluster && metrics) metrics.scrape = cluster.scrape;
   const urls = servers.map((server, i) => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : connectors[i]!.port;
@@ -172,6 +187,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const stop = () =>
     (stopping ??= (async () => {
       cancelCompaction();
+      cluster?.close();
       draining = true;
       for (const server of servers) server.close();
       for (const server of servers) server.closeIdleConnections();
@@ -193,6 +209,24 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await sessions.close();
     })());
   return { gateway, urls, stop };
+}
+
+/**
+ * The server's metrics as admin.json `metrics` says (on by default): a collector and the scrape of
+ * this process's metrics (a cluster worker's is replaced once it listens); undefined when off.
+ */
+async function serverMetrics(
+  instance: Instance,
+): Promise<{ collector: ServerMetrics; scrape(): Promise<string> } | undefined> {
+  const written = (instance.admin as { metrics?: unknown } | undefined)?.metrics;
+  const { value, errors } = checkConfig(metricsSchema, written, {
+    ...(instance.adminFile === undefined ? {} : { file: instance.adminFile }),
+    jsonPath: '$.metrics',
+  });
+  if (value === undefined) throw combineProblems(errors);
+  if (!value.enabled) return undefined;
+  const collector = new ServerMetrics(await loadPromClient());
+  return { collector, scrape: () => collector.text() };
 }
 
 /**

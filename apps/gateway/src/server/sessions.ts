@@ -7,6 +7,7 @@ import {
   type Response,
   type Uri,
 } from '@portico/gateway-core';
+import { type Counter, type Family, type Metrics, NO_METRICS } from '@portico/gateway-core/metrics';
 import { redisClientArguments } from '@portico/gateway-core/redis';
 import { checkConfig } from '@portico/gateway-core/runtime';
 import type { Session, SessionHandle, SessionProducer } from '@portico/gateway-core/sessions';
@@ -37,6 +38,7 @@ export async function openSessions(
   adminSession: unknown,
   where: { file: string | undefined },
   logger: Logger,
+  metrics: Metrics = NO_METRICS,
 ): Promise<{ producer: SessionProducer; close(): Promise<void> }> {
   if (configured !== undefined) {
     if (adminSession !== undefined)
@@ -49,9 +51,16 @@ export async function openSessions(
     logger,
   });
   if (!value) throw errors[0];
-  const support = await SessionSupport.create(value, logger);
+  const support = await SessionSupport.create(value, logger, metrics);
   return { producer: support, close: () => support.close() };
 }
+
+/** Session store failures, by store and reason: what made requests lose or fail their session. */
+export const SESSION_STORE_ERRORS = {
+  name: 'portico_session_store_errors_total',
+  help: 'Session store failures: full (memory), unavailable (Redis failed or timed out), not_asked (Redis skipped while it is failing).',
+  labels: ['store', 'reason'],
+} as const;
 
 export class SessionSupport implements SessionProducer {
   readonly #settings: SessionSettings;
@@ -87,7 +96,12 @@ export class SessionSupport implements SessionProducer {
     return secure ? this.#secureAttributes : this.#attributes;
   }
 
-  static async create(settings: SessionSettings, logger: Logger): Promise<SessionSupport> {
+  static async create(
+    settings: SessionSettings,
+    logger: Logger,
+    metrics: Metrics = NO_METRICS,
+  ): Promise<SessionSupport> {
+    const errors = metrics.counter(SESSION_STORE_ERRORS);
     const store =
       settings.store.type === 'redis'
         ? await redisStore(
@@ -96,8 +110,9 @@ export class SessionSupport implements SessionProducer {
             settings.store.timeout.toMillis(),
             settings.store.retryAfter.toMillis(),
             logger,
+            errors,
           )
-        : memoryStore(settings.store.maxSessions, logger);
+        : memoryStore(settings.store.maxSessions, logger, errors);
     logger.info('server-side sessions', {
       store: settings.store.type,
       cookie: settings.cookie.name,
@@ -231,7 +246,8 @@ class ServerSession implements SessionHandle {
  * until it has room again, not for every request it refuses (a flood of new sessions would flood the
  * log too).
  */
-function memoryStore(maxSessions: number, logger: Logger): Store {
+function memoryStore(maxSessions: number, logger: Logger, errors: Family<Counter>): Store {
+  const refused = errors.labels('memory', 'full');
   const entries = new Map<string, { value: string; expires: number }>();
   let characters = 0;
   let swept = 0;
@@ -276,6 +292,7 @@ function memoryStore(maxSessions: number, logger: Logger): Store {
             expected,
           });
         }
+        refused.inc();
         throw new PorticoError(ErrorCode.SESSION, message, { expected, logged: true });
       }
       if (full) {
@@ -321,7 +338,10 @@ async function redisStore(
   timeoutMs: number,
   retryAfterMs: number,
   logger: Logger,
+  errors: Family<Counter>,
 ): Promise<Store> {
+  const unavailable = errors.labels('redis', 'unavailable');
+  const notAskedCount = errors.labels('redis', 'not_asked');
   const { Redis, ReplyError } = await import('ioredis');
   const target = redisClientArguments(uri);
   const options = {
@@ -349,6 +369,7 @@ async function redisStore(
   let wrongTypeSaid = false;
   /** A failure of Redis, the outage it begins logged once; the error the request fails with. */
   const failure = (error: unknown): PorticoError => {
+    unavailable.inc();
     const message = error instanceof Error ? error.message : String(error);
     // An error reply is an answer: asking again costs no timeout, so the breaker stays as it was.
     const answered = error instanceof ReplyError;
@@ -392,14 +413,16 @@ async function redisStore(
     said('the session store is asked again', { store: 'redis', retryAfter });
     return true;
   };
-  const notAsked = () =>
-    new PorticoError(
+  const notAsked = () => {
+    notAskedCount.inc();
+    return new PorticoError(
       ErrorCode.SESSION,
       `the session store is unavailable: not asked for ${retryAfter} after it failed`,
       {
         logged: true,
       },
     );
+  };
   client.on('error', failure);
   // A new connection: Redis answered its ready check.
   client.on('ready', () => answering(true));

@@ -17,6 +17,18 @@ export const serverTlsSchema = s.object({
   passphrase: s.string().optional(),
 });
 
+/**
+ * admin.json `metrics`: whether the server counts what the gateway does and answers
+ * `<prefix>/metrics/prometheus` (on by default, as the incumbents' endpoint is there by default).
+ * Off, nothing is counted and the endpoint answers 404.
+ */
+export const metricsSchema = s
+  .object({
+    enabled: s.boolean().default(true),
+  })
+  .default(() => ({ enabled: true }));
+export type MetricsSettings = Infer<typeof metricsSchema>;
+
 /** Sessions the memory store keeps at most, unless admin.json says otherwise. */
 const DEFAULT_MAX_SESSIONS = 100_000;
 

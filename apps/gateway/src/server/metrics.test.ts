@@ -1,0 +1,173 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { isPorticoError } from '@portico/gateway-core';
+import { createMemoryLogger } from '@portico/gateway-core/runtime';
+import { startUpstream, type Upstream } from '@portico/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
+import { locateInstance } from './instance.ts';
+import { loadPromClient, ServerMetrics } from './metrics.ts';
+import { type RunningServer, startServer } from './server.ts';
+
+const logger = createMemoryLogger();
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+async function serve(files: Record<string, unknown>): Promise<RunningServer> {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'portico-metrics-'));
+  mkdirSync(path.join(base, 'config', 'routes'), { recursive: true });
+  for (const [file, json] of Object.entries(files))
+    writeFileSync(path.join(base, 'config', file), JSON.stringify(json));
+  const server = await startServer({
+    instance: locateInstance({ base }),
+    logger,
+    port: 0,
+    host: '127.0.0.1',
+  });
+  cleanup.push(() => server.stop());
+  return server;
+}
+
+async function upstream(): Promise<Upstream> {
+  const started = await startUpstream();
+  cleanup.push(() => started.close());
+  return started;
+}
+
+/** The value of one sample line (`name{labels} value`) of an exposition, or undefined. */
+function sample(text: string, name: string, labels: string): number | undefined {
+  const head = labels === '' ? `${name} ` : `${name}{${labels}} `;
+  const line = text.split('\n').find((l) => l.startsWith(head));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+describe('the Prometheus endpoint (<prefix>/metrics/prometheus)', () => {
+  it("serves the routes' counters, latency histograms, pool state and process metrics at both paths", async () => {
+    const up = await upstream();
+    const server = await serve({
+      'routes/proxy.json': {
+        name: 'proxied',
+        condition: "${find(request.uri.path, '^/app')}",
+        baseURI: up.url,
+        handler: 'ReverseProxyHandler',
+      },
+      'routes/teapot.json': {
+        condition: "${find(request.uri.path, '^/tea')}",
+        handler: { type: 'StaticResponseHandler', config: { status: 418 } },
+      },
+    });
+    const [url] = server.urls;
+    for (let i = 0; i < 5; i++) expect((await fetch(`${url}/app/${i}?q=${i}`)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await fetch(`${url}/tea/${i}`)).status).toBe(418);
+    expect((await fetch(`${url}/nowhere`)).status).toBe(404);
+
+    for (const endpoint of ['/openig/metrics/prometheus', '/openig/metrics/prometheus/0.0.4']) {
+      const scraped = await fetch(`${url}${endpoint}`);
+      expect(scraped.status, endpoint).toBe(200);
+      expect(scraped.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+      const text = await scraped.text();
+      const route = 'name="proxied",route="proxy",router="_router"';
+      expect(sample(text, 'ig_route_request_total', route)).toBe(5);
+      expect(sample(text, 'ig_route_response_status_total', `${route},family="successful"`)).toBe(5);
+      expect(sample(text, 'ig_route_request_active', route)).toBe(0);
+      expect(text).toContain('# TYPE ig_route_request_total counter');
+      const teapot = 'name="teapot",route="teapot",router="_router"';
+      expect(sample(text, 'ig_route_response_status_total', `${teapot},family="client_error"`)).toBe(2);
+      expect(
+        sample(text, 'ig_route_response_null_total', 'name="default",route="default",router="_router"'),
+      ).toBe(1);
+      // A histogram: cumulative buckets ending in +Inf, its sum and count.
+      expect(text).toContain('# TYPE portico_route_response_duration_seconds histogram');
+      expect(sample(text, 'portico_route_response_duration_seconds_bucket', `${route},le="+Inf"`)).toBe(5);
+      expect(sample(text, 'portico_route_response_duration_seconds_count', route)).toBe(5);
+      expect(sample(text, 'portico_route_response_duration_seconds_bucket', `${route},le="60"`)).toBe(5);
+      // The upstream's pool: one keep-alive connection, idle now.
+      expect(
+        sample(text, 'portico_upstream_connections', `origin="${up.url}",state="connected"`),
+      ).toBeGreaterThan(0);
+      expect(sample(text, 'portico_upstream_requests', `origin="${up.url}",state="running"`)).toBe(0);
+      expect(sample(text, 'portico_route_loads_total', 'router="_router",outcome="loaded"')).toBe(2);
+      expect(sample(text, 'portico_router_deployed_routes', 'router="_router"')).toBe(2);
+      // prom-client's process metrics.
+      expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+      expect(text).toMatch(/^nodejs_heap_size_used_bytes \d/m);
+      // Label values are route names, never paths.
+      expect(text).not.toContain('/app/');
+    }
+  });
+
+  it('is off with admin.json "metrics": {"enabled": false}: nothing counted, the endpoint answers 404', async () => {
+    const server = await serve({
+      'admin.json': { metrics: { enabled: false } },
+      'routes/a.json': { handler: { type: 'StaticResponseHandler', config: { status: 200 } } },
+    });
+    const [url] = server.urls;
+    expect((await fetch(`${url}/x`)).status).toBe(200);
+    expect(server.gateway.metrics).toBeUndefined();
+    const scraped = await fetch(`${url}/openig/metrics/prometheus`);
+    expect(scraped.status).toBe(404);
+    expect(await scraped.text()).toContain('metrics are off');
+  });
+
+  it('refuses an admin.json metrics setting of the wrong shape with a coded error naming file and path', async () => {
+    const failure = await serve({ 'admin.json': { metrics: { enabled: 'yes' } } }).catch((e: unknown) => e);
+    expect(isPorticoError(failure)).toBe(true);
+    const text = String(failure);
+    expect(text).toContain('PORTICO_E_');
+    expect(text).toContain('admin.json');
+    expect(text).toContain('$.metrics.enabled');
+  });
+
+  it('is behind the API protection filter: refused to a client that is not on the loopback', async () => {
+    const server = await serve({});
+    const { createRequestListener } = await import('./app.ts');
+    const inject = (await import('light-my-request')).default;
+    const listener = createRequestListener(server.gateway, logger);
+    const remote = await inject(listener, {
+      url: '/openig/metrics/prometheus',
+      remoteAddress: '203.0.113.9',
+    });
+    expect(remote.statusCode).toBe(403);
+    const local = await inject(listener, { url: '/openig/metrics/prometheus', remoteAddress: '127.0.0.1' });
+    expect(local.statusCode).toBe(200);
+  });
+});
+
+describe('ServerMetrics', () => {
+  it('gives the same series when a metric is asked for again, and refuses it with other labels', async () => {
+    const metrics = new ServerMetrics(await loadPromClient());
+    const definition = { name: 'x_total', help: 'x', labels: ['a'] };
+    metrics.counter(definition).labels('1').inc();
+    metrics.counter(definition).labels('1').inc(2);
+    expect(sample(await metrics.text(), 'x_total', 'a="1"')).toBe(3);
+    expect(() => metrics.counter({ ...definition, labels: ['b'] })).toThrow(/labelled/);
+    expect(() => metrics.gauge(definition)).toThrow(/counter/);
+    expect(() => metrics.counter(definition).labels()).toThrow(/takes 1 label values/);
+  });
+
+  it('sums observers reporting one series, and leaves out an observer that fails', async () => {
+    const metrics = new ServerMetrics(await loadPromClient());
+    const definition = { name: 'depth', help: 'd', labels: ['q'], type: 'gauge' as const };
+    metrics.observe(definition, (emit) => emit(2, 'a'));
+    const remove = metrics.observe(definition, (emit) => emit(3, 'a'));
+    metrics.observe(definition, () => {
+      throw new Error('broken');
+    });
+    expect(sample(await metrics.text(), 'depth', 'q="a"')).toBe(5);
+    remove();
+    expect(sample(await metrics.text(), 'depth', 'q="a"')).toBe(2);
+  });
+
+  it('counts a histogram observation in the first bucket whose bound it does not pass', async () => {
+    const metrics = new ServerMetrics(await loadPromClient());
+    const h = metrics.histogram({ name: 'h', help: 'h', labels: [], buckets: [1, 2] }).labels();
+    for (const v of [0.5, 1, 1.5, 3]) h.observe(v);
+    const text = await metrics.text();
+    expect(sample(text, 'h_bucket', 'le="1"')).toBe(2);
+    expect(sample(text, 'h_bucket', 'le="2"')).toBe(3);
+    expect(sample(text, 'h_bucket', 'le="+Inf"')).toBe(4);
+    expect(sample(text, 'h_sum', '')).toBe(6);
+  });
+});
