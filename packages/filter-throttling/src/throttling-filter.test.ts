@@ -1,5 +1,11 @@
 import { compile, Duration } from '@portico/gateway-core';
-import { createMemoryLogger, loadingMap, parseConfig, testContext } from '@portico/gateway-core/testing';
+import {
+  createMemoryLogger,
+  loadingMap,
+  parseConfig,
+  recordingMetrics,
+  testContext,
+} from '@portico/gateway-core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   type BucketStore,
@@ -179,6 +185,32 @@ describe('ThrottlingFilter', () => {
 
   afterEach(() => {
     vi.useRealTimers();
+  });
+});
+
+describe('ThrottlingFilter metrics', () => {
+  it('counts its decisions by filter name in portico_throttling_decisions_total, series resolved once', async () => {
+    const recorded = recordingMetrics();
+    const filter = new ThrottlingFilter({
+      name: 'Throttle',
+      grouping: compile("${request.headers['X-Group'][0]}", 'string'),
+      policy: new FixedRatePolicy(bucketRate(2, Duration.parse('1 hour'))),
+      store: new MemoryBucketStore({ clock: manualClock() }),
+      whenUnavailable: 'allow',
+      logger: createMemoryLogger(),
+      metrics: recorded.metrics,
+    });
+    const afterCreate = recorded.resolved;
+    const grouped = { 'X-Group': 'a' };
+    for (let i = 0; i < 3; i++) await send(filter, grouped);
+    // No X-Group header: the grouping evaluates to null, answered 500.
+    expect((await send(filter)).status).toBe(500);
+    expect(recorded.resolved).toBe(afterCreate);
+    const decisions = (decision: string) =>
+      recorded.value('portico_throttling_decisions_total', 'Throttle', decision);
+    expect(decisions('admitted')).toBe(2);
+    expect(decisions('throttled')).toBe(1);
+    expect(decisions('error')).toBe(1);
   });
 });
 

@@ -13,6 +13,7 @@ import {
   Response,
   s,
 } from '@portico/gateway-core';
+import { type Counter, type Metrics, metricsOf, NO_METRICS } from '@portico/gateway-core/metrics';
 import { executorSetting } from '@portico/gateway-core/scheduling';
 import {
   type BucketStore,
@@ -37,6 +38,8 @@ export interface ThrottlingFilterOptions {
   store: BucketStore;
   whenUnavailable: WhenUnavailable;
   logger: Logger;
+  /** Where its decisions are counted (the gateway's, `metricsOf(heap)`); none by default. */
+  metrics?: Metrics;
 }
 
 /** How often a filter's store could not be reached, and how many requests that touched. */
@@ -52,6 +55,28 @@ export interface OutageCounts {
  * partition's bucket, or is answered 429 Too Many Requests with `Retry-After` (whole seconds,
  * rounded up) without reaching the next handler.
  */
+/**
+ * What the filter decided for a request: admitted (a token taken), throttled (429), unlimited (the
+ * policy gave no rate), unavailable_allowed or unavailable_refused (the store did not answer: passed
+ * on, or 503), error (the grouping evaluated to null: 500).
+ */
+const DECISIONS = [
+  'admitted',
+  'throttled',
+  'unlimited',
+  'unavailable_allowed',
+  'unavailable_refused',
+  'error',
+] as const;
+type Decision = (typeof DECISIONS)[number];
+
+/** The filter's decisions, by filter name (its heap name) and decision. */
+export const THROTTLING_DECISIONS = {
+  name: 'portico_throttling_decisions_total',
+  help: 'Throttling decisions by filter: admitted, throttled (429), unlimited, unavailable_allowed, unavailable_refused (503), error (500).',
+  labels: ['filter', 'decision'],
+} as const;
+
 export class ThrottlingFilter implements Filter {
   readonly name: string;
   readonly #grouping: Expression<string>;
@@ -63,6 +88,8 @@ export class ThrottlingFilter implements Filter {
   readonly #logger: Logger;
   #down = false;
   readonly #outages: OutageCounts = { outages: 0, requests: 0 };
+  /** This filter's series of `portico_throttling_decisions_total`, by decision. */
+  readonly #decisions: Record<Decision, Counter>;
 
   constructor(options: ThrottlingFilterOptions) {
     this.name = options.name;
@@ -72,6 +99,10 @@ export class ThrottlingFilter implements Filter {
     this.#store = options.store;
     this.#whenUnavailable = options.whenUnavailable;
     this.#logger = options.logger;
+    const decisions = (options.metrics ?? NO_METRICS).counter(THROTTLING_DECISIONS);
+    this.#decisions = Object.fromEntries(
+      DECISIONS.map((decision) => [decision, decisions.labels(this.name, decision)]),
+    ) as Record<Decision, Counter>;
   }
 
   /** A copy of the outage counts. */
@@ -91,6 +122,7 @@ export class ThrottlingFilter implements Filter {
         : this.#constantPartition;
     if (partition instanceof Promise) partition = await partition;
     if (partition === null) {
+      this.#decisions.error.inc();
       this.#logger.error('the request grouping policy evaluated to null; answering 500', {
         filter: this.name,
         requestGroupingPolicy: this.#grouping.text,
@@ -101,7 +133,10 @@ export class ThrottlingFilter implements Filter {
     // no promise and no microtask per request.
     const pendingRate = this.#policy.rateFor(context, request);
     const rate = pendingRate instanceof Promise ? await pendingRate : pendingRate;
-    if (rate === null) return next.handle(context, request);
+    if (rate === null) {
+      this.#decisions.unlimited.inc();
+      return next.handle(context, request);
+    }
     let consumption: Consumption;
     try {
       const pending = this.#store.consume(partition, rate);
@@ -110,7 +145,11 @@ export class ThrottlingFilter implements Filter {
       return this.#unavailable(error, context, request, next);
     }
     if (this.#down) this.#recovered();
-    if (consumption.admitted) return next.handle(context, request);
+    if (consumption.admitted) {
+      this.#decisions.admitted.inc();
+      return next.handle(context, request);
+    }
+    this.#decisions.throttled.inc();
     return tooManyRequests(consumption.waitMicros);
   }
 
@@ -130,7 +169,11 @@ export class ThrottlingFilter implements Filter {
         },
       );
     }
-    if (this.#whenUnavailable === 'allow') return next.handle(context, request);
+    if (this.#whenUnavailable === 'allow') {
+      this.#decisions.unavailable_allowed.inc();
+      return next.handle(context, request);
+    }
+    this.#decisions.unavailable_refused.inc();
     return Promise.resolve(Response.empty(503));
   }
 
@@ -219,6 +262,7 @@ export const ThrottlingFilterHeaplet = defineHeaplet({
       store,
       whenUnavailable: config.redis?.whenUnavailable ?? 'allow',
       logger,
+      metrics: metricsOf(heap),
     });
     return filter;
   },
