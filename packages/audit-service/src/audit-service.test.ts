@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Context, Request } from '@portico/gateway-core';
 import { auditServicesOf, parseQueryFilter } from '@portico/gateway-core/audit';
-import { createMemoryLogger, loadRoute, pluginHeap } from '@portico/gateway-core/testing';
+import { createMemoryLogger, loadRoute, pluginHeap, recordingMetrics } from '@portico/gateway-core/testing';
 import { describe, expect, it } from 'vitest';
 import { AuditService, eventIds } from './audit-service.ts';
 import { DEFAULT_DELIVERY } from './delivery.ts';
@@ -454,6 +454,47 @@ describe('delivery', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(memoryLogs.get('d2')!.events).toHaveLength(3);
     await route.destroy();
+  });
+});
+
+describe('metrics', () => {
+  it("reports each handler's queue, writes, retries and drops, read from its counters when scraped", async () => {
+    const recorded = recordingMetrics();
+    const { heap, logger } = pluginHeap({
+      plugins: [plugin, testHandlers],
+      file: 'routes/r.json',
+      metrics: recorded.metrics,
+    });
+    const route = await loadRoute({
+      id: 'r',
+      file: 'routes/r.json',
+      json: {
+        auditService: {
+          type: 'AuditService',
+          config: { 'event-handlers': [memory('m1')], delivery: { retryInitial: '5 ms', retryMax: '20 ms' } },
+        },
+        handler: { type: 'StaticResponseHandler', config: { status: 200 } },
+      },
+      parentHeap: heap,
+      logger,
+    });
+    const [service] = [...auditServicesOf(heap).keys()];
+    memoryLogs.get('m1')!.failNext = 1;
+    for (let i = 0; i < 3; i++)
+      await route.handle(
+        new Context({ client }),
+        new Request({ uri: 'http://gw.example/', headers: { host: 'gw.example' } }),
+      );
+    const written = () => recorded.value('portico_audit_events_written_total', service!, 'm1');
+    for (let i = 0; i < 100 && written() !== 3; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(written()).toBe(3);
+    expect(recorded.value('portico_audit_events_retried_total', service!, 'm1')).toBeGreaterThan(0);
+    expect(recorded.value('portico_audit_queue_events', service!, 'm1')).toBe(0);
+    expect(recorded.value('portico_audit_events_dropped_total', service!, 'm1')).toBe(0);
+    expect(recorded.value('portico_audit_records_dropped_total', service!)).toBe(0);
+    await route.destroy();
+    // Destroyed with its route: no longer reported.
+    expect(recorded.isObserved('portico_audit_events_written_total')).toBe(false);
   });
 });
 

@@ -13,7 +13,7 @@ import {
   type QueryFilter,
 } from '@portico/gateway-core/audit';
 import { type Clock, RateLimitedLog, SYSTEM_CLOCK } from './clock.ts';
-import { type DeliverySettings, HandlerQueue } from './delivery.ts';
+import { type DeliveryCounters, type DeliverySettings, HandlerQueue } from './delivery.ts';
 import { applyPolicy, type Exclusions, isEmptyPolicy } from './filter-policies.ts';
 import { type EventTopicsMetaData, schemaViolation } from './topics.ts';
 
@@ -228,6 +228,11 @@ export class AuditService implements AccessAuditor, AuditServiceView {
       if (schema !== undefined) schemas.set(topic, schema);
     }
     return schemas;
+  }
+
+  /** Each handler's queue counters, by handler name (for the metrics). */
+  queueCounters(): { handler: string; counters: Readonly<DeliveryCounters> }[] {
+    return this.#queues.map((queue) => ({ handler: queue.handler.name, counters: queue.counters }));
   }
 
   status(): Record<string, unknown> {

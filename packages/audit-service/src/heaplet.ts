@@ -16,6 +16,7 @@ import {
   freeAuditServiceId,
   isAuditHandler,
 } from '@portico/gateway-core/audit';
+import { type Metrics, metricsOf } from '@portico/gateway-core/metrics';
 import { fail, type ParseContext, type Parsed, ReferenceSchema } from '@portico/gateway-core/schema';
 import { AuditService } from './audit-service.ts';
 import { DEFAULT_DELIVERY } from './delivery.ts';
@@ -162,9 +163,64 @@ export const AuditServiceHeaplet = defineHeaplet({
       await service.close();
     });
     for (const handler of handlers) if (handler.enabled) await handler.start?.(service.schemasFor(handler));
+    observeService(service, metricsOf(heap), onDestroy);
     return service;
   },
 });
+
+/** The audit metrics, read from the service's counters when scraped (nothing added per event). */
+export const AUDIT_METRICS = {
+  pending: {
+    name: 'portico_audit_queue_events',
+    help: "Events waiting in an audit handler's queue.",
+    labels: ['service', 'handler'],
+    type: 'gauge',
+  },
+  written: {
+    name: 'portico_audit_events_written_total',
+    help: 'Events an audit handler wrote.',
+    labels: ['service', 'handler'],
+    type: 'counter',
+  },
+  retried: {
+    name: 'portico_audit_events_retried_total',
+    help: 'Events published again after their batch failed.',
+    labels: ['service', 'handler'],
+    type: 'counter',
+  },
+  dropped: {
+    name: 'portico_audit_events_dropped_total',
+    help: "Events lost: the handler's queue was full, or it still failed when closed.",
+    labels: ['service', 'handler'],
+    type: 'counter',
+  },
+  recordsDropped: {
+    name: 'portico_audit_records_dropped_total',
+    help: "Access records dropped before becoming events: the service's intake was full, or it was closed.",
+    labels: ['service'],
+    type: 'counter',
+  },
+} as const;
+
+type Counted = 'pending' | 'written' | 'retried' | 'dropped';
+
+function observeService(
+  service: AuditService,
+  metrics: Metrics,
+  onDestroy: (release: () => void) => void,
+): void {
+  if (!metrics.enabled) return;
+  for (const counted of ['pending', 'written', 'retried', 'dropped'] as const satisfies readonly Counted[]) {
+    onDestroy(
+      metrics.observe(AUDIT_METRICS[counted], (emit) => {
+        for (const queue of service.queueCounters()) emit(queue.counters[counted], service.id, queue.handler);
+      }),
+    );
+  }
+  onDestroy(
+    metrics.observe(AUDIT_METRICS.recordsDropped, (emit) => emit(service.counters.dropped, service.id)),
+  );
+}
 
 /**
  * The topics of the instance: the core ones, with the schemas of `<instance>/audit-schemas/*.json`
