@@ -5,6 +5,7 @@ import { isPorticoError } from '@portico/gateway-core';
 import { problemsOf, setSystemProperty } from '@portico/gateway-core/runtime';
 import { createLogger, type LogFormat } from '../logging.ts';
 import { startSampleApp } from '../quickstart/sample-app.ts';
+import { serveClusterMetrics } from '../server/cluster-metrics.ts';
 import { locateInstance } from '../server/instance.ts';
 import { resumeOptimisingCompilers } from '../server/optimising-compilers.ts';
 import { failedConnector, type RunningServer, startServer } from '../server/server.ts';
@@ -46,6 +47,8 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
       logger,
       ...(port === undefined ? {} : { port }),
       ...(values.host ? { host: values.host } : {}),
+      // A scrape of one worker's metrics endpoint answers with every worker's, summed by the primary.
+      clusterWorker: isWorker,
     });
   } catch (error) {
     const failure = isPorticoError(error)
@@ -184,6 +187,7 @@ async function runPrimary(
     // Not once stopping: a worker forked then would never be asked to stop.
     setTimeout(() => stopping || fork(), 500).unref();
   });
+  serveClusterMetrics(cluster, logger);
   for (let i = 0; i < count; i++) fork();
   await new Promise<void>((resolve) => {
     stopAll = (signal: string) => {

@@ -183,7 +183,7 @@ class SeriesFamily<C extends Cell | HistogramCell> {
   readonly name: string;
   readonly help: string;
   readonly type: MetricType;
-  readonly aggregator = 'sum';
+  readonly aggregator: 'sum' | 'max';
   readonly definition: MetricDefinition;
   readonly #series = new Map<string, { labels: Record<string, string>; cell: C }>();
   readonly #make: () => C;
@@ -192,6 +192,7 @@ class SeriesFamily<C extends Cell | HistogramCell> {
     this.name = definition.name;
     this.help = definition.help;
     this.type = type;
+    this.aggregator = definition.acrossProcesses ?? 'sum';
     this.definition = definition;
     this.#make = make;
   }
@@ -235,7 +236,7 @@ class ObservedMetric {
   readonly name: string;
   readonly help: string;
   readonly type: 'counter' | 'gauge';
-  readonly aggregator = 'sum';
+  readonly aggregator: 'sum' | 'max';
   readonly definition: MetricDefinition;
   readonly observers = new Set<Observer>();
 
@@ -243,6 +244,7 @@ class ObservedMetric {
     this.name = definition.name;
     this.help = definition.help;
     this.type = definition.type;
+    this.aggregator = definition.acrossProcesses ?? 'sum';
     this.definition = definition;
   }
 

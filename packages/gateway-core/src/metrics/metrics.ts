@@ -9,6 +9,12 @@ export interface MetricDefinition {
   readonly name: string;
   readonly help: string;
   readonly labels: readonly string[];
+  /**
+   * How the values of several processes of one instance (`--workers N`) combine into one: summed
+   * (the default: requests, connections), or the largest (what each process holds the same of, such
+   * as the routes deployed).
+   */
+  readonly acrossProcesses?: 'sum' | 'max';
 }
 
 /** A histogram: its bucket upper bounds, ascending (the `+Inf` bucket is implied). */

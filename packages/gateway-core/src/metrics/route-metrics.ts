@@ -55,6 +55,8 @@ export const ROUTE_METRICS = {
     name: 'portico_router_deployed_routes',
     help: 'Routes a router serves now.',
     labels: ['router'],
+    // Every worker serves the same routes.
+    acrossProcesses: 'max',
   },
 } as const;
 
