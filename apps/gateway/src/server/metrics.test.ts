@@ -44,7 +44,7 @@ function sample(text: string, name: string, labels: string): number | undefined 
 }
 
 describe('the Prometheus endpoint (<prefix>/metrics/prometheus)', () => {
-  it("serves the routes' counters, latency histograms, pool state and process metrics at both paths", async () => {
+  it("serves the routes' counters, latency histograms (a histogram, not the incumbents' summary: departure 115), pool state and process metrics at both paths", async () => {
     const up = await upstream();
     const server = await serve({
       'routes/proxy.json': {
@@ -96,6 +96,12 @@ describe('the Prometheus endpoint (<prefix>/metrics/prometheus)', () => {
       // Label values are route names, never paths.
       expect(text).not.toContain('/app/');
     }
+  });
+
+  it('does not serve the Common REST monitoring endpoint metrics/api (departure 118)', async () => {
+    const server = await serve({});
+    const [url] = server.urls;
+    expect((await fetch(`${url}/openig/metrics/api?_queryFilter=true`)).status).toBe(404);
   });
 
   it('is off with admin.json "metrics": {"enabled": false}: nothing counted, the endpoint answers 404', async () => {
