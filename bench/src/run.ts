@@ -9,6 +9,7 @@ import { decorationBenchmark } from './decoration.ts';
 import { expressionBenchmark } from './expression.ts';
 import { llmProxyBenchmark } from './llm-proxy.ts';
 import { mcpFeaturesBenchmark } from './mcp-features.ts';
+import { metricsBenchmark } from './metrics.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
 import { resourceServerBenchmark } from './resource-server.ts';
 import { typicalChainBenchmark } from './typical-chain.ts';
@@ -16,7 +17,7 @@ import { typicalChainBenchmark } from './typical-chain.ts';
 /**
  * `npm run bench [-- --only NAME]`: runs every benchmark (or one) and prints its table. The proxy
  * suite's own options (`--duration`, `--quick`, `--scenarios`, `--contenders` ...) are listed in
- * PROXY_OPTIONS; the resource-server, audit-route and typical-chain suites read `--duration`, `--warmup`, `--connections`,
+ * PROXY_OPTIONS; the resource-server, audit-route, typical-chain and metrics suites read `--duration`, `--warmup`, `--connections`,
  * `--rounds`, `--quick` and `--keep-temp` from them.
  */
 const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
@@ -33,6 +34,7 @@ const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   'typical-chain': typicalChainBenchmark,
   'mcp-features': mcpFeaturesBenchmark,
   'llm-proxy': llmProxyBenchmark,
+  metrics: metricsBenchmark,
 };
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, ...PROXY_OPTIONS } });

@@ -199,7 +199,7 @@ export async function startContender(
     return { name, url, roots: [peer.pid], pinning, readyMs: outcome.ms, stop: () => stop(peer) };
   }
 
-  writeInstance(dir, scenario.routes(baseURI));
+  writeInstance(dir, scenario.routes(baseURI), scenario.admin);
   if (name === 'listener-koa' || name === 'listener-node') {
     const since = performance.now();
     const mode = name === 'listener-koa' ? 'koa' : 'node';

@@ -60,6 +60,8 @@ export interface Scenario {
   headers: Readonly<Record<string, string>>;
   /** The route files (file name to JSON), for Portico and OpenIG alike. */
   routes(baseURI: string): Record<string, unknown>;
+  /** Portico's config/admin.json, when the scenario needs one (none by default). */
+  admin?: Record<string, unknown>;
   /** For nginx: the regex locations, in order, standing for conditional routes (none: `location /`). */
   nginxLocations?: readonly string[];
   /** Only these contenders run the scenario (default: all selected). */
@@ -205,10 +207,16 @@ export const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-/** An instance directory with the scenario's route files in config/routes. */
-export function writeInstance(dir: string, routes: Record<string, unknown>): void {
+/** An instance directory with the scenario's route files in config/routes, and its admin.json if any. */
+export function writeInstance(
+  dir: string,
+  routes: Record<string, unknown>,
+  admin?: Record<string, unknown>,
+): void {
   const routesDir = path.join(dir, 'config', 'routes');
   mkdirSync(routesDir, { recursive: true });
+  if (admin !== undefined)
+    writeFileSync(path.join(dir, 'config', 'admin.json'), `${JSON.stringify(admin, null, 2)}\n`);
   for (const [file, route] of Object.entries(routes))
     writeFileSync(path.join(routesDir, file), `${JSON.stringify(route, null, 2)}\n`);
 }
