@@ -154,31 +154,39 @@ export class Route implements Handler {
     return this.#enter(context, request);
   }
 
-  /** Counts the request in the route's series, and its answer once it settles (one reaction). */
+  /**
+   * Counts the request in the route's series, and its answer once it settles: in the reaction that
+   * counts it out of the route (`#leave`'s place), so metering adds a closure and no promise.
+   */
   #metered(meter: RouteMeter, context: Context, request: Request): Promise<Response> {
     const started = meter.enter();
-    const answer =
-      this.#auditor !== undefined
-        ? this.#audited(this.#auditor, context, request)
-        : this.#enter(context, request);
-    const settle = (outcome: unknown): void => meter.settle(started, outcome);
-    answer.then(settle, settle);
-    return answer;
+    const settle = (outcome: unknown): void => {
+      this.#leave();
+      meter.settle(started, outcome);
+    };
+    return this.#auditor !== undefined
+      ? this.#audited(this.#auditor, context, request, settle)
+      : this.#enter(context, request, settle);
   }
 
-  #enter(context: Context, request: Request): Promise<Response> {
+  /** `settled` runs once the answer settles (with the response or the failure): `#leave` by default. */
+  #enter(
+    context: Context,
+    request: Request,
+    settled: (outcome: unknown) => void = this.#leave,
+  ): Promise<Response> {
     // Read after the body went upstream (a response-phase filter), it would be gone: buffered now,
     // within the entity limit (413 past it), and sent on from memory.
     if (this.#handlerReadsBody && !request.entity.isBuffered) {
       return request.entity.bytes().then(
-        () => this.#pass(context, request),
+        () => this.#pass(context, request, settled),
         (error: unknown) => {
-          this.#leave();
+          settled(error);
           throw error;
         },
       );
     }
-    return this.#pass(context, request);
+    return this.#pass(context, request, settled);
   }
 
   /**
@@ -186,7 +194,7 @@ export class Route implements Handler {
    * `async` function: its frame and promises cost about half a kilobyte per request on the hot path,
    * where this needs one reaction on the handler's promise (bench/README.md, "Bytes allocated").
    */
-  #pass(context: Context, request: Request): Promise<Response> {
+  #pass(context: Context, request: Request, settled: (outcome: unknown) => void): Promise<Response> {
     let router: RouterInfo;
     try {
       // A rebase replaces request.uri, so the object received stays as it was; without one, filters
@@ -202,12 +210,12 @@ export class Route implements Handler {
         uriTemplateVariables: NO_VARIABLES,
       };
     } catch (error) {
-      this.#leave();
+      settled(error);
       return Promise.reject(error);
     }
     const answer = answerOf(this.#handler, context.child('router', router), request);
     // Counted down before whoever awaits the answer resumes (this reaction is registered first).
-    answer.then(this.#leave, this.#leave);
+    answer.then(settled, settled);
     return answer;
   }
 
@@ -217,7 +225,12 @@ export class Route implements Handler {
    * the headers are a copy that shares the arrived fields until a filter changes them), the status
    * of the response or of the gateway's answer to the failure, and the time it took.
    */
-  #audited(auditor: AccessAuditor, context: Context, request: Request): Promise<Response> {
+  #audited(
+    auditor: AccessAuditor,
+    context: Context,
+    request: Request,
+    settled: (outcome: unknown) => void = this.#leave,
+  ): Promise<Response> {
     const started = Date.now();
     const { method, uri } = request;
     const headers: Headers = request.headers.clone();
@@ -239,7 +252,7 @@ export class Route implements Handler {
         // nothing awaits: the exchange is answered all the same.
       }
     };
-    const answer = this.#enter(context, request);
+    const answer = this.#enter(context, request, settled);
     answer.then(
       (response) => record(response.status, response.headers),
       (error: unknown) => record(failureStatus(error), undefined),
