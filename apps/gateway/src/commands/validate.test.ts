@@ -208,9 +208,12 @@ describe('portico validate', () => {
     expect(stdout).toEqual(['config/config.json: 2 problems']);
   });
 
-  it("reports every problem of admin.json's session settings, which portico start would refuse", async () => {
+  it("reports every problem of admin.json's session and metrics settings, which portico start would refuse", async () => {
     const base = instance({
-      'config/admin.json': { session: { timeout: 'soon', store: { type: 'memory', maxSessions: 0 } } },
+      'config/admin.json': {
+        session: { timeout: 'soon', store: { type: 'memory', maxSessions: 0 } },
+        metrics: { enabled: 'no' },
+      },
       'config/config.json': router,
       'config/routes/10-ok.json': ok,
     });
@@ -221,6 +224,7 @@ describe('portico validate', () => {
       expect.arrayContaining([
         expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.session\\.timeout: `)),
         expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.session\\.store\\.maxSessions: `)),
+        expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.metrics\\.enabled: `)),
       ]),
     );
   });
