@@ -6,7 +6,7 @@ import { createMemoryLogger } from '@portico/gateway-core/runtime';
 import { startUpstream, type Upstream } from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { locateInstance } from './instance.ts';
-import { loadPromClient, ServerMetrics } from './metrics.ts';
+import { ServerMetrics } from './metrics.ts';
 import { type RunningServer, startServer } from './server.ts';
 
 const logger = createMemoryLogger();
@@ -143,7 +143,7 @@ describe('the Prometheus endpoint (<prefix>/metrics/prometheus)', () => {
 
 describe('ServerMetrics', () => {
   it('gives the same series when a metric is asked for again, and refuses it with other labels', async () => {
-    const metrics = new ServerMetrics(await loadPromClient());
+    const metrics = new ServerMetrics();
     const definition = { name: 'x_total', help: 'x', labels: ['a'] };
     metrics.counter(definition).labels('1').inc();
     metrics.counter(definition).labels('1').inc(2);
@@ -151,10 +151,13 @@ describe('ServerMetrics', () => {
     expect(() => metrics.counter({ ...definition, labels: ['b'] })).toThrow(/labelled/);
     expect(() => metrics.gauge(definition)).toThrow(/counter/);
     expect(() => metrics.counter(definition).labels()).toThrow(/takes 1 label values/);
+    // Asked for once prom-client is loaded (a route deployed later): registered at once.
+    metrics.counter({ name: 'later_total', help: 'l', labels: [] }).labels().inc();
+    expect(sample(await metrics.text(), 'later_total', '')).toBe(1);
   });
 
   it('sums observers reporting one series, and leaves out an observer that fails', async () => {
-    const metrics = new ServerMetrics(await loadPromClient());
+    const metrics = new ServerMetrics();
     const definition = { name: 'depth', help: 'd', labels: ['q'], type: 'gauge' as const };
     metrics.observe(definition, (emit) => emit(2, 'a'));
     const remove = metrics.observe(definition, (emit) => emit(3, 'a'));
@@ -167,7 +170,7 @@ describe('ServerMetrics', () => {
   });
 
   it('counts a histogram observation in the first bucket whose bound it does not pass', async () => {
-    const metrics = new ServerMetrics(await loadPromClient());
+    const metrics = new ServerMetrics();
     const h = metrics.histogram({ name: 'h', help: 'h', labels: [], buckets: [1, 2] }).labels();
     for (const v of [0.5, 1, 1.5, 3]) h.observe(v);
     const text = await metrics.text();

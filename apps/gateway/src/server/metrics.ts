@@ -40,13 +40,27 @@ export async function loadPromClient(): Promise<PromClient> {
  */
 export class ServerMetrics implements Metrics {
   readonly enabled = true;
-  readonly registry: Registry;
   readonly #families = new Map<string, SeriesFamily<Cell | HistogramCell>>();
   readonly #observed = new Map<string, ObservedMetric>();
+  /** The registry, once prom-client is loaded (`start`). */
+  #registry: Registry | undefined;
+  #starting: Promise<Registry> | undefined;
 
-  constructor(client: PromClient) {
-    this.registry = new client.Registry();
-    client.collectDefaultMetrics({ register: this.registry });
+  /**
+   * Loads prom-client (80-150 ms of a start on a busy machine: not on the way to listening), makes
+   * the registry, starts its process metrics and registers what was counted so far. The server calls
+   * it once it listens; a scrape before that waits for it.
+   */
+  start(): Promise<Registry> {
+    this.#starting ??= loadPromClient().then((client) => {
+      const registry = new client.Registry();
+      client.collectDefaultMetrics({ register: registry });
+      for (const metric of [...this.#families.values(), ...this.#observed.values()])
+        registry.registerMetric(metric as never);
+      this.#registry = registry;
+      return registry;
+    });
+    return this.#starting;
   }
 
   counter(definition: MetricDefinition): Family<Counter> {
@@ -83,7 +97,7 @@ export class ServerMetrics implements Metrics {
       this.#checkFree(definition.name, this.#families);
       metric = new ObservedMetric(definition);
       this.#observed.set(definition.name, metric);
-      this.registry.registerMetric(metric as never);
+      this.#registry?.registerMetric(metric as never);
     } else {
       sameDefinition(metric.definition, definition, metric.type, definition.type);
     }
@@ -93,13 +107,13 @@ export class ServerMetrics implements Metrics {
   }
 
   /** This process's metrics in the text format. */
-  text(): Promise<string> {
-    return this.registry.metrics();
+  async text(): Promise<string> {
+    return (await this.start()).metrics();
   }
 
   /** This process's metrics as prom-client's JSON, which the primary process aggregates. */
-  json(): Promise<MetricJson[]> {
-    return this.registry.getMetricsAsJSON() as unknown as Promise<MetricJson[]>;
+  async json(): Promise<MetricJson[]> {
+    return (await (await this.start()).getMetricsAsJSON()) as unknown as MetricJson[];
   }
 
   #family<T>(
@@ -115,13 +129,13 @@ export class ServerMetrics implements Metrics {
     this.#checkFree(definition.name, this.#observed);
     const family = make();
     this.#families.set(definition.name, family);
-    this.registry.registerMetric(family as never);
+    this.#registry?.registerMetric(family as never);
     return family as unknown as Family<T>;
   }
 
+  /** A name is one metric's: a counter or gauge of ours, or observed, never both (prom-client's are `process_`, `nodejs_`). */
   #checkFree(name: string, others: ReadonlyMap<string, unknown>): void {
-    if (others.has(name) || this.registry.getSingleMetric(name) !== undefined)
-      throw new Error(`the metric ${name} is already defined otherwise`);
+    if (others.has(name)) throw new Error(`the metric ${name} is already defined otherwise`);
   }
 }
 

@@ -8,7 +8,7 @@ import { clusterWorkerScrape } from './cluster-metrics.ts';
 import { Gateway } from './gateway.ts';
 import { scheduleIdleCompaction } from './idle-compaction.ts';
 import type { Instance } from './instance.ts';
-import { loadPromClient, ServerMetrics } from './metrics.ts';
+import { ServerMetrics } from './metrics.ts';
 import { http as nodeHttp } from './node-http.ts';
 import { release, serveInTurn, upgraded } from './pipelining.ts';
 import { readAgain } from './read-again.ts';
@@ -168,6 +168,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     throw error;
   }
 
+  // prom-client loads once the server listens, off the way to it.
+  metrics?.collector
+    .start()
+    .catch((error: unknown) => logger.error('the metrics could not be started', { error: String(error) }));
   // Asked for its metrics by the primary only now that it serves.
   const cluster = metrics && options.clusterWorker ? clusterWorkerScrape(metrics.collector) : undefined;
   if (cluster && metrics) metrics.scrape = cluster.scrape;
@@ -225,7 +229,7 @@ async function serverMetrics(
   });
   if (value === undefined) throw combineProblems(errors);
   if (!value.enabled) return undefined;
-  const collector = new ServerMetrics(await loadPromClient());
+  const collector = new ServerMetrics();
   return { collector, scrape: () => collector.text() };
 }
 
