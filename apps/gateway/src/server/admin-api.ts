@@ -3,6 +3,7 @@ import { type AuditAnswer, auditServicesOf, parseQueryFilter } from '@portico/ga
 import type { Gateway } from './gateway.ts';
 import { PROMETHEUS_CONTENT_TYPE } from './metrics.ts';
 import { routerApi } from './router-api.ts';
+import { routesPage } from './routes-page.ts';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
 
@@ -50,6 +51,8 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
         case '/metrics/prometheus':
         case '/metrics/prometheus/0.0.4':
           return prometheus(gateway);
+        case '/routes':
+          return routesPage();
         case '/api/audit':
           return json(200, {
             services: [...auditServicesOf(gateway.loaded.adminHeap).values()].map((service) =>

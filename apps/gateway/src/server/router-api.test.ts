@@ -49,6 +49,7 @@ describe('the router API (api/system/objects/<router>/routes)', () => {
       condition: "${matches(request.uri.path, '^/a')}",
       file: path.join(directory, 'a.json'),
       loadedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+      chain: ['StaticResponseHandler'],
       state: 'DEPLOYED',
     });
     const filtered = (
@@ -121,8 +122,12 @@ describe('the router API (api/system/objects/<router>/routes)', () => {
     expect((await call({ method: 'POST', url: ROUTES, payload: {} })).statusCode).toBe(405);
   });
 
-  it('answers only loopback callers, as every admin endpoint', async () => {
+  it('answers only loopback callers, as every admin endpoint, and so does the routes page', async () => {
     const { call, directory } = await gatewayWith({});
+    const page = await call({ url: '/openig/routes' });
+    expect([page.statusCode, page.headers['content-type']]).toEqual([200, 'text/html; charset=UTF-8']);
+    expect(page.payload).toContain('api/system/objects/_router/routes?_queryFilter=true');
+    expect((await call({ url: '/openig/routes', remoteAddress: '10.0.0.7' })).statusCode).toBe(403);
     const refused = await call({
       method: 'PUT',
       url: `${ROUTES}/x`,
