@@ -1,7 +1,9 @@
 import { s } from '../config/schema-builders.ts';
 import type { Context } from '../context/context.ts';
+import { observationOf, observingFilters } from '../context/observation.ts';
 import { readsRequestBody } from '../expression/body-reads.ts';
 import { defineHeaplet } from '../heap/heaplet.ts';
+import { heapObjectName } from '../heap/object-names.ts';
 import type { Request, Response } from '../http/message.ts';
 import type { Filter, Handler } from '../types.ts';
 
@@ -33,7 +35,39 @@ export class Chain implements Handler {
 }
 
 function link(filter: Filter, next: Handler): Handler {
-  return { handle: (context, request) => filter.filter(context, request, next) };
+  // The filter's name for its span, found once; a filter made outside a heap is named by its class.
+  let name: string | undefined;
+  return {
+    handle: (context, request) => {
+      if (!observingFilters()) return filter.filter(context, request, next);
+      name ??= heapObjectName(filter) ?? (filter.constructor?.name || 'filter');
+      return observedFilter(filter, name, context, request, next);
+    },
+  };
+}
+
+/** A filter run while filters are observed: its observation ends when its answer settles. */
+function observedFilter(
+  filter: Filter,
+  name: string,
+  context: Context,
+  request: Request,
+  next: Handler,
+): Promise<Response> {
+  const end = observationOf(context)?.filter(name);
+  if (end === undefined) return filter.filter(context, request, next);
+  let answer: Promise<Response>;
+  try {
+    answer = filter.filter(context, request, next);
+  } catch (error) {
+    end(true);
+    throw error;
+  }
+  answer.then(
+    () => end(false),
+    () => end(true),
+  );
+  return answer;
 }
 
 export const ChainHeaplet = defineHeaplet({

@@ -6,6 +6,7 @@ import { Reference } from '../config/reference.ts';
 import type { Infer } from '../config/schema.ts';
 import { s } from '../config/schema-builders.ts';
 import type { Context, RouterInfo } from '../context/context.ts';
+import { observationOf, observing } from '../context/observation.ts';
 import { combineProblems, ErrorCode, isPorticoError, PorticoError, problemsOf } from '../errors.ts';
 import { collectRequestBodyReads } from '../expression/body-reads.ts';
 import type { Bindings } from '../expression/compiler.ts';
@@ -213,6 +214,7 @@ export class Route implements Handler {
       settled(error);
       return Promise.reject(error);
     }
+    if (observing()) observationOf(context)?.routed(this.id, this.name);
     const answer = answerOf(this.#handler, context.child('router', router), request);
     // Counted down before whoever awaits the answer resumes (this reaction is registered first).
     answer.then(settled, settled);

@@ -42,6 +42,7 @@ import {
   type HeapletContext,
   isDecorator,
 } from './heaplet.ts';
+import { nameHeapObject } from './object-names.ts';
 import { resolveReferences } from './references.ts';
 import { readSecretsBlock, type SecretsBlockEntry } from './secrets-block.ts';
 import { isValidatedObject, ValidatedObject } from './validated-object.ts';
@@ -630,7 +631,11 @@ export class Heap implements HeapView {
       objectPath: objectPath(name, this.file),
       ...(declaration.logSink === undefined ? {} : { logSink: declaration.logSink }),
     };
-    return decorate(object, info, localSteps(declaration), this.#globals, (step) => this.#decoratorFor(step));
+    const decorated = await decorate(object, info, localSteps(declaration), this.#globals, (step) =>
+      this.#decoratorFor(step),
+    );
+    nameHeapObject(decorated, name);
+    return decorated;
   }
 
   /**

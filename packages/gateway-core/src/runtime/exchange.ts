@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { abortOwned, ownedAbortController } from '../context/abort-slot.ts';
 import { Context } from '../context/context.ts';
+import { type ExchangeObserver, observe } from '../context/observation.ts';
 import { ErrorCode, isPorticoError } from '../errors.ts';
 import { answerOf } from '../handlers/answer.ts';
 import { commitSession, type SessionHandle, type SessionProducer } from '../handlers/session-producer.ts';
@@ -64,6 +65,11 @@ export interface ExchangeOptions {
    * `encodedSeparators`; `reject` (400) when absent.
    */
   encodedSeparators?: EncodedSeparators;
+  /**
+   * What watches each exchange (the server's access log and traces): told when a request has
+   * arrived, or was refused on arrival. Absent, nothing is done or made for it.
+   */
+  observer?: ExchangeObserver;
 }
 
 /**
@@ -124,6 +130,7 @@ export function handleExchange(
     // Answered before any route sees it, its body (if any) read and let go of. After a refusal the
     // connection closes: what else it carries cannot be trusted to be framed as the client meant.
     if (arrived.cause !== undefined) options.logger.debug('bad request', refusalFields(req, arrived.cause));
+    options.observer?.refused?.(req, res);
     req.resume();
     // A body nobody wants (OPTIONS * with one) is not waited for: the connection ends after the
     // answer, so a body sent slowly holds nothing (no route's bodyIdleTimeout bounds it here).
@@ -204,6 +211,7 @@ function unserved(state: ExchangeState, request: Request, what: string, error: u
     error: error instanceof Error ? error.message : String(error),
   });
   if (!request.entity.isBuffered && !state.req.readableEnded) state.req.resume();
+  state.options.observer?.refused?.(state.req, state.res);
   return write(state, request, plain(500, 'Internal Server Error'));
 }
 
@@ -219,6 +227,7 @@ function serve(state: ExchangeState, request: Request, session: SessionHandle | 
     const client = clientOf(req);
     const signal = state.abort.signal;
     context = new Context(session ? { client, signal, session: () => session.data() } : { client, signal });
+    if (options.observer !== undefined) observe(context, options.observer.begin(req, res, request, context));
   } catch (error) {
     unserved(state, request, 'request failed', error);
     return ANSWERED;

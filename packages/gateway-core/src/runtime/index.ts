@@ -22,6 +22,12 @@ export { EXPRESSION_TEXT } from '../config/scalar-schemas.ts';
 export { besidesTokenProblems, resolveTokens, tokenEnvironmentName } from '../config/tokens.ts';
 // Requests, sessions and the exchange.
 export { plainAddress } from '../context/client-address.ts';
+export {
+  type ExchangeObserver,
+  type Observation,
+  type UpstreamObservation,
+  watchExchanges,
+} from '../context/observation.ts';
 export { packageFolderAbove } from '../core-identity.ts';
 export { parseDuration } from '../duration/duration.ts';
 export { combineProblems, type ErrorCodeValue, type PorticoErrorDetails, problemsOf } from '../errors.ts';
@@ -94,7 +100,6 @@ export { consoleLogger, createMemoryLogger } from '../logging.ts';
 export { type LoadOutcome, ROUTE_METRICS, RouteMeter } from '../metrics/route-metrics.ts';
 export * from '../registry/index.ts';
 export { isFilter, isHandler } from '../types.ts';
-
 // Loading and serving a gateway.
 export { clientOf, type EncodedSeparators, toRequest } from './arrival.ts';
 export { type ExchangeOptions, handleExchange, refuseExpectation, writeResponse } from './exchange.ts';

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConnectionOptions } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import type { Context } from '../../context/context.ts';
+import { observationOf, observing } from '../../context/observation.ts';
 import { Duration } from '../../duration/index.ts';
 import { ErrorCode, isPorticoError, PorticoError } from '../../errors.ts';
 import { Entity } from '../../http/entity.ts';
@@ -272,19 +273,31 @@ export class ClientHandler implements Handler {
   }
 
   #sendPrepared(context: Context, request: Request, target: UpstreamTarget, prepared: OutgoingBody) {
+    // Observed (traced) calls only: none is looked up while nothing observes exchanges.
+    const observed = observing()
+      ? observationOf(context)?.upstream(request.method, target.origin, target.path)
+      : undefined;
     let headers: HeaderList;
     try {
+      const extra = this.additionalHeaders(context, request);
       headers = upstreamRequestHeaders(request, {
         host: upstreamHost(request, context, target),
         contentLength: prepared.contentLength,
         forwarded: this.forwarded(context, request),
-        extra: this.additionalHeaders(context, request),
+        extra: observed === undefined ? extra : [...extra, ...observed.headers],
       });
     } catch (error) {
+      observed?.end(undefined);
       // A field that cannot be written: nothing is sent, and the answer is a 502 naming why.
       return this.#answered(Promise.reject(this.failure(error, target.origin, context)), context);
     }
-    return this.#send(context, request, target, headers, prepared.body);
+    if (observed === undefined) return this.#send(context, request, target, headers, prepared.body);
+    const answer = this.#send(context, request, target, headers, prepared.body);
+    answer.then(
+      (response) => observed.end(response.status),
+      () => observed.end(undefined),
+    );
+    return answer;
   }
 
   /**
