@@ -7,6 +7,7 @@ import { createLogger, type LogFormat } from '../logging.ts';
 import { startSampleApp } from '../quickstart/sample-app.ts';
 import { serveClusterMetrics } from '../server/cluster-metrics.ts';
 import { locateInstance } from '../server/instance.ts';
+import { knownLevel, LEVEL_MESSAGE, processLogLevels } from '../server/log-levels.ts';
 import { resumeOptimisingCompilers } from '../server/optimising-compilers.ts';
 import { failedConnector, type RunningServer, startServer } from '../server/server.ts';
 import { listenError } from './listen-error.ts';
@@ -45,6 +46,8 @@ export async function startCommand(argv: string[], out: Output): Promise<number>
     server = await startServer({
       instance,
       logger,
+      // A worker's level changes reach the others through the primary.
+      logLevels: processLogLevels(logger, { inWorker: isWorker }),
       ...(port === undefined ? {} : { port }),
       ...(values.host ? { host: values.host } : {}),
       // A scrape of one worker's metrics endpoint answers with every worker's, summed by the primary.
@@ -153,7 +156,11 @@ async function runPrimary(
   const failures = new Set<number>();
   const fork = () => {
     const worker = cluster.fork(WORKER_ENV);
-    worker.on('message', (message: Listening & { type?: string; message?: string }) => {
+    worker.on('message', (message: Listening & { type?: string; message?: string; level?: unknown }) => {
+      if (message?.type === LEVEL_MESSAGE) {
+        relayLevel(cluster, worker.id, message.level, logger);
+        return;
+      }
       if (message?.type === 'portico:failed') {
         failures.add(worker.id);
         failure ??= message.message;
@@ -207,6 +214,25 @@ async function runPrimary(
   // Printed once every worker is gone, so that the reason a worker sent has arrived.
   if (exitCode !== 0) out.stderr(failure ?? early ?? 'a worker failed');
   return exitCode;
+}
+
+/**
+ * A log level one worker was given (`<prefix>/api/logging`): the primary takes it and hands it to
+ * every other worker, so that the whole instance logs at one level.
+ */
+function relayLevel(
+  cluster: Cluster,
+  from: number,
+  given: unknown,
+  logger: ReturnType<typeof createLogger>,
+): void {
+  const level = knownLevel(given);
+  if (level === undefined) return;
+  logger.pino.level = level;
+  for (const worker of Object.values(cluster.workers ?? {}))
+    if (worker !== undefined && worker.id !== from && worker.isConnected())
+      worker.send({ type: LEVEL_MESSAGE, level });
+  logger.info('log level changed', { level: level.toUpperCase() });
 }
 
 function parse(argv: string[]) {

@@ -1,6 +1,8 @@
-import { type Handler, isPorticoError, Response } from '@portico/gateway-core';
+import { type Handler, isPorticoError, type Request, Response } from '@portico/gateway-core';
 import { type AuditAnswer, auditServicesOf, parseQueryFilter } from '@portico/gateway-core/audit';
+import { LOG_LEVELS } from '../logging.ts';
 import type { Gateway } from './gateway.ts';
+import type { LogLevels } from './log-levels.ts';
 import { PROMETHEUS_CONTENT_TYPE } from './metrics.ts';
 import { routerApi } from './router-api.ts';
 import { routesPage } from './routes-page.ts';
@@ -14,8 +16,9 @@ const VERSION = process.env.npm_package_version ?? '0.1.0';
  * (the audit services, their counters, and the queries of their handlers for queries),
  * `api/system/objects/<router>/routes` (the incumbents' router API: list, read, deploy, undeploy),
  * `metrics/prometheus` and `metrics/prometheus/0.0.4` (the instance's metrics, Prometheus text).
+ * `api/logging` (the log level: GET, and PUT `{"level": "DEBUG"}`; every worker takes a change).
  */
-export function adminHandler(gateway: Gateway, prefix: string): Handler {
+export function adminHandler(gateway: Gateway, prefix: string, logLevels?: LogLevels): Handler {
   const base = `/${prefix.toLowerCase()}`;
   return {
     async handle(_context, request) {
@@ -53,6 +56,8 @@ export function adminHandler(gateway: Gateway, prefix: string): Handler {
           return prometheus(gateway);
         case '/routes':
           return routesPage();
+        case '/api/logging':
+          return logging(logLevels, request);
         case '/api/audit':
           return json(200, {
             services: [...auditServicesOf(gateway.loaded.adminHeap).values()].map((service) =>
@@ -85,6 +90,32 @@ async function prometheus(gateway: Gateway): Promise<Response> {
   } catch (error) {
     return json(503, { error: `the metrics could not be collected: ${(error as Error).message}` });
   }
+}
+
+/** The bound on a level change's body: `{"level": "DEBUG"}` and some room. */
+const MAX_LEVEL_BODY = 1024;
+
+/** `api/logging`: the log level (GET), or a change of it (PUT `{"level": "DEBUG"}`). */
+async function logging(levels: LogLevels | undefined, request: Request): Promise<Response> {
+  if (levels === undefined) return json(404, { error: 'this server has no log level to change' });
+  // The process's pid: with --workers N, which worker answered.
+  if (request.method === 'GET' || request.method === 'HEAD')
+    return json(200, { level: levels.get(), pid: process.pid });
+  if (request.method !== 'PUT') {
+    const refused = json(405, { error: 'GET or PUT' });
+    refused.headers.set('Allow', 'GET, HEAD, PUT');
+    return refused;
+  }
+  let body: unknown;
+  try {
+    body = await request.entity.json(MAX_LEVEL_BODY);
+  } catch {
+    return json(400, { error: 'expected {"level": "<level>"} as JSON' });
+  }
+  const level = (body as { level?: unknown } | null)?.level;
+  if (typeof level !== 'string' || !levels.set(level))
+    return json(400, { error: `level is one of ${LOG_LEVELS.map((l) => l.toUpperCase()).join(', ')}` });
+  return json(200, { level: levels.get(), pid: process.pid });
 }
 
 /** The most events a query answers with; `_pageSize` may ask for fewer. */

@@ -1,12 +1,13 @@
 import type http from 'node:http';
 import { createRequire } from 'node:module';
 import type { Logger, Request } from '@portico/gateway-core';
-import type { ExchangeOptions } from '@portico/gateway-core/runtime';
+import type { ExchangeObserver, ExchangeOptions } from '@portico/gateway-core/runtime';
 import type { SessionProducer } from '@portico/gateway-core/sessions';
 import type KoaApplication from 'koa';
 import { adminHandler } from './admin-api.ts';
 import type { Gateway } from './gateway.ts';
 import { deferKoaHelpers } from './koa-helpers.ts';
+import type { LogLevels } from './log-levels.ts';
 import { reservedPrefix } from './reserved-prefix.ts';
 
 // Koa is required, not imported, so that its helpers are deferred before it loads them.
@@ -20,14 +21,33 @@ type Koa = KoaApplication;
  * exchange adapter (`ctx.respond = false`): the administrative endpoints under the reserved prefix
  * (no route ever sees those requests), the gateway's handler for everything else.
  */
-export function createApp(gateway: Gateway, logger: Logger, sessions?: SessionProducer): Koa {
+export function createApp(
+  gateway: Gateway,
+  logger: Logger,
+  sessions?: SessionProducer,
+  operations: Operations = {},
+): Koa {
   const app = new RawResponseKoa();
   app.silent = true;
   // The adapter answers every failure of a handler itself: what Koa reports is a connection that
   // failed (a client that went away), which is not the server's fault.
   app.on('error', (error: Error) => logger.debug('connection error', { error: error.message }));
-  app.use(gateway.koa({ logger, ...(sessions ? { sessions } : {}), divert: toAdmin(gateway, logger) }));
+  const observer = operations.observer;
+  app.use(
+    gateway.koa({
+      logger,
+      ...(sessions ? { sessions } : {}),
+      ...(observer ? { observer } : {}),
+      divert: toAdmin(gateway, logger, operations),
+    }),
+  );
   return app;
+}
+
+/** What the server adds for its operators: the access log and traces, the log level's control. */
+export interface Operations {
+  observer?: ExchangeObserver;
+  logLevels?: LogLevels;
 }
 
 /**
@@ -51,12 +71,18 @@ class RawResponseKoa extends Koa {
  * once a request has arrived (`divert`), on the path routes would see, so that the path is
  * normalised once and the choice cannot read it otherwise than routes and the endpoints do.
  */
-export function toAdmin(gateway: Gateway, logger: Logger): (request: Request) => ExchangeOptions | undefined {
+export function toAdmin(
+  gateway: Gateway,
+  logger: Logger,
+  operations: Operations = {},
+): (request: Request) => ExchangeOptions | undefined {
   const prefix = gateway.settings.prefix.replace(/^\/+|\/+$/g, '');
   const admin: ExchangeOptions = {
-    handler: gateway.guard(adminHandler(gateway, prefix)),
+    handler: gateway.guard(adminHandler(gateway, prefix, operations.logLevels)),
     logger,
     maxBufferedBodySize: gateway.settings.limits.maxBufferedBodySize,
+    // Administrative requests are logged and traced like the others (no route).
+    ...(operations.observer ? { observer: operations.observer } : {}),
   };
   const reserved = reservedPrefix(prefix);
   return (request) => (reserved(request.uri) ? admin : undefined);
@@ -67,6 +93,7 @@ export function createRequestListener(
   gateway: Gateway,
   logger: Logger,
   sessions?: SessionProducer,
+  operations: Operations = {},
 ): http.RequestListener {
-  return createApp(gateway, logger, sessions).callback();
+  return createApp(gateway, logger, sessions, operations).callback();
 }

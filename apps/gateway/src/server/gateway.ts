@@ -146,13 +146,19 @@ export class Gateway {
    * `divert` serves the requests it picks with other options (the administrative endpoints).
    */
   koa(
-    options: { sessions?: SessionProducer; logger?: Logger; divert?: ExchangeOptions['divert'] } = {},
+    options: {
+      sessions?: SessionProducer;
+      logger?: Logger;
+      divert?: ExchangeOptions['divert'];
+      observer?: ExchangeOptions['observer'];
+    } = {},
   ): KoaMiddleware {
     return koaExchange({
       ...this.loaded.exchangeOptions(options.sessions ? { sessions: options.sessions } : {}),
       handler: this.handler,
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.divert ? { divert: options.divert } : {}),
+      ...(options.observer ? { observer: options.observer } : {}),
     });
   }
 

@@ -9,7 +9,9 @@ import { Gateway } from './gateway.ts';
 import { scheduleIdleCompaction } from './idle-compaction.ts';
 import type { Instance } from './instance.ts';
 import { ServerMetrics } from './metrics.ts';
+import { type LogLevels, processLogLevels } from './log-levels.ts';
 import { http as nodeHttp } from './node-http.ts';
+import { createObserver } from './observer.ts';
 import { release, serveInTurn, upgraded } from './pipelining.ts';
 import { readAgain } from './read-again.ts';
 import { openSessions } from './sessions.ts';
@@ -28,6 +30,8 @@ export interface StartOptions {
   instance: Instance;
   logger: Logger;
   plugins?: readonly PluginManifest[];
+  /** The log level's control (`<prefix>/api/logging`); by default the logger's own, if it has one. */
+  logLevels?: LogLevels;
   /** Overrides the connectors of admin.json with one HTTP port (0 picks a free one). */
   port?: number;
   host?: string;
@@ -62,7 +66,20 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await gateway.destroy();
     throw error;
   });
-  const listener = createRequestListener(gateway, logger, sessions.producer);
+  const observer = await createObserver(
+    gateway.settings,
+    { file: instance.adminFile, base: instance.base },
+    logger,
+  ).catch(async (error: unknown) => {
+    await gateway.destroy();
+    await sessions.close();
+    throw error;
+  });
+  const logLevels = options.logLevels ?? processLogLevels(logger);
+  const listener = createRequestListener(gateway, logger, sessions.producer, {
+    ...(observer ? { observer } : {}),
+    ...(logLevels ? { logLevels } : {}),
+  });
   const upgrade = upgradeListener(gateway, logger);
   const connectors = connectorsOf(gateway.settings, options);
 
@@ -165,6 +182,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     for (const server of servers) server.close();
     await gateway.destroy();
     await sessions.close();
+    await observer?.close(logger);
     throw error;
   }
 
@@ -211,6 +229,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       for (const socket of active) socket.destroy();
       await gateway.destroy();
       await sessions.close();
+      await observer?.close(logger);
     })());
   return { gateway, urls, stop };
 }

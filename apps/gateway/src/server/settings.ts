@@ -98,3 +98,36 @@ export const sessionSchema = s.object({
     })),
 });
 export type SessionSettings = Infer<typeof sessionSchema>;
+
+/**
+ * admin.json `accessLog`: one line per request in the server's JSON log form (pino's: `level`,
+ * `time`, `pid`, `msg` "access", then the request's fields), to `file` (relative to the instance
+ * directory; appended to) or, without one, to standard output. Off when absent or `enabled` false.
+ */
+export const accessLogSchema = s.object({
+  enabled: s.boolean().default(true),
+  file: s.string().optional(),
+});
+export type AccessLogSettings = Infer<typeof accessLogSchema>;
+
+/**
+ * admin.json `tracing`: OpenTelemetry traces exported over OTLP/HTTP (JSON) to `endpoint`, a server
+ * span per request, a client span per upstream call, and with `filterSpans` a span per filter.
+ * `samplingRatio` of the traces that start here are kept (a client's `traceparent` decides for its
+ * own: parent-based). Off when absent or `enabled` false.
+ */
+export const tracingSchema = s.object({
+  enabled: s.boolean().default(true),
+  endpoint: s
+    .string()
+    .refine(
+      (value) =>
+        URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) ? undefined : 'not an http(s) URL',
+      'the collector\'s OTLP/HTTP traces URL, such as "http://localhost:4318/v1/traces"',
+    )
+    .default('http://localhost:4318/v1/traces'),
+  serviceName: s.string().default('portico'),
+  samplingRatio: s.number({ min: 0, max: 1 }).default(1),
+  filterSpans: s.boolean().default(false),
+});
+export type TracingSettings = Infer<typeof tracingSchema>;
