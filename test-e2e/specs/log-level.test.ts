@@ -44,7 +44,7 @@ describe('the log level and the access log with two workers', () => {
     });
   }
 
-  it('changes the level of every worker from one PUT', async () => {
+  it('changes the level of every worker from one PUT (departure 121)', async () => {
     await everyWorkerAt('INFO');
     const put = (level: string) =>
       send(`${gw.url}/openig/api/logging`, {

@@ -123,7 +123,7 @@ function attribute(attributes: OtlpAttribute[], key: string): string | number | 
 }
 
 describe('the access log (admin.json accessLog)', () => {
-  it('writes one JSON line per request to its file: time, client, method, path, status, bytes, duration, route, transaction ID', async () => {
+  it('writes one JSON line per request to its file: time, client, method, path, status, bytes, duration, route, transaction ID (departure 120)', async () => {
     const upstream = await startUpstream();
     running.push({ stop: upstream.close });
     const server = await serve({ accessLog: { file: 'logs/access.log' } }, upstream);
@@ -165,7 +165,7 @@ describe('the access log (admin.json accessLog)', () => {
     expect(text).not.toContain('token');
   });
 
-  it('bounds the path it logs, and logs requests refused on arrival with their path up to the query', async () => {
+  it('bounds the path it logs, and logs requests refused on arrival with their path up to the query (departure 120)', async () => {
     const upstream = await startUpstream();
     running.push({ stop: upstream.close });
     const server = await serve({ accessLog: { enabled: true, file: 'access.log' } }, upstream);
@@ -203,7 +203,7 @@ describe('the access log (admin.json accessLog)', () => {
 });
 
 describe('the log level at run time (<prefix>/api/logging)', () => {
-  it('reads and changes the level; refuses an unknown level with 400', async () => {
+  it('reads and changes the level; refuses an unknown level with 400 (departure 121)', async () => {
     const upstream = await startUpstream();
     running.push({ stop: upstream.close });
     let level = 'INFO';
@@ -240,7 +240,7 @@ describe('the log level at run time (<prefix>/api/logging)', () => {
 });
 
 describe('traces (admin.json tracing), exported over OTLP/HTTP', () => {
-  it('exports a server span per request and a client span per upstream call, its traceparent seen by the upstream', async () => {
+  it('exports a server span per request and a client span per upstream call, its traceparent seen by the upstream (departures 123, 124)', async () => {
     const receiver = await otlpReceiver();
     const upstream = await startUpstream();
     running.push({ stop: upstream.close });
@@ -308,7 +308,7 @@ describe('traces (admin.json tracing), exported over OTLP/HTTP', () => {
     expect(upstream.received[0]!.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
   });
 
-  it('refuses a sampling ratio outside 0 to 1 and an endpoint that is not an http(s) URL', async () => {
+  it('refuses a sampling ratio outside 0 to 1 and an endpoint that is not an http(s) URL (departure 122)', async () => {
     const upstream = await startUpstream();
     running.push({ stop: upstream.close });
     for (const [tracing, where] of [
