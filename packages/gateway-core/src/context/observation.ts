@@ -46,8 +46,12 @@ let watching = 0;
 /** How many of them want each filter's span (`filters`). */
 let watchingFilters = 0;
 
-/** The observation of each root context whose exchange is observed. */
-const OBSERVATIONS = new WeakMap<Context, Observation>();
+/**
+ * Where a root context whose exchange is observed keeps its observation: a property added to that
+ * context only. A WeakMap keyed by the context cost about 0.57 µs more per request (decision 0111).
+ */
+const OBSERVATION = Symbol('portico.observation');
+type Observed = Context & { [OBSERVATION]?: Observation };
 
 /**
  * Starts observing exchanges served with an observer (the server calls it once per observer it
@@ -77,13 +81,13 @@ export function observingFilters(): boolean {
 
 /** Keeps a root context's observation (the exchange adapter, once the context is made). */
 export function observe(context: Context, observation: Observation): void {
-  OBSERVATIONS.set(rootOf(context), observation);
+  (rootOf(context) as Observed)[OBSERVATION] = observation;
 }
 
 /** The observation of the exchange this context belongs to, if it is observed. */
 export function observationOf(context: Context): Observation | undefined {
   if (watching === 0) return undefined;
-  return OBSERVATIONS.get(rootOf(context));
+  return (rootOf(context) as Observed)[OBSERVATION];
 }
 
 function rootOf(context: Context): Context {
