@@ -45,7 +45,8 @@ export class ServerObserver implements ExchangeObserver {
   begin(req: IncomingMessage, res: ServerResponse, request: Request, context: Context): Observation {
     const exchange = new ObservedExchange(this, req, request, context);
     (res as ObservedResponse)[EXCHANGE] = exchange;
-    res.once('close', onResponseClose);
+    // A response closes once: `on` spares the wrapper `once` makes per call.
+    res.on('close', onResponseClose);
     return exchange;
   }
 
