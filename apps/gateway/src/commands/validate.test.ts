@@ -229,6 +229,27 @@ describe('portico validate', () => {
     );
   });
 
+  it("reports the problems of admin.json's accessLog and tracing, which portico start would refuse", async () => {
+    const base = instance({
+      'config/admin.json': {
+        accessLog: { file: ['a'] },
+        tracing: { samplingRatio: 1.5, endpoint: 'nowhere' },
+      },
+      'config/config.json': router,
+      'config/routes/10-ok.json': ok,
+    });
+    const { code, stderr } = await validate(base);
+    expect(code).toBe(1);
+    const admin = path.join(base, 'config/admin.json');
+    expect(stderr).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.accessLog\\.file: `)),
+        expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.tracing\\.samplingRatio: `)),
+        expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.tracing\\.endpoint: `)),
+      ]),
+    );
+  });
+
   it('reports a routes directory that does not exist where the router names it', async () => {
     const base = instance({
       'config/config.json': {

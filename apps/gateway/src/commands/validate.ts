@@ -18,7 +18,13 @@ import { GROOVY_MIGRATION_GUIDE, groovyDeclarations } from '@portico/gateway-cor
 import { firstPartyAdvice } from '../first-party.ts';
 import { APP_PACKAGE_JSON, Gateway } from '../server/gateway.ts';
 import { type Instance, locateInstance } from '../server/instance.ts';
-import { adminSchema, metricsSchema, sessionSchema } from '../server/settings.ts';
+import {
+  accessLogSchema,
+  adminSchema,
+  metricsSchema,
+  sessionSchema,
+  tracingSchema,
+} from '../server/settings.ts';
 import { type Output, UsageError } from './output.ts';
 import { setSystemProperties } from './system-properties.ts';
 
@@ -238,11 +244,16 @@ function adminProblems(instance: Instance): PorticoError[] {
   // A temporary directory that cannot be used (under /proc, not writable): start refuses it.
   const temporary = temporaryDirectoryProblem(instance);
   if (temporary !== undefined) problems.push(temporary);
-  // The server's own session and metrics settings, which `portico start` reads as it starts.
-  const admin = instance.admin as { session?: unknown; metrics?: unknown } | undefined;
+  // The server's own settings, which `portico start` reads as it starts: the session, metrics, the
+  // access log and traces.
+  const admin = instance.admin as
+    | { session?: unknown; metrics?: unknown; accessLog?: unknown; tracing?: unknown }
+    | undefined;
   for (const [field, schema] of [
     ['session', sessionSchema],
     ['metrics', metricsSchema],
+    ['accessLog', accessLogSchema],
+    ['tracing', tracingSchema],
   ] as const) {
     if (admin?.[field] === undefined) continue;
     const checked = checkConfig(schema as Schema<unknown>, admin[field], {

@@ -1,5 +1,11 @@
 import { adminSchema, configSchema, DEFAULT_OBJECTS, routeSchema } from '@portico/gateway-core/runtime';
-import { metricsSchema, serverTlsSchema, sessionSchema } from '../server/settings.ts';
+import {
+  accessLogSchema,
+  metricsSchema,
+  serverTlsSchema,
+  sessionSchema,
+  tracingSchema,
+} from '../server/settings.ts';
 import {
   DEFINITIONS,
   declarationDefinitions,
@@ -37,7 +43,7 @@ export function configurationSchemas(types: readonly InstalledType[]): Record<Do
   };
 }
 
-/** admin.json: its heap, the server's TLS and session settings, and its references. */
+/** admin.json: its heap, the server's TLS, session, access log and tracing settings, and its references. */
 function adminDocument(): JsonSchema {
   const admin = withReferences(adminSchema.jsonSchema());
   const properties = admin.properties as Record<string, JsonSchema>;
@@ -52,6 +58,8 @@ function adminDocument(): JsonSchema {
   properties.auditService = reference('object');
   properties.session = withReferences(sessionSchema.jsonSchema());
   properties.metrics = metricsSchema.jsonSchema();
+  properties.accessLog = withReferences(accessLogSchema.jsonSchema());
+  properties.tracing = withReferences(tracingSchema.jsonSchema());
   return admin;
 }
 
