@@ -10,6 +10,7 @@ import { expressionBenchmark } from './expression.ts';
 import { llmProxyBenchmark } from './llm-proxy.ts';
 import { mcpFeaturesBenchmark } from './mcp-features.ts';
 import { metricsBenchmark } from './metrics.ts';
+import { observabilityBenchmark } from './observability.ts';
 import { type BenchValues, PROXY_OPTIONS, proxyBenchmark } from './proxy/suite.ts';
 import { resourceServerBenchmark } from './resource-server.ts';
 import { typicalChainBenchmark } from './typical-chain.ts';
@@ -17,7 +18,7 @@ import { typicalChainBenchmark } from './typical-chain.ts';
 /**
  * `npm run bench [-- --only NAME]`: runs every benchmark (or one) and prints its table. The proxy
  * suite's own options (`--duration`, `--quick`, `--scenarios`, `--contenders` ...) are listed in
- * PROXY_OPTIONS; the resource-server, audit-route, typical-chain and metrics suites read `--duration`, `--warmup`, `--connections`,
+ * PROXY_OPTIONS; the resource-server, audit-route, typical-chain, metrics and observability suites read `--duration`, `--warmup`, `--connections`,
  * `--rounds`, `--quick` and `--keep-temp` from them.
  */
 const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
@@ -35,6 +36,7 @@ const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   'mcp-features': mcpFeaturesBenchmark,
   'llm-proxy': llmProxyBenchmark,
   metrics: metricsBenchmark,
+  observability: observabilityBenchmark,
 };
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, ...PROXY_OPTIONS } });

@@ -1,0 +1,101 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { proxiedRoute } from './audit-route.ts';
+import { SMALL_BODY } from './proxy/nginx.ts';
+import type { BenchValues } from './proxy/suite.ts';
+import { runSideBySide, type Variant } from './side-by-side.ts';
+
+/**
+ * What the access log and traces cost the request path (issue 43): one proxied route with neither
+ * (the default), the same route with admin.json's access log on, written to a file, and with
+ * tracing at 100 % sampling, its spans exported over OTLP/HTTP to a receiver this process runs
+ * (it reads each export and answers 200, as a collector does). Side by side through the built
+ * gateway (side-by-side.ts). Targets: the access log ≥ 0.95 × the plain route's throughput,
+ * tracing ≥ 0.80 ×.
+ */
+
+const ACCESS_LOG_TARGET = 0.95;
+const TRACING_TARGET = 0.8;
+
+/** A stand-in OTLP/HTTP collector: counts the export requests and their bytes. */
+async function startReceiver(): Promise<{
+  url: string;
+  stats: { exports: number; bytes: number };
+  close(): void;
+}> {
+  const stats = { exports: 0, bytes: 0 };
+  const server = http.createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => {
+      stats.bytes += chunk.length;
+    });
+    req.on('end', () => {
+      stats.exports++;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/v1/traces`, stats, close: () => server.close() };
+}
+
+function variants(endpoint: string): Variant[] {
+  const common = { load: true, bytes: SMALL_BODY.length, headers: {} };
+  return [
+    {
+      ...common,
+      name: 'plain',
+      path: '/api/plain',
+      description: 'one proxied route, access log and tracing off (the default)',
+      routes: proxiedRoute('plain'),
+    },
+    {
+      ...common,
+      name: 'access-log',
+      path: '/api/access-log',
+      description: 'the same route with admin.json accessLog on, to a file',
+      routes: proxiedRoute('access-log'),
+      admin: { accessLog: { file: 'logs/access.log' } },
+      target: ACCESS_LOG_TARGET,
+    },
+    {
+      ...common,
+      name: 'tracing',
+      path: '/api/tracing',
+      description: 'the same route with admin.json tracing on, 100 % sampled, exported over OTLP/HTTP',
+      routes: proxiedRoute('tracing'),
+      admin: { tracing: { endpoint, samplingRatio: 1 } },
+      target: TRACING_TARGET,
+    },
+  ];
+}
+
+export async function observabilityBenchmark(values: BenchValues = {}): Promise<void> {
+  const receiver = await startReceiver();
+  try {
+    const routes = variants(receiver.url);
+    await runSideBySide(
+      {
+        name: 'observability',
+        variants: routes,
+        targetText: (variant) =>
+          `observability: the route with ${variant.name === 'tracing' ? 'tracing at 100 % sampling' : 'the access log on (to a file)'} ≥ ${variant.target} × the same route's throughput without it (side by side, median of the rounds)`,
+        services: 'an OTLP/HTTP receiver (this process)',
+        checks: () => [
+          {
+            text: 'observability: the traced gateways exported their spans to the receiver',
+            status: receiver.stats.exports > 0 ? 'met' : 'missed',
+            value: `${receiver.stats.exports} exports, ${receiver.stats.bytes} bytes`,
+          },
+        ],
+        recorded: {
+          routes: Object.fromEntries(routes.map((variant) => [variant.name, variant.routes('<upstream>')])),
+          admin: Object.fromEntries(routes.map((variant) => [variant.name, variant.admin ?? {}])),
+        },
+      },
+      values,
+    );
+  } finally {
+    receiver.close();
+  }
+}
