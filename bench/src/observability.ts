@@ -62,9 +62,14 @@ function variants(endpoint: string): Variant[] {
       ...common,
       name: 'tracing',
       path: '/api/tracing',
-      description: 'the same route with admin.json tracing on, 100 % sampled, exported over OTLP/HTTP',
+      description:
+        'the same route with admin.json openTelemetry.tracing on, 100 % sampled, exported over OTLP/HTTP',
       routes: proxiedRoute('tracing'),
-      admin: { tracing: { endpoint, samplingRatio: 1 } },
+      admin: {
+        openTelemetry: {
+          tracing: { enabled: true, exporter: { type: 'otlp', config: { endpoint } }, samplingRatio: 1 },
+        },
+      },
       target: TRACING_TARGET,
     },
   ];

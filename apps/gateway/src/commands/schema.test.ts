@@ -198,7 +198,7 @@ describe('portico schema', () => {
     expect(problems(validators.route!, { heap: [] })).toEqual([" must have required property 'handler'"]);
   });
 
-  it('describes admin.json: its own fields only, its heap, connectors, session, access log and tracing', () => {
+  it('describes admin.json: its own fields only, its heap, connectors, session, access log and OpenTelemetry', () => {
     const admin = {
       _note: 'a comment',
       prefix: 'gateway',
@@ -207,7 +207,14 @@ describe('portico schema', () => {
       heap: [{ name: 'ApiProtectionFilter', type: 'AllowOnlyFilter', config: {} }],
       session: { store: { type: 'redis', uri: 'redis://cache:6379' } },
       accessLog: { file: 'logs/access.log' },
-      tracing: { endpoint: 'http://collector:4318/v1/traces', samplingRatio: 0.1, filterSpans: true },
+      openTelemetry: {
+        tracing: {
+          enabled: true,
+          exporter: { type: 'otlp', config: { endpoint: 'http://collector:4318/v1/traces' } },
+          samplingRatio: 0.1,
+          filterSpans: true,
+        },
+      },
       limits: { maxHeaderSize: 32768, requestTimeout: '1 minute' },
     };
     expect(problems(validators.admin!, admin)).toEqual([]);
@@ -215,7 +222,9 @@ describe('portico schema', () => {
       ' must NOT have additional properties',
     ]);
     expect(problems(validators.admin!, { ...admin, connectors: [{ port: 70000 }] })).not.toEqual([]);
-    expect(problems(validators.admin!, { ...admin, tracing: { samplingRatio: 2 } })).not.toEqual([]);
+    expect(
+      problems(validators.admin!, { ...admin, openTelemetry: { tracing: { samplingRatio: 2 } } }),
+    ).not.toEqual([]);
     expect(problems(validators.admin!, { ...admin, accessLog: { fil: 'x' } })).not.toEqual([]);
     expect(
       problems(validators.config!, { handler: 'Router', heap: { objects: [] }, capture: 'all' }),

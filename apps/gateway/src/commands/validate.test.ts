@@ -229,11 +229,11 @@ describe('portico validate', () => {
     );
   });
 
-  it("reports the problems of admin.json's accessLog and tracing, which portico start would refuse", async () => {
+  it("reports the problems of admin.json's accessLog and openTelemetry, which portico start would refuse", async () => {
     const base = instance({
       'config/admin.json': {
         accessLog: { file: ['a'] },
-        tracing: { samplingRatio: 1.5, endpoint: 'nowhere' },
+        openTelemetry: { tracing: { samplingRatio: 1.5, exporter: { config: { endpoint: 'nowhere' } } } },
       },
       'config/config.json': router,
       'config/routes/10-ok.json': ok,
@@ -244,8 +244,14 @@ describe('portico validate', () => {
     expect(stderr).toEqual(
       expect.arrayContaining([
         expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.accessLog\\.file: `)),
-        expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.tracing\\.samplingRatio: `)),
-        expect.stringMatching(new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.tracing\\.endpoint: `)),
+        expect.stringMatching(
+          new RegExp(`^PORTICO_E_CONFIG ${admin} \\$\\.openTelemetry\\.tracing\\.samplingRatio: `),
+        ),
+        expect.stringMatching(
+          new RegExp(
+            `^PORTICO_E_CONFIG ${admin} \\$\\.openTelemetry\\.tracing\\.exporter\\.config\\.endpoint: `,
+          ),
+        ),
       ]),
     );
   });

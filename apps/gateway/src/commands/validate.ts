@@ -22,8 +22,8 @@ import {
   accessLogSchema,
   adminSchema,
   metricsSchema,
+  openTelemetrySchema,
   sessionSchema,
-  tracingSchema,
 } from '../server/settings.ts';
 import { type Output, UsageError } from './output.ts';
 import { setSystemProperties } from './system-properties.ts';
@@ -247,13 +247,13 @@ function adminProblems(instance: Instance): PorticoError[] {
   // The server's own settings, which `portico start` reads as it starts: the session, metrics, the
   // access log and traces.
   const admin = instance.admin as
-    | { session?: unknown; metrics?: unknown; accessLog?: unknown; tracing?: unknown }
+    | { session?: unknown; metrics?: unknown; accessLog?: unknown; openTelemetry?: unknown }
     | undefined;
   for (const [field, schema] of [
     ['session', sessionSchema],
     ['metrics', metricsSchema],
     ['accessLog', accessLogSchema],
-    ['tracing', tracingSchema],
+    ['openTelemetry', openTelemetrySchema],
   ] as const) {
     if (admin?.[field] === undefined) continue;
     const checked = checkConfig(schema as Schema<unknown>, admin[field], {

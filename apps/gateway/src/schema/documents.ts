@@ -2,9 +2,9 @@ import { adminSchema, configSchema, DEFAULT_OBJECTS, routeSchema } from '@portic
 import {
   accessLogSchema,
   metricsSchema,
+  openTelemetrySchema,
   serverTlsSchema,
   sessionSchema,
-  tracingSchema,
 } from '../server/settings.ts';
 import {
   DEFINITIONS,
@@ -43,7 +43,7 @@ export function configurationSchemas(types: readonly InstalledType[]): Record<Do
   };
 }
 
-/** admin.json: its heap, the server's TLS, session, access log and tracing settings, and its references. */
+/** admin.json: its heap, the server's TLS, session, access log and OpenTelemetry settings, and its references. */
 function adminDocument(): JsonSchema {
   const admin = withReferences(adminSchema.jsonSchema());
   const properties = admin.properties as Record<string, JsonSchema>;
@@ -59,7 +59,7 @@ function adminDocument(): JsonSchema {
   properties.session = withReferences(sessionSchema.jsonSchema());
   properties.metrics = metricsSchema.jsonSchema();
   properties.accessLog = withReferences(accessLogSchema.jsonSchema());
-  properties.tracing = withReferences(tracingSchema.jsonSchema());
+  properties.openTelemetry = withReferences(openTelemetrySchema.jsonSchema());
   return admin;
 }
 

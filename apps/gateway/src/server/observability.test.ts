@@ -116,6 +116,11 @@ interface OtlpSpan {
   service: string;
 }
 
+/** admin.json with the incumbents' `openTelemetry.tracing` block, enabled, and these settings. */
+const traced = (tracing: Record<string, unknown>) => ({
+  openTelemetry: { tracing: { enabled: true, ...tracing } },
+});
+
 function attribute(attributes: OtlpAttribute[], key: string): string | number | undefined {
   const found = attributes.find((a) => a.key === key)?.value;
   if (found === undefined) return undefined;
@@ -239,13 +244,22 @@ describe('the log level at run time (<prefix>/api/logging)', () => {
   });
 });
 
-describe('traces (admin.json tracing), exported over OTLP/HTTP', () => {
+describe('traces (admin.json openTelemetry.tracing), exported over OTLP/HTTP', () => {
   it('exports a server span per request and a client span per upstream call, its traceparent seen by the upstream (departures 123, 124)', async () => {
     const receiver = await otlpReceiver();
     const upstream = await startUpstream();
     running.push({ stop: upstream.close });
     const server = await serve(
-      { tracing: { endpoint: receiver.url, serviceName: 'gw-test', filterSpans: true } },
+      {
+        openTelemetry: {
+          tracing: {
+            enabled: true,
+            exporter: { type: 'otlp', config: { endpoint: receiver.url } },
+            serviceName: 'gw-test',
+            filterSpans: true,
+          },
+        },
+      },
       upstream,
     );
     const clientTrace = '0af7651916cd43dd8448eb211c80319c';
@@ -283,7 +297,7 @@ describe('traces (admin.json tracing), exported over OTLP/HTTP', () => {
     const receiver = await otlpReceiver();
     const upstream = await startUpstream();
     running.push({ stop: upstream.close });
-    const server = await serve({ tracing: { endpoint: receiver.url } }, upstream);
+    const server = await serve(traced({ exporter: { config: { endpoint: receiver.url } } }), upstream);
     await get(`${server.urls[0]}/app/plain`);
     await server.stop();
     await waitFor('the spans', () => (receiver.spans.length >= 2 ? true : undefined));
@@ -300,7 +314,10 @@ describe('traces (admin.json tracing), exported over OTLP/HTTP', () => {
     const receiver = await otlpReceiver();
     const upstream = await startUpstream();
     running.push({ stop: upstream.close });
-    const server = await serve({ tracing: { endpoint: receiver.url, samplingRatio: 0 } }, upstream);
+    const server = await serve(
+      traced({ exporter: { config: { endpoint: receiver.url } }, samplingRatio: 0 }),
+      upstream,
+    );
     for (let i = 0; i < 5; i++) await get(`${server.urls[0]}/app/${i}`);
     await server.stop();
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -308,15 +325,31 @@ describe('traces (admin.json tracing), exported over OTLP/HTTP', () => {
     expect(upstream.received[0]!.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
   });
 
+  it('exports nothing when the openTelemetry block does not say enabled: true (off by default, as the incumbents)', async () => {
+    const receiver = await otlpReceiver();
+    const upstream = await startUpstream();
+    running.push({ stop: upstream.close });
+    const server = await serve(
+      { openTelemetry: { tracing: { exporter: { config: { endpoint: receiver.url } } } } },
+      upstream,
+    );
+    await get(`${server.urls[0]}/app/off`);
+    await server.stop();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(receiver.spans).toEqual([]);
+    expect(upstream.received[0]!.headers.traceparent).toBeUndefined();
+  });
+
   it('refuses a sampling ratio outside 0 to 1 and an endpoint that is not an http(s) URL (departure 122)', async () => {
     const upstream = await startUpstream();
     running.push({ stop: upstream.close });
     for (const [tracing, where] of [
-      [{ samplingRatio: 2 }, '$.tracing.samplingRatio'],
-      [{ endpoint: 'ftp://x' }, '$.tracing.endpoint'],
-      [{ filterSpans: 'yes' }, '$.tracing.filterSpans'],
+      [{ samplingRatio: 2 }, '$.openTelemetry.tracing.samplingRatio'],
+      [{ exporter: { config: { endpoint: 'ftp://x' } } }, '$.openTelemetry.tracing.exporter.config.endpoint'],
+      [{ exporter: { type: 'zipkin' } }, '$.openTelemetry.tracing.exporter.type'],
+      [{ filterSpans: 'yes' }, '$.openTelemetry.tracing.filterSpans'],
     ] as const) {
-      const failure = await serve({ tracing }, upstream).catch((error: unknown) => error);
+      const failure = await serve(traced(tracing), upstream).catch((error: unknown) => error);
       expect(isPorticoError(failure)).toBe(true);
       expect(String(failure)).toContain(where);
       expect(String(failure)).toContain('admin.json');

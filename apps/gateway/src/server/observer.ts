@@ -11,7 +11,12 @@ import {
   watchExchanges,
 } from '@portico/gateway-core/runtime';
 import { AccessLog, loggedPath, refusedPath, sentStatus } from './access-log.ts';
-import { type AccessLogSettings, accessLogSchema, type TracingSettings, tracingSchema } from './settings.ts';
+import {
+  type AccessLogSettings,
+  accessLogSchema,
+  type OpenTelemetrySettings,
+  openTelemetrySchema,
+} from './settings.ts';
 import type { Tracing } from './tracing.ts';
 
 // The tracing module (and the OpenTelemetry SDK) is loaded only when tracing is on; its SpanKind
@@ -190,12 +195,12 @@ class ObservedExchange implements Observation {
 const TRANSACTION = 'portico.transaction_id';
 
 /**
- * The observer admin.json asks for (`accessLog`, `tracing`), or undefined when both are off: then
+ * The observer admin.json asks for (`accessLog`, `openTelemetry.tracing`), or undefined when both are off: then
  * none is installed. Each block is checked as the session's is, a bad one a coded error naming
  * admin.json and its JSON path. The OpenTelemetry SDK is loaded only when tracing is on.
  */
 export async function createObserver(
-  settings: { accessLog?: unknown; tracing?: unknown },
+  settings: { accessLog?: unknown; openTelemetry?: unknown },
   where: { file: string | undefined; base: string },
   logger: Logger,
 ): Promise<ServerObserver | undefined> {
@@ -206,7 +211,13 @@ export async function createObserver(
     where,
     logger,
   );
-  const tracing = checked<TracingSettings>(tracingSchema, settings.tracing, '$.tracing', where, logger);
+  const tracing = checked<OpenTelemetrySettings>(
+    openTelemetrySchema,
+    settings.openTelemetry,
+    '$.openTelemetry',
+    where,
+    logger,
+  )?.tracing;
   const logOn = accessLog?.enabled === true;
   const traceOn = tracing?.enabled === true;
   if (!logOn && !traceOn) return undefined;

@@ -110,24 +110,47 @@ export const accessLogSchema = s.object({
 });
 export type AccessLogSettings = Infer<typeof accessLogSchema>;
 
+/** Where spans go unless admin.json says otherwise: a local collector's OTLP/HTTP traces endpoint. */
+const DEFAULT_OTLP_ENDPOINT = 'http://localhost:4318/v1/traces';
+
+/** The incumbents' exporter block: `{"type": "otlp", "config": {"endpoint": "..."}}`. */
+const exporterSchema = s.object({
+  type: s.enumOf(['otlp'] as const).default('otlp'),
+  config: s
+    .object({
+      endpoint: s
+        .string()
+        .refine(
+          (value) =>
+            URL.canParse(value) && /^https?:$/.test(new URL(value).protocol)
+              ? undefined
+              : 'not an http(s) URL',
+          'the collector\'s OTLP/HTTP traces URL, such as "http://localhost:4318/v1/traces"',
+        )
+        .default(DEFAULT_OTLP_ENDPOINT),
+    })
+    .default(() => ({ endpoint: DEFAULT_OTLP_ENDPOINT })),
+});
+
 /**
- * admin.json `tracing`: OpenTelemetry traces exported over OTLP/HTTP (JSON) to `endpoint`, a server
- * span per request, a client span per upstream call, and with `filterSpans` a span per filter.
- * `samplingRatio` of the traces that start here are kept (a client's `traceparent` decides for its
- * own: parent-based). Off when absent or `enabled` false.
+ * admin.json `openTelemetry.tracing`, in the incumbents' shape (`enabled`, `exporter`), with
+ * Portico's `serviceName`, `samplingRatio` and `filterSpans`: OpenTelemetry traces exported over
+ * OTLP/HTTP (JSON), a server span per request, a client span per upstream call, and with
+ * `filterSpans` a span per filter. `samplingRatio` of the traces that start here are kept (a
+ * client's `traceparent` decides for its own: parent-based). Off unless `enabled` is true.
  */
 export const tracingSchema = s.object({
-  enabled: s.boolean().default(true),
-  endpoint: s
-    .string()
-    .refine(
-      (value) =>
-        URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) ? undefined : 'not an http(s) URL',
-      'the collector\'s OTLP/HTTP traces URL, such as "http://localhost:4318/v1/traces"',
-    )
-    .default('http://localhost:4318/v1/traces'),
+  enabled: s.boolean().default(false),
+  exporter: exporterSchema.default(() => ({
+    type: 'otlp' as const,
+    config: { endpoint: DEFAULT_OTLP_ENDPOINT },
+  })),
   serviceName: s.string().default('portico'),
   samplingRatio: s.number({ min: 0, max: 1 }).default(1),
   filterSpans: s.boolean().default(false),
 });
 export type TracingSettings = Infer<typeof tracingSchema>;
+
+/** admin.json `openTelemetry`: its `tracing` (the incumbents' one block of it). */
+export const openTelemetrySchema = s.object({ tracing: tracingSchema.optional() });
+export type OpenTelemetrySettings = Infer<typeof openTelemetrySchema>;

@@ -55,7 +55,9 @@ export class Tracing {
     this.#provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }),
-      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.endpoint }))],
+      spanProcessors: [
+        new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.exporter.config.endpoint })),
+      ],
     });
     this.#tracer = this.#provider.getTracer('@portico/gateway');
   }

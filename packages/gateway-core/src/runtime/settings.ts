@@ -33,7 +33,7 @@ const limits = s.object({
 /**
  * admin.json: the instance's own settings (the incumbents' fields, plus Portico's `limits`). The
  * gateway uses its heap, properties, limits and plugin directories; the rest (prefix, connectors,
- * apiProtectionFilter, session, metrics, accessLog, tracing) are the server's.
+ * apiProtectionFilter, session, metrics, accessLog, openTelemetry) are the server's.
  */
 export const adminSchema = s.object({
   prefix: s.string().default('openig'),
@@ -51,7 +51,7 @@ export const adminSchema = s.object({
   metrics: s.any().optional(),
   // The server's access log and traces (apps/gateway reads them): off when absent.
   accessLog: s.any().optional(),
-  tracing: s.any().optional(),
+  openTelemetry: s.any().optional(),
   preserveOriginalQueryString: s.boolean().default(false),
   streamingEnabled: s.boolean().default(true),
   pluginDirectories: s.array(s.string()).default([]),
