@@ -1,6 +1,7 @@
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
-import type { Logger } from '@portico/gateway-core';
+import { ErrorCode, type Logger, PorticoError } from '@portico/gateway-core';
 import pino from 'pino';
 import type { AccessLogSettings } from './settings.ts';
 
@@ -32,19 +33,38 @@ export interface AccessRecord {
  * header fields (Authorization, cookies), the URI's user info.
  */
 export class AccessLog {
-  readonly #destination: pino.DestinationStream & { flush(): void; flushSync(): void; end(): void };
+  readonly #destination: pino.DestinationStream & {
+    flush(): void;
+    flushSync(): void;
+    end(): void;
+    on(event: 'error', listener: (error: Error) => void): unknown;
+  };
   readonly #flusher: NodeJS.Timeout;
 
   /** Lines not yet handed to the destination. */
   #pending = '';
 
-  constructor(settings: AccessLogSettings, base: string) {
+  /**
+   * Opens the log: a file that cannot be created or appended to is a coded error naming
+   * `$.accessLog.file` (`file` is admin.json's path), found as the server starts rather than as
+   * the first line is written. A write that fails later (a full disk) is logged, not thrown.
+   */
+  constructor(
+    settings: AccessLogSettings,
+    base: string,
+    where: { file: string | undefined; logger: Logger },
+  ) {
     const dest = settings.file === undefined ? 1 : path.resolve(base, settings.file);
+    if (typeof dest === 'string') openable(dest, where.file);
     // Lines are gathered here and handed over BUFFERED characters at a time (and at least every
     // FLUSH_MS): a write per line cost a system call on the thread pool per request. Gathered here,
     // not by the destination's minLength, which measured the length of its whole buffer anew (a
     // copy of it) at every line.
     this.#destination = pino.destination({ dest, sync: false, mkdir: true, append: true });
+    const { logger } = where;
+    this.#destination.on('error', (error: Error) =>
+      logger.error('the access log cannot be written', { error: error.message }),
+    );
     this.#flusher = setInterval(() => this.#handOver(), FLUSH_MS).unref();
   }
 
@@ -82,6 +102,24 @@ export class AccessLog {
 }
 
 const PID = process.pid;
+
+/** Creates the file's directory and the file (or opens it to append), or throws why it cannot. */
+function openable(file: string, adminFile: string | undefined): void {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    closeSync(openSync(file, 'a'));
+  } catch (error) {
+    throw new PorticoError(
+      ErrorCode.CONFIG,
+      `the access log ${file} cannot be written: ${(error as Error).message}`,
+      {
+        ...(adminFile === undefined ? {} : { file: adminFile }),
+        jsonPath: '$.accessLog.file',
+        expected: 'a file the gateway may create and append to, relative to the instance directory',
+      },
+    );
+  }
+}
 
 /** A string as a JSON value, or null. */
 const text = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));

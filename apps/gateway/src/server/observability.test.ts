@@ -197,6 +197,16 @@ describe('the access log (admin.json accessLog)', () => {
     expect(() => readFileSync(path.join(server.base, 'access.log'))).toThrow();
   });
 
+  it('refuses a file it cannot write with a coded error naming $.accessLog.file, before listening', async () => {
+    const upstream = await startUpstream();
+    running.push({ stop: upstream.close });
+    // A directory where the file should be: it cannot be opened to append.
+    const failure = await serve({ accessLog: { file: 'config' } }, upstream).catch((error: unknown) => error);
+    expect(isPorticoError(failure)).toBe(true);
+    expect(String(failure)).toContain('$.accessLog.file');
+    expect(String(failure)).toContain('cannot be written');
+  });
+
   it('refuses a malformed accessLog block with a coded error naming admin.json and the field', async () => {
     const upstream = await startUpstream();
     running.push({ stop: upstream.close });

@@ -223,7 +223,7 @@ export async function createObserver(
   if (!logOn && !traceOn) return undefined;
   const traces = traceOn ? await import('./tracing.ts') : undefined;
   return new ServerObserver(
-    logOn ? new AccessLog(accessLog, where.base) : undefined,
+    logOn ? new AccessLog(accessLog, where.base, { file: where.file, logger }) : undefined,
     traces ? { tracing: new traces.Tracing(tracing!), endWithStatus: traces.endWithStatus } : undefined,
   );
 }
