@@ -6,7 +6,8 @@ import { json, send, waitFor } from '../support/http.ts';
 
 /**
  * `portico start --workers 2`: a log level set on `<prefix>/api/logging` through one worker reaches
- * the other (through the primary), and both workers append to one access log file.
+ * the other (through the primary), a worker started later takes it too, and both workers append to
+ * one access log file.
  */
 describe('the log level and the access log with two workers', () => {
   let gw: RunningGateway;
@@ -59,6 +60,16 @@ describe('the log level and the access log with two workers', () => {
     expect((await put('warn')).status).toBe(200);
     await everyWorkerAt('WARN');
     expect(gw.output()).toContain('log level changed');
+  });
+
+  it('gives a worker that replaces one that died the level in force', async () => {
+    const [victim] = workers;
+    process.kill(victim!, 'SIGKILL');
+    workers = await waitFor('a new worker', () => {
+      const pids = childrenOf(gw.process.pid!);
+      return pids.length === 2 && !pids.includes(victim!) ? pids : undefined;
+    });
+    await everyWorkerAt('WARN');
   });
 
   it('has both workers write their requests to one access log', async () => {

@@ -154,6 +154,8 @@ async function runPrimary(
   let early: string | undefined;
   const listened = new Set<number>();
   const failures = new Set<number>();
+  // The level the workers start with (the same environment and options as the primary's).
+  const startLevel = logger.pino.level;
   const fork = () => {
     const worker = cluster.fork(WORKER_ENV);
     worker.on('message', (message: Listening & { type?: string; message?: string; level?: unknown }) => {
@@ -167,6 +169,8 @@ async function runPrimary(
       }
       if (message?.type !== 'portico:listening') return;
       listened.add(worker.id);
+      // A worker started after a level change (one replacing a worker that died) takes it too.
+      if (logger.pino.level !== startLevel) worker.send({ type: LEVEL_MESSAGE, level: logger.pino.level });
       if (!announced) {
         announced = true;
         // The primary hands new connections to the workers from now on.
