@@ -66,6 +66,8 @@ const pluginFiles = new Map(
   packages.map((name) => [name, sources(path.join(root, 'packages', name, 'src'))]),
 );
 const report = readFileSync(path.join(root, 'packages/gateway-core/api-report.md'), 'utf8');
+/** An import, re-export or require of an OpenTelemetry package. */
+const OPENTELEMETRY_IMPORT = /(?:from\s*|require\(\s*|import\(\s*)['"]@opentelemetry\//;
 
 describe('the plugin contract', () => {
   it(`has at most ${MAX_NAMES} names in the core's main entry`, () => {
@@ -90,6 +92,21 @@ describe('the plugin contract', () => {
       files.filter((file) => /from '@portico\/gateway-core\/runtime'/.test(readFileSync(file, 'utf8'))),
     );
     expect(offenders.map((file) => path.relative(root, file))).toEqual([]);
+  });
+
+  it('leaves OpenTelemetry to the server: neither the core nor a plugin imports it (decision 0111)', () => {
+    const core = sources(path.join(root, 'packages/gateway-core/src'));
+    const offenders = [core, ...pluginFiles.values()]
+      .flat()
+      .filter((file) => OPENTELEMETRY_IMPORT.test(readFileSync(file, 'utf8')));
+    expect(offenders.map((file) => path.relative(root, file))).toEqual([]);
+    // The pattern finds an import, a re-export and a require of any of its packages.
+    for (const line of [
+      "import { trace } from '@opentelemetry/api';",
+      "export * from '@opentelemetry/sdk-trace-base';",
+      "const api = require('@opentelemetry/api');",
+    ])
+      expect(OPENTELEMETRY_IMPORT.test(line)).toBe(true);
   });
 
   it('the checks above can fail: a report with too many names, an import of the runtime', () => {
