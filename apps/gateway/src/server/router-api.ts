@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { ErrorCode, isPorticoError, type Request, Response } from '@portico/gateway-core';
 import { matchesQueryFilter, parseQueryFilter } from '@portico/gateway-core/audit';
 import { deployRoute, type Router, type RouteState, undeployRoute } from '@portico/gateway-core/runtime';
@@ -97,42 +96,6 @@ async function deploy(router: Router, id: string, request: Request): Promise<Res
   return json(outcome.created ? 201 : 200, routeResource(id, router.stateOf(id)));
 }
 
-/**
- * What a route's requests go through, read from its file: each filter of a Chain's `filters` then its
- * handler, by name (or type for an inline object); a handler that is not a Chain alone. Empty when the
- * file cannot be read.
- */
-export function chainOf(file: string | undefined): string[] {
-  if (file === undefined) return [];
-  let route: { handler?: unknown };
-  try {
-    route = JSON.parse(readFileSync(file, 'utf8')) as { handler?: unknown };
-  } catch {
-    return [];
-  }
-  const handler = route.handler;
-  if (
-    isObject(handler) &&
-    (handler.type === 'Chain' || handler.type === 'ChainOfFilters') &&
-    isObject(handler.config)
-  ) {
-    const filters = Array.isArray(handler.config.filters) ? handler.config.filters : [];
-    return [...filters.map(labelOf), labelOf(handler.config.handler)];
-  }
-  return [labelOf(handler)];
-}
-
-function isObject(value: unknown): value is Record<string, unknown> & { config?: unknown } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A heap reference's name, an inline object's name or type. */
-function labelOf(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (isObject(value)) return String(value.name ?? value.type ?? '?');
-  return '?';
-}
-
 /** A route as the API shows it; undefined when the router knows no such id. */
 function routeResource(id: string, { serving, failure }: RouteState): Record<string, unknown> | undefined {
   if (serving === undefined && failure === undefined) return undefined;
@@ -143,7 +106,7 @@ function routeResource(id: string, { serving, failure }: RouteState): Record<str
     ...(serving?.label === undefined ? {} : { label: serving.label }),
     file: serving?.file ?? failure?.file ?? null,
     loadedAt: serving === undefined ? null : new Date(serving.loadedAt).toISOString(),
-    chain: chainOf(serving?.file ?? failure?.file),
+    chain: serving?.chain ?? [],
     // A failed edit of a route still serving: the previous version is what requests meet.
     state:
       failure === undefined ? 'DEPLOYED' : serving === undefined ? 'FAILED' : 'DEPLOYED_PREVIOUS_VERSION',

@@ -23,6 +23,7 @@ import type { Handler } from '../types.ts';
 import { answerOf } from './answer.ts';
 import { conditionReadsEntity, holdsSettled } from './conditions.ts';
 import { decoratedEntryHandler, entryDecorations } from './entry-decorations.ts';
+import { chainOf } from './route-chain.ts';
 import { pathPrefixOf } from './route-index.ts';
 import { isSessionProducer, SessionScopeHandler } from './session-producer.ts';
 import { uriSetting } from './uri-setting.ts';
@@ -57,6 +58,8 @@ export interface RouteInfo {
   label: string | undefined;
   /** The condition as written (`true`, `false` or its expression); undefined without one. */
   condition: string | undefined;
+  /** Its chain as written: the filters, then the handler, by name or type (`chainOf`). */
+  chain: readonly string[];
 }
 
 /**
@@ -82,6 +85,7 @@ export class Route implements Handler {
   readonly #auditor: AccessAuditor | undefined;
   /** The route's series of the gateway's metrics, when something collects them. */
   readonly #meter: RouteMeter | undefined;
+  readonly #chain: readonly string[];
   #active = 0;
   #drained: (() => void) | undefined;
 
@@ -99,6 +103,8 @@ export class Route implements Handler {
     auditor?: AccessAuditor;
     /** The route's series of the gateway's metrics. */
     meter?: RouteMeter;
+    /** Its chain as written, for operators. */
+    chain?: readonly string[];
   }) {
     this.id = init.id;
     this.name = init.name;
@@ -112,6 +118,7 @@ export class Route implements Handler {
     this.#heap = init.heap;
     this.#auditor = init.auditor;
     this.#meter = init.meter;
+    this.#chain = init.chain ?? [];
   }
 
   get info(): RouteInfo {
@@ -123,6 +130,7 @@ export class Route implements Handler {
       label: this.#condition?.label,
       condition:
         condition === undefined || typeof condition === 'boolean' ? condition?.toString() : condition.text,
+      chain: this.#chain,
     };
   }
 
@@ -366,6 +374,7 @@ export async function loadRoute(options: LoadRouteOptions): Promise<Route> {
       handler,
       heap,
       readsRequestBody: reads,
+      chain: chainOf(isRecord(json) ? json.handler : undefined),
       ...(auditor === undefined ? {} : { auditor }),
       // Its series resolved now, once: a request then only counts.
       ...(metrics.enabled && !validating ? { meter: new RouteMeter(metrics, name, id, router ?? '') } : {}),
