@@ -101,6 +101,33 @@ describe('the router API (api/system/objects/<router>/routes)', () => {
     expect((await call({ method: 'PUT', url: `${ROUTES}/..%2e`, payload: hello('x') })).statusCode).toBe(400);
   });
 
+  it('refuses a body nested deeper than a route file may be with 400 and a coded problem, deploying nothing', async () => {
+    const { call, directory } = await gatewayWith({ a: hello('a') });
+    // Deep enough that JSON.stringify of it would overflow the stack.
+    const deep = `{"handler":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const refused = await call({
+      method: 'PUT',
+      url: `${ROUTES}/deep`,
+      headers: { 'content-type': 'application/json' },
+      payload: deep,
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().detail.problems[0]).toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      // Where in the body, as for a route file: the body was refused as it was read.
+      jsonPath: 'line 1, column 523',
+      expected: 'at most 512 levels of nesting',
+    });
+    expect(existsSync(path.join(directory, 'deep.json'))).toBe(false);
+    expect((await call({ url: `${ROUTES}/deep` })).statusCode).toBe(404);
+    expect((await call({ url: '/a' })).payload).toBe('a');
+    // Just within the bound, the body is read and the route judged as a file would be.
+    const within = `{"handler":${'['.repeat(511)}${']'.repeat(511)}}`;
+    const judged = await call({ method: 'PUT', url: `${ROUTES}/deep`, payload: within });
+    expect(judged.statusCode).toBe(400);
+    expect(judged.json().message).toMatch(/did not load/);
+  });
+
   it('honours If-None-Match: * (create only) and If-Match: * (replace only)', async () => {
     const { call } = await gatewayWith({ a: hello('a') });
     const put = (id: string, headers: Record<string, string>) =>

@@ -1,6 +1,12 @@
 import { ErrorCode, isPorticoError, type Request, Response } from '@portico/gateway-core';
 import { matchesQueryFilter, parseQueryFilter } from '@portico/gateway-core/audit';
-import { deployRoute, type Router, type RouteState, undeployRoute } from '@portico/gateway-core/runtime';
+import {
+  deployRoute,
+  parseConfigJson,
+  type Router,
+  type RouteState,
+  undeployRoute,
+} from '@portico/gateway-core/runtime';
 
 /**
  * The incumbents' router API, `api/system/objects/<router>/routes[/<id>]` under the admin prefix
@@ -71,13 +77,25 @@ async function deploy(router: Router, id: string, request: Request): Promise<Res
     return json(412, { code: 412, message: `route '${id}' exists (If-None-Match: *)` });
   if (request.headers.get('if-match') === '*' && !exists)
     return json(412, { code: 412, message: `no route '${id}' to replace (If-Match: *)` });
-  let body: unknown;
+  let text: string;
   try {
-    body = await request.entity.json(router.maxFileSize);
+    text = await request.entity.text(router.maxFileSize);
   } catch (error) {
     if (isPorticoError(error, ErrorCode.ENTITY_TOO_LARGE))
       return json(413, { code: 413, message: error.message });
-    return json(400, { code: 400, message: 'the body is not JSON' });
+    return json(400, { code: 400, message: 'the body could not be read' });
+  }
+  let body: unknown;
+  try {
+    // Read as a route file is: its nesting bounded, so nothing after it overflows the stack.
+    body = parseConfigJson(text);
+  } catch (error) {
+    if (!isPorticoError(error)) throw error;
+    return json(400, {
+      code: 400,
+      message: `the body is not a route's JSON: ${error.message}`,
+      detail: { problems: [error.toJSON()] },
+    });
   }
   // The incumbents' resources carry their id; the file does not need it.
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {

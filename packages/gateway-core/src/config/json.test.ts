@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_NESTING, parseConfigJson } from './json.ts';
+import { MAX_JSON_NESTING, nestsDeeperThan, parseConfigJson } from './json.ts';
 
 describe('parseConfigJson', () => {
   it('reads strict JSON exactly as JSON.parse does', () => {
@@ -85,5 +85,21 @@ describe('parseConfigJson', () => {
         }),
       );
     }
+  });
+});
+
+describe('nestsDeeperThan', () => {
+  it('tells a value in memory nested past the bound, counting objects and arrays as the reader does', () => {
+    const nested = (depth: number) =>
+      parseConfigJson(`${'{"a": ['.repeat(depth / 2)}1${']}'.repeat(depth / 2)}`);
+    expect(nestsDeeperThan(nested(MAX_JSON_NESTING))).toBe(false);
+    expect(nestsDeeperThan({ a: nested(MAX_JSON_NESTING - 2) })).toBe(false);
+    expect(nestsDeeperThan([nested(MAX_JSON_NESTING)])).toBe(true);
+    expect(nestsDeeperThan({ wide: Array.from({ length: 1000 }, () => ({})), s: 'x' }, 3)).toBe(false);
+    expect(nestsDeeperThan({ a: [{}] }, 2)).toBe(true);
+    expect(nestsDeeperThan('text', 0)).toBe(false);
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    expect(nestsDeeperThan(deep)).toBe(true);
   });
 });

@@ -19,6 +19,22 @@ export function parseConfigJson(text: string, file?: string): unknown {
  */
 export const MAX_JSON_NESTING = 512;
 
+/**
+ * Whether a value already in memory (not read by parseConfigJson) nests objects and arrays deeper
+ * than `max`: checked without recursion, so that a value too deep to stringify is refused before
+ * JSON.stringify overflows the stack.
+ */
+export function nestsDeeperThan(value: unknown, max: number = MAX_JSON_NESTING): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
 const BLANK = /[\s\u00a0\ufeff]/;
 
 class JsonReader {

@@ -131,6 +131,20 @@ describe('deployRoute', () => {
     });
   });
 
+  it('refuses a value nested deeper than a route file may be, with a coded problem, writing nothing', async () => {
+    const { router, directory, answer } = await setup({ a: staticRoute('a', 'a') });
+    let deep: unknown = [];
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const outcome = await deployRoute(router, 'deep', { handler: deep });
+    expect(outcome).toMatchObject({ ok: false, status: 400 });
+    expect(outcome.ok === false && outcome.problems?.[0]).toMatchObject({
+      code: 'PORTICO_E_CONFIG',
+      details: { expected: 'at most 512 levels of nesting' },
+    });
+    expect(readdirSync(directory)).toEqual(['a.json']);
+    expect(await answer('/a')).toBe('200 a');
+  });
+
   it('takes deployments of one id one at a time: the last asked is the one serving', async () => {
     const { router, answer } = await setup();
     const outcomes = await Promise.all(

@@ -1,5 +1,6 @@
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { MAX_JSON_NESTING, nestsDeeperThan } from '../config/json.ts';
 import { ErrorCode, PorticoError } from '../errors.ts';
 import type { RouteFailure, Router } from './router.ts';
 
@@ -43,6 +44,15 @@ export function deployRoute(router: Router, id: string, json: unknown): Promise<
     if (idProblem !== undefined) return { ok: false, status: 400, message: idProblem };
     if (typeof json !== 'object' || json === null || Array.isArray(json))
       return { ok: false, status: 400, message: 'a route is a JSON object' };
+    // As a route file is read: too deep a value would overflow the stack of JSON.stringify below.
+    if (nestsDeeperThan(json)) {
+      const problem = new PorticoError(
+        ErrorCode.CONFIG,
+        `route '${id}' nests objects and arrays more than ${MAX_JSON_NESTING} levels deep`,
+        { expected: `at most ${MAX_JSON_NESTING} levels of nesting` },
+      );
+      return { ok: false, status: 400, message: problem.message, problems: [problem] };
+    }
     const text = `${JSON.stringify(json, null, 2)}\n`;
     if (Buffer.byteLength(text) > router.maxFileSize)
       return {
