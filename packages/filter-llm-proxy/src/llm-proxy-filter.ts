@@ -96,6 +96,8 @@ export class LLMProxyFilter implements Filter {
   readonly name: string;
   readonly #options: LLMProxyFilterOptions;
   readonly #defaultBases = new Map<Provider, BaseUrl | undefined>();
+  /** The last text an expression baseUrl gave and what it parsed to: equal values are parsed once. */
+  #lastBase: { readonly text: string; readonly base: BaseUrl | string } | undefined;
   #down = false;
   #settleFailures = 0;
   #settleWarned = Number.NEGATIVE_INFINITY;
@@ -214,7 +216,7 @@ export class LLMProxyFilter implements Filter {
     else if ('constant' in setting) base = setting.constant;
     else {
       const text = await evaluateSettled(setting.expression, bindings);
-      base = typeof text === 'string' && text !== '' ? parseBaseUrl(text) : this.#defaultBase(provider);
+      base = typeof text === 'string' && text !== '' ? this.#parsedBase(text) : this.#defaultBase(provider);
     }
     if (typeof base === 'object') return base;
     this.#options.logger.error('no base URL for the provider; answering 500', {
@@ -223,6 +225,14 @@ export class LLMProxyFilter implements Filter {
       problem: base ?? `${provider.name} has no default base URL: set baseUrl`,
     });
     throw new Refusal(gatewayError(500, 'The gateway is not configured for this provider.'));
+  }
+
+  #parsedBase(text: string): BaseUrl | string {
+    const last = this.#lastBase;
+    if (last !== undefined && last.text === text) return last.base;
+    const base = parseBaseUrl(text);
+    this.#lastBase = { text, base };
+    return base;
   }
 
   #defaultBase(provider: Provider): BaseUrl | undefined {
