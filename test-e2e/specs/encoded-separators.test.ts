@@ -237,17 +237,19 @@ describe('encodedSeparators decode: read as /, then normalised once, for routes 
   );
 });
 
-describe('encodedSeparators keep: as before, forwarded as it came', () => {
+describe('encodedSeparators keep: as before, forwarded as an escape', () => {
   it.each(FORMS)(
-    '%s passes the condition refusing /private/ and reaches the upstream unchanged',
+    '%s passes the condition refusing /private/ and reaches the upstream still escaped',
     async (target) => {
+      // Every escape's hex digits in upper case, as arrival writes them (decision 0112).
+      const sent = target.replace(/%[0-9a-f]{2}/gi, (escaped) => escaped.toUpperCase());
       const before = seen.length;
       const answers = await thenOrdinary(gateways.keep!, target);
       expect(answers).toEqual([
-        { status: 200, body: `app ${target}` },
+        { status: 200, body: `app ${sent}` },
         { status: 200, body: 'app /public/after' },
       ]);
-      expect(seen.slice(before)).toEqual([target, '/public/after']);
+      expect(seen.slice(before)).toEqual([sent, '/public/after']);
     },
   );
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EL_SET } from '../expression/access.ts';
-import { normalizeRawPath, Uri } from './uri.ts';
+import { normalizeEscapes, normalizeRawPath, Uri } from './uri.ts';
 
 const parts = (uri: Uri) => ({
   scheme: uri.scheme,
@@ -123,7 +123,7 @@ describe('normalizeRawPath: the one form of a request path', () => {
     ['/a/%2E/b', '/a/b'],
     ['/a/.%2e/b', '/b'],
     ['/a/..;jsessionid=1/b', '/b'],
-    ['/a/%2fb', '/a/%2fb'],
+    ['/a/%2fb', '/a/%2Fb'],
     ['/a/%2F..', '/a/%2F..'],
     ['/.well-known/x', '/.well-known/x'],
     ['/a/...', '/a/...'],
@@ -136,10 +136,33 @@ describe('normalizeRawPath: the one form of a request path', () => {
   it('returns the very same string when there is nothing to do', () => {
     const path = `/api/v1/items/${'x'.repeat(10)}`;
     expect(normalizeRawPath(path)).toBe(path);
+    const escaped = '/a%20b/%C3%A9/%2F/%25';
+    expect(normalizeRawPath(escaped)).toBe(escaped);
+  });
+
+  it.each([
+    // Escaped unreserved characters are decoded before dot segments are looked for: never above the root.
+    ['/%61pi/x', '/api/x'],
+    ['/%2e%2e/%2E%2E/private', '/private'],
+    ['/public/%2e%2e/private', '/private'],
+    ['/a/%2E%2e%3Bx/b', '/a/..%3Bx/b'],
+    ['/a%2Eb/c', '/a.b/c'],
+    // A reserved escape stays one, upper-cased: no separator appears, no segment is resolved.
+    ['/a/%2f../b', '/a/%2F../b'],
+    ['/%2e%2e%2f%2e%2e/etc', '/..%2F../etc'],
+    ['/%25%32%65/x', '/%252e/x'],
+  ])('escapes first, then segments: %s → %s', (raw, normal) => {
+    expect(normalizeRawPath(raw)).toBe(normal);
   });
 
   it('is idempotent', () => {
-    for (const raw of ['/a/./b/../../c//d/', '/%2e/%2E%2e/x/./', '//..//a/b/..;x/c']) {
+    for (const raw of [
+      '/a/./b/../../c//d/',
+      '/%2e/%2E%2e/x/./',
+      '//..//a/b/..;x/c',
+      '/%61/%%32%65%%32%65/%4%31/%7e',
+      '/%252e%252e/%2f',
+    ]) {
       const once = normalizeRawPath(raw);
       expect(normalizeRawPath(once)).toBe(once);
     }
@@ -150,5 +173,62 @@ describe('normalizeRawPath: the one form of a request path', () => {
     const uri = new Uri({ rawPath: '/x' });
     uri.path = '/a%2Fb c';
     expect(uri.rawPath).toBe('/a%2Fb%20c');
+  });
+});
+
+describe('normalizeEscapes: RFC 3986 §6.2.2.1-2', () => {
+  const hex = (code: number) => code.toString(16).padStart(2, '0');
+
+  it('decodes every escaped unreserved character, in either case: ALPHA, DIGIT, -, ., _, ~', () => {
+    const unreserved = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~';
+    for (const c of unreserved) {
+      const code = c.charCodeAt(0);
+      expect(normalizeEscapes(`/x%${hex(code).toUpperCase()}y`)).toBe(`/x${c}y`);
+      expect(normalizeEscapes(`/x%${hex(code)}y`)).toBe(`/x${c}y`);
+    }
+  });
+
+  it('keeps every other ASCII escape an escape, its hex digits in upper case', () => {
+    for (let code = 0; code < 0x80; code++) {
+      const c = String.fromCharCode(code);
+      if (/[A-Za-z0-9\-._~]/.test(c)) continue;
+      expect(normalizeEscapes(`/x%${hex(code)}`)).toBe(`/x%${hex(code).toUpperCase()}`);
+    }
+    for (const reserved of ['%2F', '%25', '%3F', '%23', '%5C', '%3B', '%2B', '%20', '%00'])
+      expect(normalizeEscapes(`/a${reserved}b`)).toBe(`/a${reserved}b`);
+  });
+
+  it('upper-cases escapes of bytes past ASCII, valid UTF-8 or not, without decoding them', () => {
+    expect(normalizeEscapes('/caf%c3%a9')).toBe('/caf%C3%A9');
+    expect(normalizeEscapes('/%ff%Fe')).toBe('/%FF%FE');
+    expect(normalizeEscapes('/%c3%41')).toBe('/%C3A');
+  });
+
+  it('leaves a malformed escape as it came, and what its two next characters hold', () => {
+    expect(normalizeEscapes('/%')).toBe('/%');
+    expect(normalizeEscapes('/a%')).toBe('/a%');
+    expect(normalizeEscapes('/a%6')).toBe('/a%6');
+    expect(normalizeEscapes('/%zz%61')).toBe('/%zza');
+    expect(normalizeEscapes('/%g1/%61')).toBe('/%g1/a');
+    // Decoding %32 or %31 would make a new escape out of the malformed one: %2e, %41.
+    expect(normalizeEscapes('/%%32%65')).toBe('/%%32e');
+    expect(normalizeEscapes('/%4%31')).toBe('/%4%31');
+    expect(normalizeEscapes('/%%2e')).toBe('/%%2E');
+  });
+
+  it('decodes nothing twice: %25 stays, what follows it is text', () => {
+    expect(normalizeEscapes('/%2561')).toBe('/%2561');
+    expect(normalizeEscapes('/%25%36%31')).toBe('/%2561');
+    expect(normalizeEscapes(normalizeEscapes('/%25%36%31'))).toBe('/%2561');
+  });
+
+  it('keeps the decoded view of the path as it was', () => {
+    for (const raw of ['/%61pi/%2fx', '/%%32%65', '/%c3%a9%7E', '/%4%31', '/%25%36%31', '/a%zz%41'])
+      expect(new Uri({ rawPath: normalizeEscapes(raw) }).path).toBe(new Uri({ rawPath: raw }).path);
+  });
+
+  it('returns the very same string when there is nothing to change', () => {
+    for (const raw of ['/plain/path', '/a%20b', '/%C3%A9', '/%zz', '/%2F%25'])
+      expect(normalizeEscapes(raw)).toBe(raw);
   });
 });

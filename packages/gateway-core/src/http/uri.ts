@@ -37,18 +37,22 @@ function dotSegment(segment: string): 0 | 1 | 2 {
   return name === '.' ? 1 : name === '..' ? 2 : 0;
 }
 
-/** Paths with something to normalise: an empty segment, a segment starting with a dot, `%2E`. */
+/** Paths with something to normalise once their escapes are: an empty segment, a segment starting with a dot, `%2E`. */
 const NEEDS_NORMALISING = /\/\/|\/\.|%2e/i;
 
 /**
- * A raw request path in its one normal form (RFC 3986 §5.2.4 and §6.2.2.3): dot segments resolved
- * (also when written `%2E`, or followed by a path parameter), empty segments (`//`) removed, a
- * trailing slash kept; every other escape, `%2F` included, left as it came. Routes and the upstream
- * see this path. Returns the input itself when there is nothing to do (most requests).
+ * A raw request path in its one normal form (RFC 3986 §6.2.2 and §5.2.4): its escapes normalised
+ * (`normalizeEscapes`: `%61` is `a`, `%2f` is `%2F`), then dot segments resolved (also when written
+ * `%2E`, decoded first, or followed by a path parameter), empty segments (`//`) removed, a trailing
+ * slash kept; every escape of a reserved or non-ASCII character, `%2F` included, stays an escape.
+ * Route conditions, every filter and the upstream see this path. Returns the input itself when
+ * there is nothing to do (most requests; a path without `%` costs one scan for it).
  */
 export function normalizeRawPath(rawPath: string): string {
-  if (rawPath.charCodeAt(0) !== 47 || !NEEDS_NORMALISING.test(rawPath)) return rawPath;
-  const segments = rawPath.split('/');
+  if (rawPath.charCodeAt(0) !== 47) return rawPath;
+  const escaped = rawPath.indexOf('%') < 0 ? rawPath : normalizeEscapes(rawPath);
+  if (!NEEDS_NORMALISING.test(escaped)) return escaped;
+  const segments = escaped.split('/');
   const kept: string[] = [];
   let trailingSlash = false;
   for (let i = 1; i < segments.length; i++) {
@@ -64,6 +68,67 @@ export function normalizeRawPath(rawPath: string): string {
     trailingSlash = false;
   }
   return kept.length === 0 ? '/' : `/${kept.join('/')}${trailingSlash ? '/' : ''}`;
+}
+
+/** A hexadecimal digit's value, or -1 (NaN, past the end, included). */
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48; // 0-9
+  const letter = c | 0x20;
+  return letter >= 97 && letter <= 102 ? letter - 87 : -1; // a-f, A-F
+}
+
+/** ALPHA, DIGIT, `-`, `.`, `_`, `~`: RFC 3986's unreserved characters (§2.3). */
+function isUnreserved(code: number): boolean {
+  return (
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    (code >= 0x30 && code <= 0x39) ||
+    code === 0x2d ||
+    code === 0x2e ||
+    code === 0x5f ||
+    code === 0x7e
+  );
+}
+
+const UPPER_HEX = '0123456789ABCDEF';
+
+/**
+ * A raw path's escapes in the normal form of RFC 3986 §6.2.2.1-2: an escaped unreserved character is
+ * the character itself (`%61` is `a`, `%2E` is `.`, `%7e` is `~`), every other escape keeps its `%`
+ * with its hex digits in upper case (`%2f` is `%2F`, `%c3%a9` is `%C3%A9`); `%25` stays `%25`, so
+ * nothing is decoded twice. A `%` without two hex digits after it is left as it came, and so is an
+ * escape within its next two characters: decoding one there could make a new escape of the two
+ * (`%%32%65` would read `%2e`). The decoded view of the path is the same before and after. Returns the
+ * input itself when nothing changes, without allocating.
+ */
+export function normalizeEscapes(rawPath: string): string {
+  let out = '';
+  let from = 0;
+  // Escapes before this index are not decoded: they follow a `%` left as it came too closely.
+  let guarded = 0;
+  for (let i = rawPath.indexOf('%'); i >= 0; i = rawPath.indexOf('%', i + 1)) {
+    const c1 = rawPath.charCodeAt(i + 1);
+    const c2 = rawPath.charCodeAt(i + 2);
+    const high = hexValue(c1);
+    const low = hexValue(c2);
+    if (high < 0 || low < 0) {
+      guarded = i + 3;
+      continue;
+    }
+    const code = high * 16 + low;
+    let replacement: string;
+    if (i >= guarded && isUnreserved(code)) replacement = String.fromCharCode(code);
+    // Lower-case hex letters are 97-102: 'a' and above.
+    else if (c1 >= 97 || c2 >= 97) replacement = `%${UPPER_HEX[high]}${UPPER_HEX[low]}`;
+    else {
+      i += 2;
+      continue;
+    }
+    out += rawPath.slice(from, i) + replacement;
+    from = i + 3;
+    i += 2;
+  }
+  return from === 0 ? rawPath : out + rawPath.slice(from);
 }
 
 /** Encodes a decoded path, keeping `/` and the characters a path may hold as they are. */

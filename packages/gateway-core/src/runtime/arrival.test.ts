@@ -157,13 +157,15 @@ describe('a separator hidden in the request path (encodedSeparators)', () => {
   });
 
   it.each([
-    ['/public/..%2fprivate/secret', '/public/..%2fprivate/secret'],
-    ['/public%2f..%2fprivate%2fsecret', '/public%2f..%2fprivate%2fsecret'],
-    ['/%2fprivate/secret', '/%2fprivate/secret'],
+    // Kept an escape, its hex digits in upper case as every escape's (RFC 3986 §6.2.2.1).
+    ['/public/..%2fprivate/secret', '/public/..%2Fprivate/secret'],
+    ['/public%2f..%2fprivate%2fsecret', '/public%2F..%2Fprivate%2Fsecret'],
+    ['/%2fprivate/secret', '/%2Fprivate/secret'],
+    ['/%5cprivate/secret', '/%5Cprivate/secret'],
     ['/public/..\\private/secret', '/public/..\\private/secret'],
     // Only the separator is kept: the dot segments around it are resolved as in every path.
-    ['/a/../public/..%2fprivate', '/public/..%2fprivate'],
-  ])('%s: kept as it came (keep), as %s', (target, path) => {
+    ['/a/../public/..%2fprivate', '/public/..%2Fprivate'],
+  ])('%s: kept as an escape (keep), as %s', (target, path) => {
     expect(arrivalOf(target, 'keep')).toBe(path);
   });
 

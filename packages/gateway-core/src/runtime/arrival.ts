@@ -92,8 +92,8 @@ const SERVER_OPTIONS = new ArrivalAnswer(200, 'OK', '', false);
  * - `reject` (the default): 400, before any route sees the request.
  * - `decode`: each is read as `/` (as browsers read `\` in an http URL), then the path is normalised
  *   as any other, so routes and the upstream see one and the same path.
- * - `keep`: left as it came (`%2F` is data inside a segment), for applications whose identifiers
- *   hold encoded slashes; an upstream that decodes them may read another path than routes did.
+ * - `keep`: kept an escape (`%2F` is data inside a segment; its hex digits upper-cased as every
+ *   escape's), for applications whose identifiers hold encoded slashes; an upstream that decodes them may read another path than routes did.
  */
 export type EncodedSeparators = 'reject' | 'decode' | 'keep';
 

@@ -56,7 +56,7 @@ export const adminSchema = s.object({
   streamingEnabled: s.boolean().default(true),
   pluginDirectories: s.array(s.string()).default([]),
   // A separator hidden in a request path (`%2F`, `%5C`, `\`): refused (400), read as `/`, or kept
-  // as it came (arrival.ts, EncodedSeparators).
+  // an escape (arrival.ts, EncodedSeparators).
   encodedSeparators: s.enumOf(['reject', 'decode', 'keep'] as const).default('reject'),
   limits: limits.default(() => ({
     maxHeaderSize: 16 * 1024,
