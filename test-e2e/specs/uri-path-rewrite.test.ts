@@ -7,8 +7,9 @@ import { raw } from '../support/http.ts';
 /**
  * UriPathRewriteFilter against the path a client spells with escapes: the Router's conditions read
  * `/%61pi` as `/api`, so the mapping of `/api` must hold it too, or the request would reach the
- * upstream at the path the mapping exists to replace. Raw sockets, a real upstream recording the
- * request targets it gets.
+ * upstream at the path the mapping exists to replace. Arrival decodes escaped unreserved characters
+ * (decision 0112), so the filter meets `/api`. Raw sockets, a real upstream recording the request
+ * targets it gets.
  */
 describe('UriPathRewriteFilter, through portico start, with escaped paths', () => {
   const targets: string[] = [];

@@ -59,8 +59,9 @@ describe('UriPathRewriteFilter', () => {
       expect(received[0]?.target).toBe('/am/Consumer/metaAlias/bravo/tenant1');
     });
 
-    it('matches a path that escapes unreserved characters (/%61pi is /api), as the Router reads it', async () => {
-      const { received } = await send({ mappings: { '/api': '/v1' } }, '/%61p%69/x%2fy?q=%61');
+    it('takes the request path as arrival normalised it, not again (/%61pi is /api by then)', async () => {
+      // Arrival makes /%61p%69/x%2fy /api/x%2Fy: test-e2e/specs/uri-path-rewrite.test.ts sends it so.
+      const { received } = await send({ mappings: { '/api': '/v1' } }, '/api/x%2Fy?q=%61');
       expect(received.map((r) => r.target)).toEqual(['/v1/x%2Fy?q=%61']);
     });
 

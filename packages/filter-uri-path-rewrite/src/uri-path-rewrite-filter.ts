@@ -46,9 +46,10 @@ function isUnreserved(code: number): boolean {
 
 /**
  * A raw path in the normal form of RFC 3986 §6.2.2: an escaped unreserved character as itself
- * (`%61` is `a`), every other escape in upper case. Paths are matched in this form, so that a client
- * spelling `/api` as `/%61pi` (which the Router's conditions read as `/api`) is rewritten too rather
- * than sent on past the mapping; what goes upstream is the same URI in normal form.
+ * (`%61` is `a`), every other escape in upper case. The gateway puts every request path in this form
+ * when it arrives, so a client spelling `/api` as `/%61pi` reaches this filter as `/api`; the mapping
+ * paths as written and the URIs of response headers, which did not arrive that way, are put in it
+ * here so that they compare with it.
  */
 export function normalPath(rawPath: string): string {
   if (!rawPath.includes('%')) return rawPath;
@@ -109,7 +110,8 @@ export class UriPathRewriteFilter implements Filter {
   }
 
   async filter(context: Context, request: Request, next: Handler): Promise<Response> {
-    const found = mostSpecific(this.#mappings, 'from', trimmedRequestPath(normalPath(request.uri.rawPath)));
+    // The path as arrival normalised it (escapes included): routes, this filter and the upstream see one form.
+    const found = mostSpecific(this.#mappings, 'from', trimmedRequestPath(request.uri.rawPath));
     if (found !== undefined) {
       const rawPath = joined(found.mapping.to, found.rest);
       if (!RAW_PATH.test(rawPath)) {
