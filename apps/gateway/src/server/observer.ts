@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Span } from '@opentelemetry/api';
 import type { Context, Logger, Request } from '@portico/gateway-core';
 import {
   checkConfig,
@@ -17,10 +16,10 @@ import {
   type OpenTelemetrySettings,
   openTelemetrySchema,
 } from './settings.ts';
-import type { Tracing } from './tracing.ts';
+import type { TraceSpan as Span, Tracing } from './tracing.ts';
 
-// The tracing module (and the OpenTelemetry SDK) is loaded only when tracing is on; its SpanKind
-// values are the API's constants, repeated here so that this module needs none of it.
+// The tracing module is loaded only when tracing is on; its SpanKind values (OpenTelemetry's) are
+// repeated here so that this module needs none of it.
 const SERVER = 1;
 const CLIENT = 2;
 const INTERNAL = 0;
@@ -76,7 +75,7 @@ export class ServerObserver implements ExchangeObserver {
   }
 
   /** Ends a server span (the exchange's end). */
-  endSpan(span: Span, status: number | null | undefined, kind: number): void {
+  endSpan(span: Span, status: number | null | undefined, kind: 0 | 1 | 2): void {
     this.#endWithStatus?.(span, status, kind);
   }
 
@@ -224,7 +223,9 @@ export async function createObserver(
   const traces = traceOn ? await import('./tracing.ts') : undefined;
   return new ServerObserver(
     logOn ? new AccessLog(accessLog, where.base, { file: where.file, logger }) : undefined,
-    traces ? { tracing: new traces.Tracing(tracing!), endWithStatus: traces.endWithStatus } : undefined,
+    traces
+      ? { tracing: new traces.Tracing(tracing!, logger), endWithStatus: traces.endWithStatus }
+      : undefined,
   );
 }
 

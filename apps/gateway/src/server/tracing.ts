@@ -1,100 +1,124 @@
-import { createRequire } from 'node:module';
-import type {
-  Context as OtelContext,
-  Span,
-  SpanKind as SpanKinds,
-  TextMapGetter,
-  TextMapSetter,
-  Tracer,
-} from '@opentelemetry/api';
-import type { Headers } from '@portico/gateway-core';
+import type { Headers, Logger } from '@portico/gateway-core';
 import type { TracingSettings } from './settings.ts';
+import { ExportEnvelope } from './tracing/otlp-json.ts';
+import { SpanKind, type SpanKindValue, STATUS_ERROR, TraceSpan } from './tracing/span.ts';
+import { SpanExporter } from './tracing/span-exporter.ts';
+import { formatTraceparent, IdSource, parseTraceparent, sampledByRatio } from './tracing/trace-context.ts';
 
-// The SDK is required as CommonJS, the form Node resolves it to (`main`): the ESM builds its
-// packages also ship are written for bundlers (extensionless imports Node's loader refuses).
-const require = createRequire(import.meta.url);
-const { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } =
-  require('@opentelemetry/api') as typeof import('@opentelemetry/api');
-const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
-const { OTLPTraceExporter } =
-  require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
-const { resourceFromAttributes } =
-  require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
-const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } =
-  require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+export { SpanKind, type SpanKindValue, TraceSpan } from './tracing/span.ts';
 
 /** The span attribute that carries the gateway's transaction ID. */
 export const TRANSACTION_ATTRIBUTE = 'portico.transaction_id';
 
-const HEADERS_GETTER: TextMapGetter<Headers> = {
-  get: (headers, key) => headers.get(key),
-  keys: () => [],
-};
-
-const LIST_SETTER: TextMapSetter<[string, string][]> = {
-  set: (list, key, value) => {
-    list.push([key, value]);
-  },
-};
+/** The instrumentation scope the gateway's spans are exported under. */
+const SCOPE = '@portico/gateway';
 
 /**
- * The server's traces: an OpenTelemetry tracer provider of its own (never registered as the
- * process's global one, so nothing else in the process is traced by it), exporting batches over
- * OTLP/HTTP in JSON. The W3C trace context is read from the client's request and written on each
- * upstream call. Loaded only when admin.json turns tracing on.
+ * The server's OpenTelemetry traces (decision 0112): spans in OpenTelemetry's model, sampled
+ * parent-based (a client's `traceparent` decides for its trace; `samplingRatio` of the traces that
+ * start here are kept), the W3C trace context read from the client's request and written on each
+ * upstream call, and batches exported over OTLP/HTTP in JSON. Made here rather than with
+ * OpenTelemetry's SDK, whose span objects, context objects and export transform cost a traced
+ * request about twice what the gateway spends proxying it (bench/README.md, "observability").
+ * Loaded only when admin.json turns tracing on.
  */
 export class Tracing {
   readonly filterSpans: boolean;
-  readonly #provider: import('@opentelemetry/sdk-trace-base').BasicTracerProvider;
-  readonly #tracer: Tracer;
-  readonly #propagator: import('@opentelemetry/core').W3CTraceContextPropagator =
-    new W3CTraceContextPropagator();
+  readonly #ratio: number;
+  readonly #ids = new IdSource();
+  readonly #exporter: SpanExporter;
 
-  constructor(settings: TracingSettings) {
+  constructor(settings: TracingSettings, logger: Logger) {
     this.filterSpans = settings.filterSpans;
-    this.#provider = new BasicTracerProvider({
-      resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
-      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }),
-      spanProcessors: [
-        new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.exporter.config.endpoint })),
-      ],
+    this.#ratio = settings.samplingRatio;
+    this.#exporter = new SpanExporter({
+      endpoint: settings.exporter.config.endpoint,
+      envelope: new ExportEnvelope(
+        {
+          'service.name': settings.serviceName,
+          'telemetry.sdk.language': 'nodejs',
+          'telemetry.sdk.name': 'portico',
+        },
+        SCOPE,
+      ),
+      logger,
     });
-    this.#tracer = this.#provider.getTracer('@portico/gateway');
+  }
+
+  /** What the exporter sent, dropped and lost. */
+  get counts(): Readonly<SpanExporter['counts']> {
+    return this.#exporter.counts;
   }
 
   /** A request's server span, a child of the client's trace when its `traceparent` names one. */
-  serverSpan(method: string, headers: Headers, attributes: Record<string, string | number>): Span {
-    const parent = this.#propagator.extract(ROOT_CONTEXT, headers, HEADERS_GETTER);
-    return this.#tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
+  serverSpan(method: string, headers: Headers, attributes: Record<string, string | number>): TraceSpan {
+    const parent = parseTraceparent(headers.get('traceparent'), headers.get('tracestate'));
+    const spanId = this.#ids.spanId();
+    if (parent !== undefined) {
+      const ids = { traceId: parent.traceId, spanId, parentSpanId: parent.spanId, remoteParent: true };
+      return this.#start(method, SpanKind.SERVER, ids, parent.traceState, parent.sampled, attributes);
+    }
+    const traceId = this.#ids.traceId();
+    const ids = { traceId, spanId, parentSpanId: undefined, remoteParent: false };
+    return this.#start(
+      method,
+      SpanKind.SERVER,
+      ids,
+      undefined,
+      sampledByRatio(traceId, this.#ratio),
+      attributes,
+    );
   }
 
   /** A span under `parent`: an upstream call's (CLIENT) or a filter's (INTERNAL). */
-  childSpan(name: string, kind: SpanKinds, parent: Span, attributes?: Record<string, string | number>): Span {
-    return this.#tracer.startSpan(name, { kind, ...(attributes ? { attributes } : {}) }, under(parent));
+  childSpan(
+    name: string,
+    kind: SpanKindValue,
+    parent: TraceSpan,
+    attributes?: Record<string, string | number>,
+  ): TraceSpan {
+    const ids = {
+      traceId: parent.traceId,
+      spanId: this.#ids.spanId(),
+      parentSpanId: parent.spanId,
+      remoteParent: false,
+    };
+    return this.#start(name, kind, ids, parent.traceState, parent.sampled, attributes);
   }
 
   /** The W3C fields (`traceparent`, `tracestate`) that carry a span's context to the upstream. */
-  fieldsOf(span: Span): [string, string][] {
-    const fields: [string, string][] = [];
-    this.#propagator.inject(under(span), fields, LIST_SETTER);
+  fieldsOf(span: TraceSpan): [string, string][] {
+    const fields: [string, string][] = [
+      ['traceparent', formatTraceparent(span.traceId, span.spanId, span.sampled)],
+    ];
+    if (span.traceState !== undefined) fields.push(['tracestate', span.traceState]);
     return fields;
   }
 
-  /** Exports what is still buffered and stops. */
+  /** Exports what is still gathered and stops. */
   shutdown(): Promise<void> {
-    return this.#provider.shutdown();
+    return this.#exporter.shutdown();
+  }
+
+  #start(
+    name: string,
+    kind: SpanKindValue,
+    ids: ConstructorParameters<typeof TraceSpan>[2],
+    traceState: string | undefined,
+    sampled: boolean,
+    attributes: Record<string, string | number> | undefined,
+  ): TraceSpan {
+    const span = new TraceSpan(name, kind, ids, traceState, sampled ? this.#exporter : undefined);
+    if (attributes !== undefined) span.setAttributes(attributes);
+    return span;
   }
 }
 
-function under(span: Span): OtelContext {
-  return trace.setSpan(ROOT_CONTEXT, span);
-}
-
 /** Marks a span failed when the status says so (5xx, or no answer), then ends it. */
-export function endWithStatus(span: Span, status: number | null | undefined, kind: SpanKinds): void {
+export function endWithStatus(span: TraceSpan, status: number | null | undefined, kind: SpanKindValue): void {
   if (status !== null && status !== undefined) span.setAttribute('http.response.status_code', status);
   // A server span fails on 5xx; a client span on any error status and on no answer (semantic conventions).
   if (status === null || status === undefined || status >= (kind === SpanKind.CLIENT ? 400 : 500))
-    span.setStatus({ code: SpanStatusCode.ERROR });
+    span.setStatus({ code: STATUS_ERROR });
   span.end();
 }
