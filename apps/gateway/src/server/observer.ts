@@ -46,12 +46,9 @@ export class ServerObserver implements ExchangeObserver {
     this.#stopWatching = watchExchanges({ filters: this.tracing?.filterSpans === true });
   }
 
-  begin(req: IncomingMessage, res: ServerResponse, request: Request, context: Context): Observation {
-    const exchange = new ObservedExchange(this, req, request, context);
-    (res as ObservedResponse)[EXCHANGE] = exchange;
-    // A response closes once: `on` spares the wrapper `once` makes per call.
-    res.on('close', onResponseClose);
-    return exchange;
+  begin(req: IncomingMessage, _res: ServerResponse, request: Request, context: Context): Observation {
+    // The core tells the exchange when its response closes (`closed`).
+    return new ObservedExchange(this, req, request, context);
   }
 
   refused(req: IncomingMessage, res: ServerResponse): void {
@@ -89,15 +86,6 @@ export class ServerObserver implements ExchangeObserver {
         logger.warn('spans could not be exported at shutdown', { error: String(error) }),
       );
   }
-}
-
-const EXCHANGE = Symbol('portico.observedExchange');
-type ObservedResponse = ServerResponse & { [EXCHANGE]?: ObservedExchange };
-
-function onResponseClose(this: ObservedResponse): void {
-  const exchange = this[EXCHANGE];
-  this[EXCHANGE] = undefined;
-  exchange?.end(this);
 }
 
 const elapsed = (started: number): number => Math.round((performance.now() - started) * 1000) / 1000;
@@ -172,7 +160,7 @@ class ObservedExchange implements Observation {
   }
 
   /** The response closed: the access log's line, the server span's end. */
-  end(res: ServerResponse): void {
+  closed(res: ServerResponse): void {
     const status = sentStatus(res);
     const log = this.#observer.accessLog;
     if (log !== undefined) {

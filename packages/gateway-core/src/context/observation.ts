@@ -11,7 +11,7 @@ import type { Context } from './context.ts';
 export interface ExchangeObserver {
   /**
    * The request has arrived and its context is made: the exchange's observation, kept for the hooks
-   * below until the exchange ends. The observer follows the response (`res`) to its end itself.
+   * below until the exchange ends (its response closes: `closed`).
    */
   begin(req: IncomingMessage, res: ServerResponse, request: Request, context: Context): Observation;
   /** A request answered on arrival (400, 505 ...): no route, no context. */
@@ -30,6 +30,11 @@ export interface Observation {
   upstream(method: string, origin: string, path: string): UpstreamObservation | undefined;
   /** A filter of a chain starts; what it returns is called when the filter's answer settles. */
   filter(name: string): ((failed: boolean) => void) | undefined;
+  /**
+   * The exchange's response has closed (written whole, or the connection lost): told by the core
+   * from the one 'close' listener it keeps on each response, so that an observer adds none.
+   */
+  closed?(res: ServerResponse): void;
 }
 
 export interface UpstreamObservation {

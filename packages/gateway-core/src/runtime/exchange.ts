@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { abortOwned, ownedAbortController } from '../context/abort-slot.ts';
 import { Context } from '../context/context.ts';
-import { type ExchangeObserver, observe } from '../context/observation.ts';
+import { type ExchangeObserver, type Observation, observe } from '../context/observation.ts';
 import { ErrorCode, isPorticoError } from '../errors.ts';
 import { answerOf } from '../handlers/answer.ts';
 import { commitSession, type SessionHandle, type SessionProducer } from '../handlers/session-producer.ts';
@@ -91,6 +91,8 @@ interface ExchangeState {
   session: SessionHandle | undefined;
   response: Response | undefined;
   body: Readable | null;
+  /** The exchange's observation, when an observer watches exchanges. */
+  observation: Observation | undefined;
 }
 
 type ExchangeResponse = ServerResponse & { [EXCHANGE]?: ExchangeState };
@@ -116,6 +118,7 @@ export function handleExchange(
     session: undefined,
     response: undefined,
     body: null,
+    observation: undefined,
   };
   (res as ExchangeResponse)[EXCHANGE] = state;
   res.on('close', onExchangeClose);
@@ -227,7 +230,10 @@ function serve(state: ExchangeState, request: Request, session: SessionHandle | 
     const client = clientOf(req);
     const signal = state.abort.signal;
     context = new Context(session ? { client, signal, session: () => session.data() } : { client, signal });
-    if (options.observer !== undefined) observe(context, options.observer.begin(req, res, request, context));
+    if (options.observer !== undefined) {
+      state.observation = options.observer.begin(req, res, request, context);
+      observe(context, state.observation);
+    }
   } catch (error) {
     unserved(state, request, 'request failed', error);
     return ANSWERED;
@@ -252,6 +258,9 @@ function answerWith(
   const { req, res, options, session } = state;
   if (options.passOn?.(response)) {
     leaveExchange(req, res, request, response, options.logger);
+    // Answered elsewhere: the observation still hears when that response closes.
+    const observation = state.observation;
+    if (observation?.closed !== undefined) res.once('close', () => observation.closed?.(res));
     return false;
   }
   // An unread request body is drained so the connection can serve the next request.
@@ -335,6 +344,7 @@ function onExchangeClose(this: ExchangeResponse): void {
   const state = this[EXCHANGE];
   if (state === undefined) return;
   this[EXCHANGE] = undefined;
+  state.observation?.closed?.(this);
   if (!this.writableFinished) {
     abortOwned(state.abort, new Error('the client closed the connection'));
     state.body?.destroy();
