@@ -19,7 +19,9 @@ const record: AccessRecord = {
 };
 
 describe('AccessLog', () => {
-  it('drops lines, counted and logged once, when more waits to be written than its bound (a file that cannot keep up)', async () => {
+  it('drops lines, counted and logged once, when more waits to be written than its bound (a file that cannot keep up)', {
+    timeout: 20_000,
+  }, async () => {
     // A named pipe nobody reads: the writes block once its buffer is full, as on a stalled disk.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'portico-access-log-'));
     const fifo = path.join(dir, 'access.log');
@@ -40,18 +42,23 @@ describe('AccessLog', () => {
       const warnings = logger.records.filter((r) => r.message.startsWith('access log lines dropped'));
       expect(warnings).toHaveLength(1);
     } finally {
-      // Drain the pipe so the blocked write returns, then let go of it.
+      // Read the pipe while the log closes, so that its writes land and it can close the file.
+      let closed = false;
+      const closing = log.close(logger).then(() => {
+        closed = true;
+      });
       const chunk = Buffer.alloc(65536);
-      const drained = Date.now() + 2000;
-      while (Date.now() < drained) {
+      const deadline = Date.now() + 8000;
+      while (!closed && Date.now() < deadline) {
         try {
-          if (readSync(reader, chunk) === 0) break;
+          readSync(reader, chunk);
         } catch {
-          await new Promise((resolve) => setTimeout(resolve, 10));
+          // Nothing to read yet (EAGAIN).
         }
+        await new Promise((resolve) => setTimeout(resolve, 1));
       }
-      log.close(logger);
       closeSync(reader);
+      await closing;
     }
   });
 });

@@ -79,7 +79,7 @@ export class ServerObserver implements ExchangeObserver {
   /** Stops observing; writes what the access log buffers and exports the spans not yet sent. */
   async close(logger: Logger): Promise<void> {
     this.#stopWatching();
-    this.accessLog?.close(logger);
+    await this.accessLog?.close(logger);
     await this.tracing
       ?.shutdown()
       .catch((error: unknown) =>

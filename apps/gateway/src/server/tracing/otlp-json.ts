@@ -1,4 +1,7 @@
+import { bytes, JsonBytes } from '../json-bytes.ts';
 import type { TraceSpan } from './span.ts';
+
+export { epochNanos } from '../json-bytes.ts';
 
 /**
  * OTLP/HTTP JSON (the protobuf messages' JSON mapping; ids in hex, as OTLP's JSON form says; fields
@@ -9,7 +12,6 @@ import type { TraceSpan } from './span.ts';
  * same spans.
  */
 
-const bytes = (text: string): Buffer => Buffer.from(text, 'latin1');
 const SPAN_START = bytes('{"traceId":"');
 const SPAN_ID = bytes('","spanId":"');
 const PARENT_ID = bytes('","parentSpanId":"');
@@ -18,7 +20,7 @@ const TRACE_STATE = bytes('"traceState":');
 const NAME = bytes('"name":');
 const KIND = bytes(',"kind":');
 const START = bytes(',"startTimeUnixNano":');
-const END = bytes(',"endTimeUnixNano":');
+const END = bytes('","endTimeUnixNano":"');
 const ATTRIBUTES = bytes(',"attributes":[');
 const KEY = bytes('{"key":');
 const STRING_VALUE = bytes(',"value":{"stringValue":');
@@ -34,17 +36,6 @@ const FLAGS = bytes('},"flags":');
 /** OTLP's span flags: the W3C trace flags, and that whether the parent is remote is known (0x100) and true (0x200). */
 function spanFlags(span: TraceSpan): number {
   return (span.sampled ? 1 : 0) | 0x100 | (span.remoteParent ? 0x200 : 0);
-}
-
-/**
- * Epoch nanoseconds of a `performance.now()` reading, in decimal, as a batch writes them (to a
- * quarter of a microsecond, a double's precision here): the milliseconds, then the six digits of
- * nanoseconds past them.
- */
-export function epochNanos(at: number): string {
-  const epochMillis = performance.timeOrigin + at;
-  const millis = Math.floor(epochMillis);
-  return `${millis}${String(Math.floor((epochMillis - millis) * 1e6)).padStart(6, '0')}`;
 }
 
 /** One attribute as an OTLP `KeyValue`, as a string (the resource's, written once). */
@@ -63,9 +54,6 @@ export function attributeJson(key: string, value: string | number | boolean): st
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 
-/** Whether a character must be escaped in a JSON string, or is not ASCII (then written as UTF-8). */
-const special = (c: number): boolean => c < 0x20 || c > 0x7e || c === QUOTE || c === 0x5c;
-
 /**
  * One export request's body being written: the envelope's head (resource and scope), the spans as
  * they end, and the tail when it is sealed. A span is written piece by piece straight into the
@@ -73,17 +61,13 @@ const special = (c: number): boolean => c < 0x20 || c > 0x7e || c === QUOTE || c
  * first made about 1.7 KB of garbage per request for V8 to collect.
  */
 export class JsonBatch {
-  #buffer: Buffer;
-  #at: number;
+  readonly #out: JsonBytes;
   #spans = 0;
   readonly #tail: Uint8Array;
-  /** The last millisecond written, and its digits. */
-  #millis = -1;
-  #millisDigits: Uint8Array = new Uint8Array(0);
 
-  constructor(head: Buffer, tail: Uint8Array, expectedBytes: number) {
-    this.#buffer = Buffer.allocUnsafe(Math.max(expectedBytes, head.length + tail.length + 1024));
-    this.#at = head.copy(this.#buffer, 0);
+  constructor(head: Uint8Array, tail: Uint8Array, expectedBytes: number) {
+    this.#out = new JsonBytes(Math.max(expectedBytes, head.length + tail.length + 1024));
+    this.#out.constant(head);
     this.#tail = tail;
   }
 
@@ -93,160 +77,70 @@ export class JsonBatch {
 
   /** Adds one ended span. */
   add(span: TraceSpan, endedAt: number): void {
-    if (this.#spans > 0) this.#byte(COMMA);
+    const out = this.#out;
+    if (this.#spans > 0) out.byte(COMMA);
     this.#spans++;
-    this.#constant(SPAN_START);
-    this.#ascii(span.traceId);
-    this.#constant(SPAN_ID);
-    this.#ascii(span.spanId);
+    out.constant(SPAN_START);
+    out.ascii(span.traceId);
+    out.constant(SPAN_ID);
+    out.ascii(span.spanId);
     if (span.parentSpanId !== undefined) {
-      this.#constant(PARENT_ID);
-      this.#ascii(span.parentSpanId);
+      out.constant(PARENT_ID);
+      out.ascii(span.parentSpanId);
     }
-    this.#constant(AFTER_IDS);
+    out.constant(AFTER_IDS);
     if (span.traceState !== undefined) {
-      this.#constant(TRACE_STATE);
-      this.#string(span.traceState);
-      this.#byte(COMMA);
+      out.constant(TRACE_STATE);
+      out.string(span.traceState);
+      out.byte(COMMA);
     }
-    this.#constant(NAME);
-    this.#string(span.name);
-    this.#constant(KIND);
-    this.#integer(span.kind + 1);
-    this.#constant(START);
-    this.#nanos(span.startedAt);
-    this.#constant(END);
-    this.#nanos(endedAt);
-    this.#constant(ATTRIBUTES);
+    out.constant(NAME);
+    out.string(span.name);
+    out.constant(KIND);
+    out.number(span.kind + 1);
+    out.constant(START);
+    out.byte(QUOTE);
+    out.epochNanos(span.startedAt);
+    out.constant(END);
+    out.epochNanos(endedAt);
+    out.byte(QUOTE);
+    out.constant(ATTRIBUTES);
     const attributes = span.attributes;
     for (let i = 0; i < attributes.length; i += 2) {
-      if (i > 0) this.#byte(COMMA);
-      this.#constant(KEY);
-      this.#string(attributes[i] as string);
+      if (i > 0) out.byte(COMMA);
+      out.constant(KEY);
+      out.string(attributes[i] as string);
       this.#value(attributes[i + 1]!);
-      this.#constant(ATTRIBUTE_END);
+      out.constant(ATTRIBUTE_END);
     }
-    this.#constant(STATUS);
+    out.constant(STATUS);
     if (span.statusCode !== 0) {
-      this.#constant(STATUS_CODE);
-      this.#integer(span.statusCode);
+      out.constant(STATUS_CODE);
+      out.number(span.statusCode);
     }
-    this.#constant(FLAGS);
-    this.#integer(spanFlags(span));
-    this.#byte(0x7d);
+    out.constant(FLAGS);
+    out.number(spanFlags(span));
+    out.byte(0x7d);
   }
 
   /** The request's body: the spans and the envelope's tail. */
   seal(): Buffer {
-    this.#constant(this.#tail);
-    this.#millisDigits = new Uint8Array(0);
-    return this.#buffer.subarray(0, this.#at);
+    this.#out.constant(this.#tail);
+    return this.#out.take(0);
   }
 
   #value(value: string | number | boolean): void {
+    const out = this.#out;
     if (typeof value === 'string') {
-      this.#constant(STRING_VALUE);
-      this.#string(value);
+      out.constant(STRING_VALUE);
+      out.string(value);
     } else if (typeof value === 'boolean') {
-      this.#constant(value ? TRUE_VALUE : FALSE_VALUE);
-    } else if (Number.isSafeInteger(value) && value >= 0) {
-      this.#constant(INT_VALUE);
-      this.#integer(value);
+      out.constant(value ? TRUE_VALUE : FALSE_VALUE);
     } else {
-      this.#constant(Number.isInteger(value) ? INT_VALUE : DOUBLE_VALUE);
-      this.#ascii(JSON.stringify(value));
+      out.constant(Number.isInteger(value) ? INT_VALUE : DOUBLE_VALUE);
+      out.number(value);
     }
-    this.#byte(0x7d);
-  }
-
-  /** A JSON string: written as it is when nothing in it needs escaping and it is ASCII (the usual case). */
-  #string(text: string): void {
-    this.#room(text.length + 2);
-    const buffer = this.#buffer;
-    let at = this.#at;
-    buffer[at++] = QUOTE;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (special(c)) {
-        this.#escaped(text);
-        return;
-      }
-      buffer[at++] = c;
-    }
-    buffer[at++] = QUOTE;
-    this.#at = at;
-  }
-
-  #escaped(text: string): void {
-    const json = JSON.stringify(text);
-    this.#room(Buffer.byteLength(json));
-    this.#at += this.#buffer.write(json, this.#at, 'utf8');
-  }
-
-  /** Text known to be ASCII with nothing to escape (hex ids, a number's digits). */
-  #ascii(text: string): void {
-    this.#room(text.length);
-    const buffer = this.#buffer;
-    let at = this.#at;
-    for (let i = 0; i < text.length; i++) buffer[at++] = text.charCodeAt(i);
-    this.#at = at;
-  }
-
-  /** A non-negative safe integer's decimal digits, written without making a string. */
-  #integer(value: number): void {
-    let digits = 1;
-    for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
-    this.#room(digits);
-    const buffer = this.#buffer;
-    let rest = value;
-    for (let i = this.#at + digits - 1; i >= this.#at; i--) {
-      buffer[i] = 0x30 + (rest % 10);
-      rest = Math.floor(rest / 10);
-    }
-    this.#at += digits;
-  }
-
-  /** `epochNanos(at)` in quotes (OTLP's JSON writes a fixed64 as a decimal string), without making a string. */
-  #nanos(at: number): void {
-    const epochMillis = performance.timeOrigin + at;
-    const millis = Math.floor(epochMillis);
-    // Spans end many to a millisecond under load: its digits are made once.
-    if (millis !== this.#millis) {
-      this.#millis = millis;
-      this.#millisDigits = bytes(String(millis));
-    }
-    let nanos = Math.floor((epochMillis - millis) * 1e6);
-    this.#byte(QUOTE);
-    this.#constant(this.#millisDigits);
-    this.#room(7);
-    const buffer = this.#buffer;
-    for (let i = this.#at + 5; i >= this.#at; i--) {
-      buffer[i] = 0x30 + (nanos % 10);
-      nanos = (nanos / 10) | 0;
-    }
-    this.#at += 6;
-    buffer[this.#at++] = QUOTE;
-  }
-
-  #byte(value: number): void {
-    this.#room(1);
-    this.#buffer[this.#at++] = value;
-  }
-
-  /** Bytes made once; copied by a loop, quicker than `set` for a few dozen bytes. */
-  #constant(bytes: Uint8Array): void {
-    this.#room(bytes.length);
-    const buffer = this.#buffer;
-    let at = this.#at;
-    for (let i = 0; i < bytes.length; i++) buffer[at++] = bytes[i]!;
-    this.#at = at;
-  }
-
-  #room(bytes: number): void {
-    if (this.#at + bytes <= this.#buffer.length) return;
-    const larger = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#at + bytes));
-    this.#buffer.copy(larger, 0, 0, this.#at);
-    this.#buffer = larger;
+    out.byte(0x7d);
   }
 }
 

@@ -90,7 +90,7 @@ describe('SpanExporter: batches over OTLP/HTTP JSON', () => {
     ]);
     const { exporter: retrying } = exporter(again.url, { maxBatch: 1 });
     end(retrying, 'kept');
-    await waitFor("the export", () => (again.exports.length === 1 ? true : undefined), { timeoutMs: 10_000 });
+    await waitFor('the export', () => (again.exports.length === 1 ? true : undefined), { timeoutMs: 10_000 });
     expect(again.statuses).toEqual([503, 429, 502, 200]);
     expect(retrying.counts).toEqual({ exported: 1, dropped: 0, failed: 0 });
   });
