@@ -19,15 +19,22 @@ export class JsonBytes {
   #at = 0;
   /** The last whole number of milliseconds written by `epochNanos`, and its digits. */
   #millis = -1;
-  #millisDigits: Uint8Array = new Uint8Array(0);
+  readonly #millisDigits = new Uint8Array(16);
+  #millisLength = 0;
 
-  constructor(capacity: number) {
-    this.#buffer = Buffer.allocUnsafe(capacity);
+  /** Writes into `storage` (grown when it is too small), or a new buffer of that many bytes. */
+  constructor(storage: Buffer | number) {
+    this.#buffer = typeof storage === 'number' ? Buffer.allocUnsafe(storage) : storage;
   }
 
   /** Bytes written so far. */
   get length(): number {
     return this.#at;
+  }
+
+  /** The buffer written into (its first `length` bytes), for a caller that recycles it. */
+  get storage(): Buffer {
+    return this.#buffer;
   }
 
   /** What was written, handed over; the writer starts again on a new buffer of `capacity` bytes. */
@@ -95,11 +102,12 @@ export class JsonBytes {
     const millis = Math.floor(epochMillis);
     if (millis !== this.#millis) {
       this.#millis = millis;
-      this.#millisDigits = bytes(String(millis));
+      this.#millisLength = digitsInto(this.#millisDigits, millis);
     }
     let nanos = Math.floor((epochMillis - millis) * 1e6);
-    this.constant(this.#millisDigits);
-    this.#room(6);
+    this.#room(this.#millisLength + 6);
+    const digits = this.#millisDigits;
+    for (let i = 0; i < this.#millisLength; i++) this.#buffer[this.#at++] = digits[i]!;
     const buffer = this.#buffer;
     for (let i = this.#at + 5; i >= this.#at; i--) {
       buffer[i] = 0x30 + (nanos % 10);
@@ -109,16 +117,8 @@ export class JsonBytes {
   }
 
   #integer(value: number): void {
-    let digits = 1;
-    for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
-    this.#room(digits);
-    const buffer = this.#buffer;
-    let rest = value;
-    for (let i = this.#at + digits - 1; i >= this.#at; i--) {
-      buffer[i] = 0x30 + (rest % 10);
-      rest = Math.floor(rest / 10);
-    }
-    this.#at += digits;
+    this.#room(16);
+    this.#at += digitsInto(this.#buffer, value, this.#at);
   }
 
   #escaped(text: string): void {
@@ -133,6 +133,18 @@ export class JsonBytes {
     this.#buffer.copy(larger, 0, 0, this.#at);
     this.#buffer = larger;
   }
+}
+
+/** A non-negative safe integer's decimal digits written at `at`; how many. */
+function digitsInto(target: Uint8Array, value: number, at = 0): number {
+  let digits = 1;
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  let rest = value;
+  for (let i = at + digits - 1; i >= at; i--) {
+    target[i] = 0x30 + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+  return digits;
 }
 
 /** Epoch nanoseconds of a `performance.now()` reading as `JsonBytes.epochNanos` writes them, as a string. */

@@ -65,8 +65,8 @@ export class JsonBatch {
   #spans = 0;
   readonly #tail: Uint8Array;
 
-  constructor(head: Uint8Array, tail: Uint8Array, expectedBytes: number) {
-    this.#out = new JsonBytes(Math.max(expectedBytes, head.length + tail.length + 1024));
+  constructor(head: Uint8Array, tail: Uint8Array, storage: Buffer) {
+    this.#out = new JsonBytes(storage);
     this.#out.constant(head);
     this.#tail = tail;
   }
@@ -123,10 +123,15 @@ export class JsonBatch {
     out.byte(0x7d);
   }
 
-  /** The request's body: the spans and the envelope's tail. */
+  /** The request's body: the spans and the envelope's tail (a view of `storage`). */
   seal(): Buffer {
     this.#out.constant(this.#tail);
-    return this.#out.take(0);
+    return this.#out.storage.subarray(0, this.#out.length);
+  }
+
+  /** The buffer the batch was written into, to be reused for another once its export is done. */
+  get storage(): Buffer {
+    return this.#out.storage;
   }
 
   #value(value: string | number | boolean): void {
@@ -159,8 +164,11 @@ export class ExportEnvelope {
     );
   }
 
-  /** A batch to write spans into, its buffer sized for about `spans` of them. */
-  batch(spans: number): JsonBatch {
-    return new JsonBatch(this.#head, this.#tail, spans * 640);
+  /**
+   * A batch to write spans into: into `storage` (a buffer an earlier batch was written into), or a
+   * new buffer sized for about `spans` of them.
+   */
+  batch(spans: number, storage?: Buffer): JsonBatch {
+    return new JsonBatch(this.#head, this.#tail, storage ?? Buffer.allocUnsafe(spans * 640 + 1024));
   }
 }

@@ -72,6 +72,24 @@ describe('SpanExporter: batches over OTLP/HTTP JSON', () => {
     expect(sink.counts).toEqual({ exported: 7, dropped: 0, failed: 0 });
   });
 
+  it('writes a later batch into the buffer of an exported one, none of the earlier bytes showing', async () => {
+    const target = await collector();
+    const { exporter: sink } = exporter(target.url, { maxBatch: 2 });
+    end(sink, `long-${'x'.repeat(5000)}`);
+    end(sink, `long-${'y'.repeat(5000)}`);
+    await waitFor('the first export', () => (target.exports.length === 1 ? true : undefined));
+    // The batch being filled was made before the first export ended: the one after it reuses its buffer.
+    end(sink, 'a');
+    end(sink, 'b');
+    end(sink, 'short');
+    await sink.shutdown();
+    expect(target.exports.map((e) => e.spanNames.map((name) => name.slice(0, 6)))).toEqual([
+      ['long-x', 'long-y'],
+      ['a', 'b'],
+      ['short'],
+    ]);
+  });
+
   it('sends what is gathered at shutdown, and takes no span after it', async () => {
     const target = await collector();
     const { exporter: sink } = exporter(target.url);
