@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { epochNanos, JsonBytes } from './json-bytes.ts';
+import { epochNanos } from './epoch-nanos.testing.ts';
+import { JsonBytes } from './json-bytes.ts';
 
 function written(write: (out: JsonBytes) => void, capacity = 4): string {
   const out = new JsonBytes(capacity);

@@ -146,10 +146,3 @@ function digitsInto(target: Uint8Array, value: number, at = 0): number {
   }
   return digits;
 }
-
-/** Epoch nanoseconds of a `performance.now()` reading as `JsonBytes.epochNanos` writes them, as a string. */
-export function epochNanos(at: number): string {
-  const epochMillis = performance.timeOrigin + at;
-  const millis = Math.floor(epochMillis);
-  return `${millis}${String(Math.floor((epochMillis - millis) * 1e6)).padStart(6, '0')}`;
-}

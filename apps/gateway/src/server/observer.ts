@@ -136,7 +136,7 @@ class ObservedExchange implements Observation {
     if (tracing === undefined || parent === undefined) return undefined;
     const span = tracing.childSpan(method, CLIENT, parent, {
       'http.request.method': method,
-      'url.full': origin + loggedPath(path.split('?', 1)[0] ?? ''),
+      'url.full': origin + loggedPath(withoutQuery(path)),
       [TRANSACTION]: this.#context.transactionId,
     });
     const observer = this.#observer;
@@ -179,7 +179,13 @@ class ObservedExchange implements Observation {
   }
 }
 
+/** The span attribute that carries the gateway's transaction ID. */
 const TRANSACTION = 'portico.transaction_id';
+
+function withoutQuery(path: string): string {
+  const query = path.indexOf('?');
+  return query < 0 ? path : path.slice(0, query);
+}
 
 /**
  * The observer admin.json asks for (`accessLog`, `openTelemetry.tracing`), or undefined when both are off: then

@@ -5,10 +5,7 @@ import { SpanKind, type SpanKindValue, STATUS_ERROR, TraceSpan } from './tracing
 import { SpanExporter } from './tracing/span-exporter.ts';
 import { formatTraceparent, IdSource, parseTraceparent, sampledByRatio } from './tracing/trace-context.ts';
 
-export { SpanKind, type SpanKindValue, TraceSpan } from './tracing/span.ts';
-
-/** The span attribute that carries the gateway's transaction ID. */
-export const TRANSACTION_ATTRIBUTE = 'portico.transaction_id';
+export type { TraceSpan } from './tracing/span.ts';
 
 /** The instrumentation scope the gateway's spans are exported under. */
 const SCOPE = '@portico/gateway';
@@ -43,11 +40,6 @@ export class Tracing {
       ),
       logger,
     });
-  }
-
-  /** What the exporter sent, dropped and lost. */
-  get counts(): Readonly<SpanExporter['counts']> {
-    return this.#exporter.counts;
   }
 
   /** A request's server span, a child of the client's trace when its `traceparent` names one. */

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { ExportEnvelope, epochNanos } from './otlp-json.ts';
+import { epochNanos } from '../epoch-nanos.testing.ts';
+import { ExportEnvelope } from './otlp-json.ts';
 import { SpanKind, type SpanKindValue, TraceSpan } from './span.ts';
 
 // OpenTelemetry's own OTLP JSON serializer (the one its OTLP/HTTP exporter uses), as the oracle.

@@ -1,8 +1,6 @@
 import { bytes, JsonBytes } from '../json-bytes.ts';
 import type { TraceSpan } from './span.ts';
 
-export { epochNanos } from '../json-bytes.ts';
-
 /**
  * OTLP/HTTP JSON (the protobuf messages' JSON mapping; ids in hex, as OTLP's JSON form says; fields
  * at their default left out, as that mapping allows), each span written into its batch's buffer

@@ -50,11 +50,6 @@ export class TraceSpan {
     this.#sink = sink;
   }
 
-  /** Whether it is recorded (its trace sampled) and not yet ended. */
-  get recording(): boolean {
-    return this.#sink !== undefined;
-  }
-
   setAttribute(key: string, value: string | number | boolean): void {
     if (this.#sink === undefined) return;
     const attributes = this.attributes;
