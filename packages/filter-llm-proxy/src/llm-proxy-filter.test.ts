@@ -1,8 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Handler, Request, Response } from '@portico/gateway-core';
-import { pluginHeap, problemsOf, recordingHandler, testContext } from '@portico/gateway-core/testing';
+import {
+  pluginHeap,
+  problemsOf,
+  recordingHandler,
+  recordingMetrics,
+  testContext,
+} from '@portico/gateway-core/testing';
 import secretStores from '@portico/secret-stores';
-import { type LlmProviderServer, serviceUrl, startLlmProviderServer } from '@portico/test-support';
+import {
+  type LlmProviderServer,
+  serviceUrl,
+  startLlmProviderServer,
+  startTcpRelay,
+  waitFor,
+} from '@portico/test-support';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call, chat, FILE, jsonRequest, llmHeap, proxyChain, read } from './fixtures/support.ts';
 import plugin, {
@@ -47,6 +59,22 @@ const viaProvider = (config: Record<string, unknown> = {}) =>
 /** The first chunk of a stream. */
 const firstChunk = (stream: NodeJS.ReadableStream) =>
   new Promise<string>((resolve) => stream.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+
+/**
+ * A client that asks for a stream of at most 100 tokens, reads its first event and goes away; the
+ * provider then sends the rest.
+ */
+async function abandonStream(chain: Handler): Promise<void> {
+  const hold = provider.holdNextStream();
+  const response = await chain.handle(
+    testContext(),
+    jsonRequest('/v1/chat/completions', chat('hi', { stream: true, max_tokens: 100 })),
+  );
+  const stream = response.entity.stream()!;
+  await firstChunk(stream);
+  stream.destroy();
+  hold.release();
+}
 
 /** The filter alone, its next handler recording what it was given. */
 async function filterFrom(config: unknown, options: Parameters<typeof llmHeap>[1] = {}) {
@@ -865,6 +893,12 @@ describe("the incumbent's defects, fixed", () => {
 });
 
 describe.skipIf(!redisUrl)('Redis', () => {
+  let recorded = recordingMetrics();
+  beforeEach(() => {
+    recorded = recordingMetrics();
+  });
+  /** A counter's value; 0 for a series never counted. */
+  const count = (name: string, ...labels: string[]) => recorded.value(name, ...labels) ?? 0;
   const unique = () => `portico:test:llm:${process.pid}:${Date.now()}:${Math.random()}:`;
   /** One gateway's view: the same route file, loaded from an instance directory of its own. */
   const instance = (config: Record<string, unknown>, base: string) =>
@@ -938,6 +972,71 @@ describe.skipIf(!redisUrl)('Redis', () => {
     await reject.heap.destroy();
   });
 
+  it('counts what it decides while Redis is unreachable, and the store errors by operation', async () => {
+    const unreachable = { uri: 'redis://127.0.0.1:1', timeout: '200 milliseconds' };
+    const options = { metrics: recorded.metrics };
+    const counted = await proxyChain(
+      { provider: 'OPENAI', baseUrl: `${provider.url}/v1`, apiKey: 'provider-key', redis: unreachable },
+      { ...options, environment: { configDirectory: '/srv/c/config' } },
+    );
+    expect((await call(counted.chain, jsonRequest('/v1/chat/completions', chat('hi')))).status).toBe(200);
+    // Refused before any charge: the budget it shows cannot be read either.
+    expect((await call(counted.chain, jsonRequest('/v1/chat/completions', '{'))).status).toBe(400);
+    await counted.heap.destroy();
+    const refusing = await proxyChain(
+      {
+        provider: 'OPENAI',
+        baseUrl: `${provider.url}/v1`,
+        apiKey: 'provider-key',
+        redis: { ...unreachable, whenUnavailable: 'reject' },
+      },
+      { ...options, environment: { configDirectory: '/srv/c/config' } },
+    );
+    expect((await call(refusing.chain, jsonRequest('/v1/chat/completions', chat('hi')))).status).toBe(503);
+    await refusing.heap.destroy();
+    const decisions = (decision: string) => count('portico_llm_budget_decisions_total', 'LLM', decision);
+    expect(decisions('unavailable_allowed')).toBe(1);
+    expect(decisions('unavailable_refused')).toBe(1);
+    expect(decisions('invalid')).toBe(1);
+    expect(decisions('admitted')).toBe(0);
+    const errors = (operation: string) => count('portico_llm_budget_store_errors_total', 'LLM', operation);
+    expect(errors('charge')).toBe(2);
+    expect(errors('read')).toBe(1);
+    expect(errors('settle')).toBe(0);
+    // Nothing was charged: no budget applied.
+    expect(count('portico_llm_tokens_charged_total', 'LLM', 'reported')).toBe(0);
+  });
+
+  it('counts a settlement Redis could not take once the answer has come', async () => {
+    const relay = await startTcpRelay(redisUrl!);
+    const { chain, heap } = await proxyChain(
+      {
+        provider: 'OPENAI',
+        baseUrl: `${provider.url}/v1`,
+        apiKey: 'provider-key',
+        rate: HOUR,
+        redis: { uri: relay.url, keyPrefix: unique(), timeout: '300 milliseconds' },
+      },
+      { metrics: recorded.metrics },
+    );
+    const response = await chain.handle(testContext(), jsonRequest('/v1/chat/completions', chat('hi')));
+    expect(response.status).toBe(200);
+    // Redis goes away after the charge, before the usage settles it.
+    await relay.cut();
+    await read(response);
+    await waitFor(
+      'the settlement failed',
+      async () => (count('portico_llm_budget_store_errors_total', 'LLM', 'settle') ?? 0) > 0,
+    );
+    expect(count('portico_llm_budget_store_errors_total', 'LLM', 'settle')).toBe(1);
+    expect(count('portico_llm_budget_store_errors_total', 'LLM', 'charge')).toBe(0);
+    expect(count('portico_llm_budget_decisions_total', 'LLM', 'admitted')).toBe(1);
+    // What the provider reported is what the request cost, whether or not Redis took it.
+    expect(count('portico_llm_tokens_charged_total', 'LLM', 'reported')).toBe(20);
+    await heap.destroy();
+    await relay.close();
+  });
+
   it('names its keys after the route file and the declaration', () => {
     expect(defaultKeyPrefix('/srv/config/routes/llm.json', '$.heap[0]', '/srv/config')).toBe(
       'portico:llm-proxy:routes/llm.json#$.heap[0]:',
@@ -945,18 +1044,98 @@ describe.skipIf(!redisUrl)('Redis', () => {
   });
 });
 
+describe('metrics', () => {
+  let recorded = recordingMetrics();
+  beforeEach(() => {
+    recorded = recordingMetrics();
+  });
+  /** A counter's value; 0 for a series never counted. */
+  const count = (name: string, ...labels: string[]) => recorded.value(name, ...labels) ?? 0;
+
+  it('counts decisions and the tokens charged by filter name, never by subject, series resolved once', async () => {
+    const { chain, heap } = await proxyChain(
+      {
+        provider: 'OPENAI',
+        baseUrl: `${provider.url}/v1`,
+        // No key for a request saying X-Keyless: answered 500.
+        apiKey: "${empty request.headers['X-Keyless'] ? 'provider-key' : ''}",
+        sub: "${request.headers['X-User'][0]}",
+        rateLimitEnabled: "${request.headers['X-Tier'][0] != 'gold'}",
+        rate: { numberOfTokens: 100, duration: '1 hour' },
+      },
+      { metrics: recorded.metrics },
+    );
+    const afterCreate = recorded.resolved;
+    const alice = { 'X-User': 'alice' };
+    // No usage in the answer: the estimate (1 token) is kept.
+    const models = new Request({ uri: 'http://gateway.test/v1/models', headers: alice });
+    expect((await call(chain, models)).status).toBe(200);
+    // 11 + 9 tokens reported.
+    expect((await call(chain, jsonRequest('/v1/chat/completions', chat('hi'), alice))).status).toBe(200);
+    expect((await call(chain, jsonRequest('/v1/chat/completions', '{"model": "gpt-4o', alice))).status).toBe(
+      400,
+    );
+    const gold = { ...alice, 'X-Tier': 'gold' };
+    expect((await call(chain, jsonRequest('/v1/chat/completions', chat('hi'), gold))).status).toBe(200);
+    const keyless = { ...alice, 'X-Keyless': 'yes' };
+    expect((await call(chain, jsonRequest('/v1/chat/completions', chat('hi'), keyless))).status).toBe(500);
+    // A provider failing without usage costs nothing.
+    provider.set({ status: 500 });
+    expect((await call(chain, jsonRequest('/v1/chat/completions', chat('hi'), alice))).status).toBe(500);
+    provider.set({ status: undefined, promptTokens: 90, completionTokens: 0 });
+    expect((await call(chain, jsonRequest('/v1/chat/completions', chat('hi'), alice))).status).toBe(200);
+    // 1 + 20 + 90 taken from 100: nothing left for alice.
+    expect((await call(chain, jsonRequest('/v1/chat/completions', chat('hi'), alice))).status).toBe(429);
+    // Every series was resolved when the filter was made, by its heap name: none names a subject.
+    expect(recorded.resolved).toBe(afterCreate);
+
+    const decisions = (decision: string) => count('portico_llm_budget_decisions_total', 'LLM', decision);
+    expect(decisions('admitted')).toBe(4);
+    expect(decisions('exhausted')).toBe(1);
+    expect(decisions('unlimited')).toBe(1);
+    expect(decisions('invalid')).toBe(1);
+    expect(decisions('error')).toBe(1);
+    expect(decisions('unavailable_allowed')).toBe(0);
+    expect(decisions('unavailable_refused')).toBe(0);
+    expect(count('portico_llm_tokens_charged_total', 'LLM', 'reported')).toBe(110);
+    expect(count('portico_llm_tokens_charged_total', 'LLM', 'estimated')).toBe(1);
+    // The memory store never fails.
+    for (const operation of ['charge', 'settle', 'read'])
+      expect(count('portico_llm_budget_store_errors_total', 'LLM', operation)).toBe(0);
+    await heap.destroy();
+  });
+
+  it('counts an estimate kept for a stream the client left, and nothing for a request that failed to leave', async () => {
+    const gone = await startLlmProviderServer();
+    const url = gone.url;
+    await gone.close();
+    const unreachable = await proxyChain(
+      { provider: 'OPENAI_COMPATIBLE', baseUrl: `${url}/v1`, apiKey: 'k', rate: HOUR },
+      { metrics: recorded.metrics },
+    );
+    expect((await call(unreachable.chain, jsonRequest('/v1/chat/completions', chat('hi')))).status).toBe(502);
+    await unreachable.heap.destroy();
+    const { chain, heap } = await proxyChain(
+      { provider: 'OPENAI', baseUrl: `${provider.url}/v1`, apiKey: 'provider-key', rate: HOUR },
+      { metrics: recorded.metrics },
+    );
+    await abandonStream(chain);
+    await waitFor('the abandoned stream settled', () =>
+      count('portico_llm_tokens_charged_total', 'LLM', 'estimated'),
+    );
+    // The stream's 3 + 3 + 1 + 1 + 100, charged and kept; the request that could not reach the
+    // provider (502) was given its charge back and counts nothing.
+    expect(count('portico_llm_tokens_charged_total', 'LLM', 'estimated')).toBe(108);
+    expect(count('portico_llm_tokens_charged_total', 'LLM', 'reported')).toBe(0);
+    expect(count('portico_llm_budget_decisions_total', 'LLM', 'admitted')).toBe(2);
+    await heap.destroy();
+  });
+});
+
 describe('the usage of an abandoned stream', () => {
   it('keeps the charge when the client goes away before the end', async () => {
     const { chain, heap } = await viaProvider();
-    const hold = provider.holdNextStream();
-    const response = await chain.handle(
-      testContext(),
-      jsonRequest('/v1/chat/completions', chat('hi', { stream: true, max_tokens: 100 })),
-    );
-    const stream = response.entity.stream()!;
-    await firstChunk(stream);
-    stream.destroy();
-    hold.release();
+    await abandonStream(chain);
     await sleep(20);
     const next = await call(chain, new Request({ uri: 'http://gateway.test/v1/models' }));
     // 3 + 3 + 1 + 1 + 100 charged and kept; 1 more.

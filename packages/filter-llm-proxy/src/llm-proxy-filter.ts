@@ -28,6 +28,7 @@ import {
   s,
 } from '@portico/gateway-core';
 import { toBoolean } from '@portico/gateway-core/expressions';
+import { type Counter, type Metrics, metricsOf, NO_METRICS } from '@portico/gateway-core/metrics';
 import { executorSetting } from '@portico/gateway-core/scheduling';
 import type { SecretsProvider } from '@portico/gateway-core/secrets';
 import { type Estimate, estimateBody, estimateBytes, TokenCounter } from './estimate.ts';
@@ -68,6 +69,74 @@ export interface LLMProxyFilterOptions {
   store: SettlingBucketStore;
   whenUnavailable: WhenUnavailable;
   logger: Logger;
+  /** Where its decisions and charges are counted (the gateway's, `metricsOf(heap)`); none by default. */
+  metrics?: Metrics;
+}
+
+/**
+ * What the filter decided for a request: admitted (its estimate charged, sent), exhausted (429: the
+ * subject's budget cannot pay it), unlimited (rateLimitEnabled false for it), unavailable_allowed or
+ * unavailable_refused (the budget store did not answer: sent without a budget, or 503), invalid
+ * (400: a JSON body that does not parse), error (500: no provider, base URL or key for it).
+ */
+const DECISIONS = [
+  'admitted',
+  'exhausted',
+  'unlimited',
+  'unavailable_allowed',
+  'unavailable_refused',
+  'invalid',
+  'error',
+] as const;
+type Decision = (typeof DECISIONS)[number];
+
+/** The filter's decisions, by filter name (its heap name) and decision: never by subject. */
+export const LLM_BUDGET_DECISIONS = {
+  name: 'portico_llm_budget_decisions_total',
+  help: 'LLM token budget decisions by filter: admitted, exhausted (429), unlimited, unavailable_allowed, unavailable_refused (503), invalid (400), error (500).',
+  labels: ['filter', 'decision'],
+} as const;
+
+/**
+ * What a request's charge was settled on: reported (the provider's usage, or the streamed answer
+ * counted), estimated (the estimate charged before it left, kept when the answer said nothing).
+ */
+const BASES = ['reported', 'estimated'] as const;
+type Basis = (typeof BASES)[number];
+
+/** Tokens taken from the budgets once each request's charge is settled, by filter and basis. */
+export const LLM_TOKENS_CHARGED = {
+  name: 'portico_llm_tokens_charged_total',
+  help: "Tokens charged to LLM budgets by filter once each request's charge is settled: reported (the provider's usage or the streamed answer counted), estimated (the estimate kept).",
+  labels: ['filter', 'basis'],
+} as const;
+
+/**
+ * What the filter asked of its budget store when it failed: charge (before a request leaves), settle
+ * (after its answer), read (the budget shown on a request refused before any charge).
+ */
+const OPERATIONS = ['charge', 'settle', 'read'] as const;
+type Operation = (typeof OPERATIONS)[number];
+
+/** Failures of the budget store (Redis; the memory store does not fail), by filter and operation. */
+export const LLM_BUDGET_STORE_ERRORS = {
+  name: 'portico_llm_budget_store_errors_total',
+  help: 'Failures of the LLM token budget store (Redis) by filter and operation: charge, settle, read.',
+  labels: ['filter', 'operation'],
+} as const;
+
+/** One series per value of a label, resolved now. */
+function seriesOf<K extends string>(
+  metrics: Metrics,
+  definition: { name: string; help: string; labels: readonly string[] },
+  filter: string,
+  values: readonly K[],
+): Record<K, Counter> {
+  const family = metrics.counter(definition);
+  return Object.fromEntries(values.map((value) => [value, family.labels(filter, value)])) as Record<
+    K,
+    Counter
+  >;
 }
 
 /** A request refused before it leaves: an OpenAI-style error answer. */
@@ -101,10 +170,18 @@ export class LLMProxyFilter implements Filter {
   #down = false;
   #settleFailures = 0;
   #settleWarned = Number.NEGATIVE_INFINITY;
+  /** This filter's series of its three metrics, resolved when it is made. */
+  readonly #decisions: Record<Decision, Counter>;
+  readonly #charged: Record<Basis, Counter>;
+  readonly #storeErrors: Record<Operation, Counter>;
 
   constructor(options: LLMProxyFilterOptions) {
     this.name = options.name;
     this.#options = options;
+    const metrics = options.metrics ?? NO_METRICS;
+    this.#decisions = seriesOf(metrics, LLM_BUDGET_DECISIONS, this.name, DECISIONS);
+    this.#charged = seriesOf(metrics, LLM_TOKENS_CHARGED, this.name, BASES);
+    this.#storeErrors = seriesOf(metrics, LLM_BUDGET_STORE_ERRORS, this.name, OPERATIONS);
   }
 
   /** The subjects whose budgets are kept in memory (undefined when they are kept in Redis). */
@@ -125,20 +202,25 @@ export class LLMProxyFilter implements Filter {
       key = await this.#apiKey(bindings);
       limited = await settingValue(this.#options.rateLimitEnabled, bindings, toBoolean);
     } catch (error) {
-      if (error instanceof Refusal) return error.response;
-      throw error;
+      if (!(error instanceof Refusal)) throw error;
+      this.#decisions.error.inc();
+      return error.response;
     }
     const subject = await this.#subject(bindings);
     for (const name of CLIENT_CREDENTIAL_HEADERS) request.headers.delete(name);
     provider.authenticate(request.headers, key);
     request.uri = rebaseOnto(base, request.uri);
-    if (!limited) return identify(await next.handle(context, request), provider, subject);
+    if (!limited) {
+      this.#decisions.unlimited.inc();
+      return identify(await next.handle(context, request), provider, subject);
+    }
 
     let counted: Counted;
     try {
       counted = await this.#estimate(request, provider);
     } catch (error) {
       if (!(error instanceof Refusal)) throw error;
+      this.#decisions.invalid.inc();
       // Refused before any charge: the budget as it is (0 tokens only looks), when it can be read.
       const looked = await this.#look(subject);
       return identify(
@@ -162,6 +244,7 @@ export class LLMProxyFilter implements Filter {
       return this.#unavailable(error, context, request, next, provider, subject);
     }
     if (!consumption.admitted) {
+      this.#decisions.exhausted.inc();
       return identify(
         tooManyTokens(rate, consumption, charge),
         provider,
@@ -170,6 +253,7 @@ export class LLMProxyFilter implements Filter {
         consumption.remaining,
       );
     }
+    this.#decisions.admitted.inc();
     // Sent as it came, so that the answer can be read for its usage as it passes.
     request.headers.set('Accept-Encoding', 'identity');
     let response: Response;
@@ -184,12 +268,16 @@ export class LLMProxyFilter implements Filter {
     const failed = response.status >= 400;
     if (reader === undefined) {
       if (failed) this.#settle(subject, -charge);
+      else this.#charged.estimated.inc(charge);
       return response;
     }
     meterBody(response, reader, (tokens) => {
       // What the provider says it used settles the charge; a failure that says nothing costs nothing.
-      if (tokens !== undefined) this.#settle(subject, tokens - charge);
-      else if (failed) this.#settle(subject, -charge);
+      if (tokens !== undefined) {
+        this.#settle(subject, tokens - charge);
+        this.#charged.reported.inc(tokens);
+      } else if (failed) this.#settle(subject, -charge);
+      else this.#charged.estimated.inc(charge);
     });
     return response;
   }
@@ -293,6 +381,7 @@ export class LLMProxyFilter implements Filter {
     try {
       return await this.#options.store.consume(subject, this.#options.rate, 0);
     } catch {
+      this.#storeErrors.read.inc();
       return undefined;
     }
   }
@@ -311,6 +400,7 @@ export class LLMProxyFilter implements Filter {
   /** Logged at most once a minute: while Redis is down, every answer would log it. */
   #settleFailed(error: unknown): void {
     this.#settleFailures++;
+    this.#storeErrors.settle.inc();
     if (performance.now() - this.#settleWarned < 60_000) return;
     this.#settleWarned = performance.now();
     this.#options.logger.warn('token charges could not be settled', {
@@ -329,6 +419,7 @@ export class LLMProxyFilter implements Filter {
     subject: string,
   ): Promise<Response> {
     const { whenUnavailable, logger } = this.#options;
+    this.#storeErrors.charge.inc();
     if (!this.#down) {
       this.#down = true;
       logger.error(
@@ -338,7 +429,11 @@ export class LLMProxyFilter implements Filter {
         { filter: this.name, error: String((error as Error)?.message ?? error) },
       );
     }
-    if (whenUnavailable === 'allow') return identify(await next.handle(context, request), provider, subject);
+    if (whenUnavailable === 'allow') {
+      this.#decisions.unavailable_allowed.inc();
+      return identify(await next.handle(context, request), provider, subject);
+    }
+    this.#decisions.unavailable_refused.inc();
     return identify(gatewayError(503, 'The token budget cannot be checked now.'), provider, subject);
   }
 
@@ -612,6 +707,7 @@ export const LLMProxyFilterHeaplet = defineHeaplet({
       store,
       whenUnavailable: config.redis?.whenUnavailable ?? 'allow',
       logger,
+      metrics: metricsOf(heap),
     });
   },
 });

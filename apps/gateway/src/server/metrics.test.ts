@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isPorticoError } from '@portico/gateway-core';
 import { createMemoryLogger } from '@portico/gateway-core/runtime';
-import { startUpstream, type Upstream } from '@portico/test-support';
+import { startLlmProviderServer, startUpstream, type Upstream } from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { locateInstance } from './instance.ts';
 import { ServerMetrics } from './metrics.ts';
@@ -138,6 +138,62 @@ describe('the Prometheus endpoint (<prefix>/metrics/prometheus)', () => {
     expect(remote.statusCode).toBe(403);
     const local = await inject(listener, { url: '/openig/metrics/prometheus', remoteAddress: '127.0.0.1' });
     expect(local.statusCode).toBe(200);
+  });
+});
+
+describe('what plugins count, scraped', () => {
+  it("LLMProxyFilter: its budget decisions and the tokens charged, by the filter's heap name, never by subject", async () => {
+    const provider = await startLlmProviderServer();
+    cleanup.push(() => provider.close());
+    provider.set({ promptTokens: 11, completionTokens: 9 });
+    const server = await serve({
+      'routes/llm.json': {
+        condition: "${find(request.uri.path, '^/v1/')}",
+        heap: [
+          {
+            name: 'Budget',
+            type: 'LLMProxyFilter',
+            config: {
+              provider: 'OPENAI',
+              baseUrl: `${provider.url}/v1`,
+              apiKey: 'provider-key',
+              sub: "${request.headers['X-User'][0]}",
+              rate: { numberOfTokens: 25, duration: '1 hour' },
+            },
+          },
+        ],
+        handler: { type: 'Chain', config: { filters: ['Budget'], handler: 'ReverseProxyHandler' } },
+      },
+    });
+    const [url] = server.urls;
+    const ask = (body: string) =>
+      fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-User': 'alice@example.com' },
+        body,
+      });
+    const chat = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    const first = await ask(chat);
+    expect(first.status).toBe(200);
+    await first.text();
+    // 20 of 25 tokens used: the next estimate (8) does not fit.
+    expect((await ask(chat)).status).toBe(429);
+    expect((await ask('{"model":')).status).toBe(400);
+
+    const text = await (await fetch(`${url}/openig/metrics/prometheus`)).text();
+    const decision = (d: string) =>
+      sample(text, 'portico_llm_budget_decisions_total', `filter="Budget",decision="${d}"`);
+    expect(decision('admitted')).toBe(1);
+    expect(decision('exhausted')).toBe(1);
+    expect(decision('invalid')).toBe(1);
+    expect(decision('unavailable_refused')).toBe(0);
+    expect(text).toContain('# TYPE portico_llm_budget_decisions_total counter');
+    expect(sample(text, 'portico_llm_tokens_charged_total', 'filter="Budget",basis="reported"')).toBe(20);
+    expect(sample(text, 'portico_llm_tokens_charged_total', 'filter="Budget",basis="estimated"')).toBe(0);
+    expect(sample(text, 'portico_llm_budget_store_errors_total', 'filter="Budget",operation="charge"')).toBe(
+      0,
+    );
+    expect(text).not.toContain('alice');
   });
 });
 
