@@ -3,7 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { isPorticoError } from '@portico/gateway-core';
 import { createMemoryLogger } from '@portico/gateway-core/runtime';
-import { startLlmProviderServer, startUpstream, type Upstream } from '@portico/test-support';
+import {
+  serviceUrl,
+  startLlmProviderServer,
+  startTcpRelay,
+  startUpstream,
+  type Upstream,
+} from '@portico/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { locateInstance } from './instance.ts';
 import { ServerMetrics } from './metrics.ts';
@@ -141,7 +147,33 @@ describe('the Prometheus endpoint (<prefix>/metrics/prometheus)', () => {
   });
 });
 
-describe('what plugins count, scraped', () => {
+/** A route at `path` that writes `value` into the session (AssignmentFilter) and answers 200. */
+function sessionWriter(path: string, value: string, more: Record<string, unknown> = {}) {
+  return {
+    condition: `\${request.uri.path == '${path}'}`,
+    handler: {
+      type: 'Chain',
+      config: {
+        filters: [
+          { type: 'AssignmentFilter', config: { onRequest: [{ target: '${session.user}', value }] } },
+        ],
+        handler: { type: 'StaticResponseHandler', config: { status: 200 } },
+      },
+    },
+    ...more,
+  };
+}
+
+/** The `name=value` of a response's Set-Cookie for `name`. */
+function cookieOf(response: Response, name: string): string | undefined {
+  return response.headers
+    .getSetCookie()
+    .find((c) => c.startsWith(`${name}=`))
+    ?.split(';')[0];
+}
+
+const redisUrl = await serviceUrl('PORTICO_REDIS_URL', 'Redis');
+describe('what plugins and sessions count, scraped', () => {
   it("LLMProxyFilter: its budget decisions and the tokens charged, by the filter's heap name, never by subject", async () => {
     const provider = await startLlmProviderServer();
     cleanup.push(() => provider.close());
@@ -195,6 +227,47 @@ describe('what plugins count, scraped', () => {
     );
     expect(text).not.toContain('alice');
   });
+
+  it.skipIf(!redisUrl)(
+    'sessions in Redis: a command that timed out, then one not sent while the store is failing; one count per failure, not per reconnection',
+    async () => {
+      const relay = await startTcpRelay(redisUrl!);
+      cleanup.push(() => relay.close());
+      const server = await serve({
+        'admin.json': {
+          session: {
+            store: {
+              type: 'redis',
+              uri: relay.url,
+              prefix: `portico:test:metrics:${process.pid}:${Date.now()}:`,
+              timeout: '300 ms',
+              retryAfter: '1 hour',
+            },
+          },
+        },
+        'routes/server.json': sessionWriter('/server', 'alice'),
+      });
+      const [url] = server.urls;
+      const stored = await fetch(`${url}/server`);
+      expect(stored.status).toBe(200);
+      const cookie = cookieOf(stored, 'IG_SESSIONID')!;
+      relay.freeze();
+      cleanup.push(async () => relay.thaw());
+      // Its write times out and opens the breaker; the next ones are not sent.
+      expect((await fetch(`${url}/server`)).status).toBe(500);
+      expect((await fetch(`${url}/server`)).status).toBe(500);
+      // A read not sent: the request goes on without its session, and writes a new one, not sent.
+      expect((await fetch(`${url}/server`, { headers: { cookie } })).status).toBe(500);
+      // Redis gone: the client tries to reconnect (after 50 ms, 100 ms ...), failing each time.
+      await relay.cut();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const text = await (await fetch(`${url}/openig/metrics/prometheus`)).text();
+      const errors = (labels: string) => sample(text, 'portico_session_store_errors_total', labels);
+      expect(errors('store="redis",reason="unavailable"')).toBe(1);
+      expect(errors('store="redis",reason="not_asked"')).toBe(3);
+    },
+    30_000,
+  );
 });
 
 describe('ServerMetrics', () => {

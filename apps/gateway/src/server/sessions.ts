@@ -367,9 +367,13 @@ async function redisStore(
   /** Whether this outage's first new try was said (the later ones go to the debug log). */
   let askedAgain = false;
   let wrongTypeSaid = false;
-  /** A failure of Redis, the outage it begins logged once; the error the request fails with. */
-  const failure = (error: unknown): PorticoError => {
-    unavailable.inc();
+  /**
+   * A failure of Redis, the outage it begins logged once; the error the request fails with. Counted
+   * when a request's command failed (`counted`), not for the connection's own errors: those come
+   * once per reconnection attempt, whether or not a request is waiting.
+   */
+  const failure = (error: unknown, counted = true): PorticoError => {
+    if (counted) unavailable.inc();
     const message = error instanceof Error ? error.message : String(error);
     // An error reply is an answer: asking again costs no timeout, so the breaker stays as it was.
     const answered = error instanceof ReplyError;
@@ -423,7 +427,7 @@ async function redisStore(
       },
     );
   };
-  client.on('error', failure);
+  client.on('error', (error: unknown) => failure(error, false));
   // A new connection: Redis answered its ready check.
   client.on('ready', () => answering(true));
   // Commands are not queued while disconnected (requests must not hang in an outage), so wait for
@@ -450,7 +454,10 @@ async function redisStore(
   return {
     async get(id) {
       let text: string | null;
-      if (!mayAsk()) return undefined;
+      if (!mayAsk()) {
+        notAskedCount.inc();
+        return undefined;
+      }
       try {
         text = await client.get(prefix + id);
       } catch (error) {
