@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Request, Response } from '@portico/gateway-core';
 import type { SessionProducer } from '@portico/gateway-core/sessions';
-import { pluginHeap } from '@portico/gateway-core/testing';
+import { pluginHeap, recordingMetrics } from '@portico/gateway-core/testing';
 import keystorePlugin, { KeyStore } from '@portico/keystore';
 import { EncryptJWT } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -28,12 +28,17 @@ afterEach(async () => {
   for (const heap of heaps.splice(0)) await heap.destroy();
 });
 
-/** A JwtSession named `Session`, created through a real heap. */
-async function sessionFrom(config: unknown, more: unknown[] = []) {
+/** A JwtSession named `Session`, created through a real heap (counting into `metrics`, if given). */
+async function sessionFrom(
+  config: unknown,
+  more: unknown[] = [],
+  metrics?: ReturnType<typeof recordingMetrics>['metrics'],
+) {
   const { heap, logger } = pluginHeap({
     plugins: [plugin, keystorePlugin],
     file: 'config/config.json',
     heap: [...more, { name: 'Session', type: 'JwtSession', config }],
+    ...(metrics === undefined ? {} : { metrics }),
   });
   heaps.push(heap);
   return { session: await heap.get<SessionProducer>('Session', 'object'), heap, logger };
@@ -502,5 +507,57 @@ describe('JwtSession size and content limits', () => {
     const handle = await session.open(request());
     handle.data().big = 10n;
     await expect(handle.commit(Response.empty(200))).rejects.toMatchObject({ code: 'PORTICO_E_SESSION' });
+  });
+});
+
+describe('JwtSession metrics', () => {
+  it('counts refused cookies, sessions too large and values JSON cannot write as store jwt, series resolved once', async () => {
+    const recorded = recordingMetrics();
+    const errors = (reason: string) =>
+      recorded.value('portico_session_store_errors_total', 'jwt', reason) ?? 0;
+    const { session } = await sessionFrom({ sharedSecret: SECRET }, [], recorded.metrics);
+    const afterCreate = recorded.resolved;
+    const { cookie } = await exchange(session, undefined, write({ role: 'user' }));
+    await exchange(session, cookie, () => {});
+    expect(errors('refused')).toBe(0);
+    // Tampered: one character of the ciphertext flipped.
+    const parts = cookie!.split('=')[1]!.split('.');
+    parts[3] = (parts[3]![0] === 'A' ? 'B' : 'A') + parts[3]!.slice(1);
+    await exchange(session, `openig-jwt-session=${parts.join('.')}`);
+    expect(errors('refused')).toBe(1);
+    // Made with another secret; not a JWT at all.
+    const { session: other } = await sessionFrom({ sharedSecret: randomBytes(32).toString('base64') });
+    await exchange(session, (await exchange(other, undefined, write({ admin: true }))).cookie);
+    await exchange(session, 'openig-jwt-session=not.a.jwt.at.all');
+    expect(errors('refused')).toBe(3);
+
+    const large = await session.open(request());
+    large.data().profile = randomBytes(3000).toString('base64');
+    await expect(large.commit(Response.empty(200))).rejects.toMatchObject({ code: 'PORTICO_E_SESSION' });
+    const big = await session.open(request());
+    big.data().big = 10n;
+    await expect(big.commit(Response.empty(200))).rejects.toMatchObject({ code: 'PORTICO_E_SESSION' });
+    expect(errors('too_large')).toBe(1);
+    expect(errors('not_json')).toBe(1);
+    expect(recorded.resolved).toBe(afterCreate);
+  });
+
+  it('does not count an expired cookie: its session ended, nothing failed', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const recorded = recordingMetrics();
+    const { session } = await sessionFrom(
+      { sharedSecret: SECRET, sessionTimeout: '10 seconds' },
+      [],
+      recorded.metrics,
+    );
+    const { cookie } = await exchange(session, undefined, write({ a: 1 }));
+    vi.setSystemTime(Date.now() + 11_000);
+    let read: unknown;
+    const { setCookie } = await exchange(session, cookie, (s) => {
+      read = s.a;
+    });
+    expect(read).toBeUndefined();
+    expect(setCookie[0]).toContain('Max-Age=0');
+    expect(recorded.value('portico_session_store_errors_total', 'jwt', 'refused') ?? 0).toBe(0);
   });
 });

@@ -9,6 +9,7 @@ import {
   s,
 } from '@portico/gateway-core';
 import { parseCookieHeaders } from '@portico/gateway-core/http-helpers';
+import { type Counter, type Metrics, metricsOf, NO_METRICS } from '@portico/gateway-core/metrics';
 import type { Session, SessionHandle, SessionProducer } from '@portico/gateway-core/sessions';
 import { CompactEncrypt, compactDecrypt, EncryptJWT, errors, jwtDecrypt, jwtVerify, SignJWT } from 'jose';
 import {
@@ -42,7 +43,28 @@ export interface JwtSessionSettings {
   cookieSameSite?: 'STRICT' | 'LAX' | 'NONE' | undefined;
   sessionTimeout: Duration;
   logger: Logger;
+  /** Where its failures are counted (the gateway's, `metricsOf(heap)`); none by default. */
+  metrics?: Metrics;
 }
+
+/**
+ * The server's metric of session failures, which JwtSession counts into as the store `jwt`: the same
+ * name, labels and help as the server's own sessions give it, so that either may define it first.
+ */
+export const SESSION_STORE_ERRORS = {
+  name: 'portico_session_store_errors_total',
+  help: 'Session store failures by store and reason: full (memory), unavailable and not_asked (Redis failed or timed out, or skipped while failing), refused (a JWT session cookie that does not decrypt or verify), too_large (a JWT session too large for its cookie), not_json (a JWT session value JSON cannot write).',
+  labels: ['store', 'reason'],
+} as const;
+
+/**
+ * Why a JwtSession failed: refused (a cookie that does not decrypt, verify or read as a session:
+ * tampered, or made with another key; an expired one is no failure), too_large (a changed session
+ * too large for its cookie, answered 500), not_json (a changed session holding a value JSON cannot
+ * write, answered 500).
+ */
+const REASONS = ['refused', 'too_large', 'not_json'] as const;
+type Reason = (typeof REASONS)[number];
 
 /**
  * Cookies of the session's name read at most per request. A browser sends one per path and domain
@@ -62,9 +84,15 @@ export class JwtSession implements SessionProducer {
   readonly #settings: JwtSessionSettings;
   readonly #attributes: string;
   readonly #removal: string;
+  /** Its series of `portico_session_store_errors_total` (store `jwt`), by reason. */
+  readonly #errors: Record<Reason, Counter>;
 
   constructor(settings: JwtSessionSettings) {
     this.#settings = settings;
+    const errors = (settings.metrics ?? NO_METRICS).counter(SESSION_STORE_ERRORS);
+    this.#errors = Object.fromEntries(
+      REASONS.map((reason) => [reason, errors.labels('jwt', reason)]),
+    ) as Record<Reason, Counter>;
     const domain = settings.cookieDomain === undefined ? '' : `; Domain=${settings.cookieDomain}`;
     const path = `Path=${settings.cookiePath ?? '/'}`;
     const sameSite = settings.cookieSameSite ?? 'LAX';
@@ -139,10 +167,14 @@ export class JwtSession implements SessionProducer {
             requiredClaims: ['exp'],
           });
       const session = payload.s;
-      if (session === null || typeof session !== 'object' || Array.isArray(session)) return undefined;
+      if (session === null || typeof session !== 'object' || Array.isArray(session)) {
+        this.#errors.refused.inc();
+        return undefined;
+      }
       return session as Session;
     } catch (error) {
       const expired = error instanceof errors.JWTExpired;
+      if (!expired) this.#errors.refused.inc();
       logger[expired ? 'debug' : 'warn'](
         expired ? 'an expired JWT session was reset' : 'a JWT session cookie was refused and reset',
         { session: name, reason: error instanceof Error ? error.message : String(error) },
@@ -155,6 +187,7 @@ export class JwtSession implements SessionProducer {
     try {
       return JSON.stringify(data);
     } catch (error) {
+      this.#errors.not_json.inc();
       throw new PorticoError(
         ErrorCode.SESSION,
         `the session holds a value that cannot be written as JSON (${error instanceof Error ? error.message : String(error)})`,
@@ -189,6 +222,7 @@ export class JwtSession implements SessionProducer {
           .encrypt(keys.encryptionKey);
     const pair = `${cookieName}=${token}`;
     if (pair.length > MAX_COOKIE_BYTES) {
+      this.#errors.too_large.inc();
       throw new PorticoError(
         ErrorCode.SESSION,
         `the session is too large for its cookie '${cookieName}': ${pair.length} bytes encrypted, ` +
@@ -309,7 +343,7 @@ export const JwtSessionHeaplet = defineHeaplet({
       'the cookie named once, its domain given once',
       () => 'cookie',
     ),
-  create: async ({ name, config, logger, configAt }) => {
+  create: async ({ name, config, heap, logger, configAt }) => {
     let keys: SessionKeys;
     if (config.keystore !== undefined) {
       try {
@@ -351,6 +385,7 @@ export const JwtSessionHeaplet = defineHeaplet({
       cookieSameSite: config.cookie?.sameSite,
       sessionTimeout,
       logger,
+      metrics: metricsOf(heap),
     });
   },
 });

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isPorticoError } from '@portico/gateway-core';
 import { createMemoryLogger } from '@portico/gateway-core/runtime';
+import { SESSION_STORE_ERRORS as JWT_SESSION_ERRORS } from '@portico/session-jwt';
 import {
   serviceUrl,
   startLlmProviderServer,
@@ -14,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { locateInstance } from './instance.ts';
 import { ServerMetrics } from './metrics.ts';
 import { type RunningServer, startServer } from './server.ts';
+import { SESSION_STORE_ERRORS } from './sessions.ts';
 
 const logger = createMemoryLogger();
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -173,6 +175,7 @@ function cookieOf(response: Response, name: string): string | undefined {
 }
 
 const redisUrl = await serviceUrl('PORTICO_REDIS_URL', 'Redis');
+
 describe('what plugins and sessions count, scraped', () => {
   it("LLMProxyFilter: its budget decisions and the tokens charged, by the filter's heap name, never by subject", async () => {
     const provider = await startLlmProviderServer();
@@ -226,6 +229,52 @@ describe('what plugins and sessions count, scraped', () => {
       0,
     );
     expect(text).not.toContain('alice');
+  });
+
+  it('sessions: a full memory store, and a JwtSession cookie tampered with or outgrowing its cookie, by store and reason', async () => {
+    const server = await serve({
+      'admin.json': { session: { store: { type: 'memory', maxSessions: 1 } } },
+      'routes/server.json': sessionWriter('/server', 'alice'),
+      'routes/jwt.json': sessionWriter('/jwt', "${request.headers['X-Value'][0]}", {
+        session: 'RouteSession',
+        heap: [
+          {
+            name: 'RouteSession',
+            type: 'JwtSession',
+            config: { sharedSecret: Buffer.alloc(32, 7).toString('base64'), cookieName: 'route-session' },
+          },
+        ],
+      }),
+    });
+    const [url] = server.urls;
+    expect((await fetch(`${url}/server`)).status).toBe(200);
+    // A second session does not fit.
+    expect((await fetch(`${url}/server`)).status).toBe(500);
+
+    const written = await fetch(`${url}/jwt`, { headers: { 'X-Value': 'alice' } });
+    expect(written.status).toBe(200);
+    const cookie = cookieOf(written, 'route-session')!;
+    const [name, value] = cookie.split('=') as [string, string];
+    const parts = value.split('.');
+    parts[3] = (parts[3]![0] === 'A' ? 'B' : 'A') + parts[3]!.slice(1);
+    const tampered = await fetch(`${url}/jwt`, {
+      headers: { 'X-Value': 'mallory', cookie: `${name}=${parts.join('.')}` },
+    });
+    expect(tampered.status).toBe(200);
+    const large = await fetch(`${url}/jwt`, { headers: { 'X-Value': 'x'.repeat(5000) } });
+    expect(large.status).toBe(500);
+
+    const text = await (await fetch(`${url}/openig/metrics/prometheus`)).text();
+    const errors = (labels: string) => sample(text, 'portico_session_store_errors_total', labels);
+    expect(errors('store="memory",reason="full"')).toBe(1);
+    expect(errors('store="jwt",reason="refused"')).toBe(1);
+    expect(errors('store="jwt",reason="too_large"')).toBe(1);
+    expect(errors('store="jwt",reason="not_json"')).toBe(0);
+    expect(text).toContain('# TYPE portico_session_store_errors_total counter');
+  });
+
+  it('sessions: the server and JwtSession define the metric alike, whichever comes first', () => {
+    expect(JWT_SESSION_ERRORS).toEqual(SESSION_STORE_ERRORS);
   });
 
   it.skipIf(!redisUrl)(

@@ -55,10 +55,14 @@ export async function openSessions(
   return { producer: support, close: () => support.close() };
 }
 
-/** Session store failures, by store and reason: what made requests lose or fail their session. */
+/**
+ * Session store failures, by store and reason: what made requests lose or fail their session. A
+ * JwtSession counts into it too, as the store `jwt` (`@portico/session-jwt` defines it alike:
+ * whichever is asked for first gives the help).
+ */
 export const SESSION_STORE_ERRORS = {
   name: 'portico_session_store_errors_total',
-  help: 'Session store failures: full (memory), unavailable (Redis failed or timed out), not_asked (Redis skipped while it is failing).',
+  help: 'Session store failures by store and reason: full (memory), unavailable and not_asked (Redis failed or timed out, or skipped while failing), refused (a JWT session cookie that does not decrypt or verify), too_large (a JWT session too large for its cookie), not_json (a JWT session value JSON cannot write).',
   labels: ['store', 'reason'],
 } as const;
 
