@@ -69,6 +69,25 @@ describe('scheduleIdleCompaction', () => {
     expect(looks).toBe(after);
   });
 
+  it('never runs once the server has taken traffic: the compiled code would be thrown away', async () => {
+    const calls: unknown[] = [];
+    let received = 0;
+    scheduleIdleCompaction({
+      quietMs: 20,
+      activity: () => ({ received, inFlight: 0 }),
+      logger: recorder().logger,
+      collect: (options) => calls.push(options),
+      maxReceived: 5,
+    });
+    // Traffic within the first quiet period: six requests, then quiet.
+    received = 6;
+    await sleep(150);
+    expect(calls).toHaveLength(0);
+    received = 5;
+    await sleep(80);
+    expect(calls).toHaveLength(0);
+  });
+
   it('can be cancelled (a server stopping)', async () => {
     const calls: unknown[] = [];
     const cancel = scheduleIdleCompaction({

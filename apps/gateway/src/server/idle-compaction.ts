@@ -36,6 +36,12 @@ export interface IdleCompactionOptions {
   collect?: Collect | undefined;
   /** How long to keep looking (a server busy from the start never needs it): 10 minutes. */
   giveUpMs?: number;
+  /**
+   * Requests past which it is not run at all (100): a server that has served traffic has its hot
+   * code compiled, and a last-resort collection throws that away (its next second of traffic cost
+   * two to four times the CPU per request, bench/README.md "Memory at start").
+   */
+  maxReceived?: number;
 }
 
 /**
@@ -44,7 +50,8 @@ export interface IdleCompactionOptions {
  * comes while the server waits. Once the server has been quiet for `quietMs`, one full collection
  * of V8's last-resort kind gives it back (what it returns and takes: bench/README.md, "Memory at
  * start"). A request arriving meanwhile would wait for it, so it runs only when nothing is in
- * flight, and once. Returns the function that cancels it.
+ * flight, once, and only before the server has taken traffic (`maxReceived`). Returns the function
+ * that cancels it.
  */
 export function scheduleIdleCompaction(options: IdleCompactionOptions): () => void {
   const { quietMs } = options;
@@ -55,6 +62,10 @@ export function scheduleIdleCompaction(options: IdleCompactionOptions): () => vo
     () => {
       const now = Date.now();
       const { received, inFlight } = options.activity();
+      if (received > (options.maxReceived ?? 100)) {
+        clearInterval(timer);
+        return;
+      }
       if (received !== seen || inFlight > 0) lastActive = now;
       seen = received;
       if (now - lastActive < quietMs) {
