@@ -1,18 +1,19 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { verifyPlain } from '@portico/audit-handler-csv';
-import { SMALL_BODY } from './proxy/nginx.ts';
-import type { Target } from './proxy/results.ts';
-import type { BenchValues } from './proxy/suite.ts';
 import {
   type CheckedRow,
   measuredRows,
   type RoundRow,
-  runSideBySide,
+  runInterleaved,
   type Settings,
+  TARGET_READING,
   type Variant,
   type VariantResult,
-} from './side-by-side.ts';
+} from './interleaved.ts';
+import { SMALL_BODY } from './proxy/nginx.ts';
+import type { Target } from './proxy/results.ts';
+import type { BenchValues } from './proxy/suite.ts';
 
 /**
  * What CSV audit costs the request path: one proxied route without an audit service, and the same
@@ -102,7 +103,7 @@ export function auditRowCheck(routes: readonly Variant[]) {
           ? {
               rows: verified.rows,
               upstreamRequests: requests,
-              timedByWrk: (row.wrk?.requests ?? 0) + (row.sideBySide?.wrk.requests ?? 0),
+              timedByWrk: row.wrk?.requests ?? 0,
             }
           : { problem: `access.csv: ${verified.problem}` };
       }
@@ -166,12 +167,12 @@ function variants(): Variant[] {
 export async function auditRouteBenchmark(values: BenchValues = {}): Promise<void> {
   const routes = variants();
   const audited = routes.slice(1);
-  await runSideBySide(
+  await runInterleaved(
     {
       name: 'audit-route',
       variants: routes,
       targetText: () =>
-        `audit-route: the route with CSV audit, buffered ≥ ${TARGET} × the same route's throughput without it (side by side, median of the rounds)`,
+        `audit-route: the route with CSV audit, buffered ≥ ${TARGET} × the same route's throughput without it ${TARGET_READING}`,
       checkColumn: { heading: 'access.csv rows / upstream requests', cell: auditRowCell },
       upstreamLog: true,
       round: auditRowCheck(audited),

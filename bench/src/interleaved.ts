@@ -5,7 +5,6 @@ import { type Environment, type Running, startContender } from './proxy/contende
 import { runWrk, sampled, type WrkResult } from './proxy/load.ts';
 import { type Started, stop, stopAll } from './proxy/processes.ts';
 import { type Row, type ScenarioResult, type Target, writeResults } from './proxy/results.ts';
-import { TreeSampler } from './proxy/sampler.ts';
 import type { Scenario } from './proxy/scenarios.ts';
 import {
   type BenchValues,
@@ -22,12 +21,13 @@ import { formatTargets, roundOrder, unsteadyRounds } from './proxy/targets.ts';
 /**
  * The same proxied route with and without something (a filter, an audit service), through the
  * built gateway as the proxy suite runs it (the upstream nginx, the load generators and this process
- * on CPU 0, the gateways on CPU 1). Each round starts one gateway per variant afresh and measures
- * them twice: side by side (all loaded at once on the one core, each by its own wrk, so that all
- * meet the same machine), then each alone in turn (the order reversed every other round). A
- * variant's ratio is its req/s over the first variant's (the baseline), read side by side (the
- * median of the rounds); the alone runs give each route's own throughput, for information. See the
- * README's "resource-server" section for why.
+ * on CPU 0, the gateways on CPU 1). Each round starts one gateway per variant afresh, warms each up
+ * alone, then runs each alone twice, interleaved: in the round's order, then in its reverse (A B C
+ * C B A; the round's order itself reversed every other round), so that the machine's drift weighs
+ * alike on every variant. A variant's ratio is the baseline's CPU per request over its own (the
+ * throughput ratio of gateways that each have the core to themselves), the median of the rounds.
+ * Decision 0114 says why not side by side (two gateways sharing a core spend more CPU per request
+ * than alone, and read A/A ratios far from 1).
  */
 
 export interface Settings {
@@ -36,6 +36,8 @@ export interface Settings {
   connections: number;
   rounds: number;
   keepTemp: boolean;
+  /** Every variant given the baseline's configuration (`--a-a`): what the method reads when nothing differs. */
+  aA: boolean;
 }
 
 /** One gateway's figures over one wrk run. */
@@ -47,10 +49,9 @@ interface Measured {
   cpuMicrosPerRequest: number;
 }
 
-/** A route in one round: `wrk` and the CPU figures are its run alone; `sideBySide`, its run beside the others. */
+/** A route in one round: `wrk` and the CPU figures are its two runs taken as one. */
 export interface RoundRow extends Row {
   cpuMicrosPerRequest?: number;
-  sideBySide?: Measured;
   /** Requests the token info endpoint answered while this round's gateways ran (filtered routes). */
   resolverAsked?: number;
   /** Audited routes: the rows of the gateway's access.csv after it stopped, and the requests it proxied. */
@@ -66,7 +67,7 @@ export interface Variant extends Scenario {
   target?: number;
 }
 
-export interface SideBySideSuite {
+export interface InterleavedSuite {
   /** The suite's name: `--only <name>`, the results file, the headings. */
   name: string;
   /** The routes: the baseline first. */
@@ -102,12 +103,21 @@ export function parseSettings(values: BenchValues): Settings {
     connections: numberOption(values, 'connections', 50, 1),
     rounds: numberOption(values, 'rounds', 5, 1),
     keepTemp: values['keep-temp'] === true,
+    aA: values['a-a'] === true,
   };
 }
 
+/**
+ * How a target line says what it reads: the baseline's CPU per request over the variant's, each
+ * measured alone on its core (the throughput ratio of a gateway that has its core to itself), the
+ * median of the rounds (decision 0114).
+ */
+export const TARGET_READING = '(each alone, CPU per request, median of the rounds)';
+
 /** Runs a suite: `rounds` rounds, the tables, the targets and the results file. */
-export async function runSideBySide(suite: SideBySideSuite, values: BenchValues): Promise<void> {
+export async function runInterleaved(given: InterleavedSuite, values: BenchValues): Promise<void> {
   const settings = parseSettings(values);
+  const suite = settings.aA ? sameAsBaseline(given) : given;
   const machine = machineWithWrkAndNginx();
   if (!machine) {
     console.log(
@@ -117,13 +127,11 @@ export async function runSideBySide(suite: SideBySideSuite, values: BenchValues)
   }
   const date = new Date();
   const { workDir, pinned, env, release } = prepareRun(suite.name, machine.nproc);
-  const shared = Math.max(1, Math.round(settings.connections / suite.variants.length));
   console.log(
     `${machine.nproc} CPUs (${machine.cpuModel}), ${machine.kernel}, Node ${machine.node}, ` +
       `${machine.nginx}, wrk ${machine.wrk}; pinning: ${pinned ? `gateway CPU 1, upstream + load${suite.services ? ` + ${suite.services}` : ''} CPU 0` : 'none'}; ` +
-      `${settings.rounds} rounds, each a fresh gateway per route: ${settings.warmupSeconds} s of warm-up, ` +
-      `${settings.seconds} s side by side (wrk -t1 -c${shared} each), ` +
-      `then ${settings.seconds} s each alone (wrk -t1 -c${settings.connections})`,
+      `${settings.rounds} rounds, each a fresh gateway per route: ${settings.warmupSeconds} s of warm-up alone, ` +
+      `then ${settings.seconds} s each alone twice, A B C then C B A (wrk -t1 -c${settings.connections})`,
   );
   let failures = 0;
   const results: VariantResult[] = suite.variants.map((variant) => ({
@@ -182,6 +190,22 @@ export async function runSideBySide(suite: SideBySideSuite, values: BenchValues)
   else rmSync(workDir, { recursive: true, force: true });
 }
 
+/**
+ * The A/A form of a suite: each variant keeps its name and target but is the baseline (its routes,
+ * admin.json, path and headers), so its ratios show what the method reads when nothing differs.
+ * The suite's own checks (rows audited, spans exported) then fail: there is nothing to check.
+ */
+function sameAsBaseline(suite: InterleavedSuite): InterleavedSuite {
+  const [baseline] = suite.variants;
+  return {
+    ...suite,
+    name: `${suite.name}-a-a`,
+    variants: suite.variants.map((variant, i) =>
+      i === 0 ? variant : { ...baseline!, name: variant.name, target: variant.target },
+    ),
+  };
+}
+
 const measured = (wrk: WrkResult, cpuPercent: number): Measured => ({
   wrk,
   cpuPercent,
@@ -189,11 +213,44 @@ const measured = (wrk: WrkResult, cpuPercent: number): Measured => ({
 });
 
 /**
- * One round: every gateway started afresh (in the round's order), warmed up together, measured side
- * by side, then each alone in the round's order; stopped, then checked. A row per route.
+ * Runs of one gateway taken as one: requests, bytes, errors and time summed, its CPU per request
+ * over them all, the latencies the runs' means.
+ */
+function combined(runs: readonly Measured[]): Measured {
+  const sum = (of: (run: Measured) => number) => runs.reduce((total, run) => total + of(run), 0);
+  const mean = (of: (run: Measured) => number) => sum(of) / runs.length;
+  const seconds = sum((run) => run.wrk.seconds);
+  const requests = sum((run) => run.wrk.requests);
+  const cpuSeconds = sum((run) => (run.cpuPercent / 100) * run.wrk.seconds);
+  const errors = Object.fromEntries(
+    Object.keys(runs[0]!.wrk.errors).map((key) => [
+      key,
+      sum((run) => run.wrk.errors[key as keyof WrkResult['errors']]),
+    ]),
+  ) as WrkResult['errors'];
+  return {
+    wrk: {
+      requests,
+      bytes: sum((run) => run.wrk.bytes),
+      seconds,
+      requestsPerSecond: Math.round(requests / seconds),
+      megabytesPerSecond: sum((run) => run.wrk.megabytesPerSecond * run.wrk.seconds) / seconds,
+      errors,
+      latencyMs: { p50: mean((run) => run.wrk.latencyMs.p50), p99: mean((run) => run.wrk.latencyMs.p99) },
+      generatorCpuPercent: mean((run) => run.wrk.generatorCpuPercent),
+    },
+    cpuPercent: (cpuSeconds / seconds) * 100,
+    cpuMicrosPerRequest: (cpuSeconds * 1e6) / requests,
+  };
+}
+
+/**
+ * One round: every gateway started afresh (in the round's order) and warmed up alone, each variant
+ * measured side by side with the baseline, then each alone twice (the round's order, then its
+ * reverse); stopped, then checked. A row per route.
  */
 async function measureRound(
-  suite: SideBySideSuite,
+  suite: InterleavedSuite,
   round: number,
   settings: Settings,
   env: Environment,
@@ -225,6 +282,7 @@ async function measureRound(
     return failed(`a gateway did not start (${(error as Error).message})`);
   }
   let rows: CheckedRow[];
+  let othersCpu = 0;
   try {
     const wrk = (i: number, seconds: number, connections: number, kind: string) =>
       runWrk({
@@ -236,29 +294,33 @@ async function measureRound(
         seconds,
         name: `wrk-${kind}-${round}`,
       });
-    const shared = Math.max(1, Math.round(settings.connections / order.length));
-    const together = (seconds: number, kind: string) =>
-      Promise.all(order.map((_, i) => wrk(i, seconds, shared, kind)));
-    if (settings.warmupSeconds > 0) {
-      progress(`round ${round}: warm-up ${settings.warmupSeconds} s, side by side`);
-      await together(settings.warmupSeconds, 'warmup');
+    // Each warmed up alone, with the whole core: V8 compiles the request path from the traffic it
+    // sees, and gateways warmed up together on one core got a share of it each.
+    for (const [i, variant] of order.entries()) {
+      if (settings.warmupSeconds <= 0) break;
+      progress(`round ${round}: ${variant.name} warm-up ${settings.warmupSeconds} s alone`);
+      await wrk(i, settings.warmupSeconds, settings.connections, 'warmup');
     }
-    progress(`round ${round}: side by side, wrk -t1 -c${shared} -d${settings.seconds}s each`);
-    const samplers = running.map((gateway) => new TreeSampler(gateway.roots));
-    const [side, sideUsage] = await sampled(
-      running.flatMap((gateway) => gateway.roots),
-      () => together(settings.seconds, 'side-by-side'),
-    );
-    const sideCpu = samplers.map((sampler) => sampler.stop().meanCpuPercent);
+    // Alone in the round's order, then in the reverse order (A B C C B A): each variant's two runs
+    // are spread alike over the round, so a drift of the machine's speed weighs alike on all.
+    const runsAlone = new Map<number, Measured[]>();
+    for (const pass of [0, 1]) {
+      const indices = order.map((_, i) => (pass === 0 ? i : order.length - 1 - i));
+      for (const i of indices) {
+        progress(
+          `round ${round}: ${order[i]!.name} alone, wrk -t1 -c${settings.connections} -d${settings.seconds}s`,
+        );
+        const [alone, usage] = await sampled(running[i]!.roots, () =>
+          wrk(i, settings.seconds, settings.connections, `alone-${pass + 1}`),
+        );
+        othersCpu = Math.max(othersCpu, usage.machine.othersPercent);
+        runsAlone.set(i, [...(runsAlone.get(i) ?? []), measured(alone, usage.contender.meanCpuPercent)]);
+      }
+    }
     rows = [];
     for (const [i, variant] of order.entries()) {
-      progress(
-        `round ${round}: ${variant.name} alone, wrk -t1 -c${settings.connections} -d${settings.seconds}s`,
-      );
-      const [alone, usage] = await sampled(running[i]!.roots, () =>
-        wrk(i, settings.seconds, settings.connections, 'alone'),
-      );
-      const own = measured(alone, usage.contender.meanCpuPercent);
+      const own = combined(runsAlone.get(i)!);
+      const alone = own.wrk;
       rows.push({
         route: variant.name,
         instanceDir: instanceDir(variant),
@@ -269,8 +331,7 @@ async function measureRound(
         wrk: alone,
         meanCpuPercent: own.cpuPercent,
         cpuMicrosPerRequest: own.cpuMicrosPerRequest,
-        sideBySide: measured(side[i]!, sideCpu[i]!),
-        othersCpuPercent: Math.max(sideUsage.machine.othersPercent, usage.machine.othersPercent),
+        othersCpuPercent: othersCpu,
       });
     }
   } catch (error) {
@@ -288,35 +349,20 @@ export const measuredRows = (results: readonly VariantResult[], names: readonly 
     .filter((result) => names.includes(result.name))
     .flatMap((result) => result.rows.filter((row) => row.status === 'ok'));
 
-/** wrk's errors (socket errors and answers ≥ 400) over both of a row's runs. */
+/** wrk's errors (socket errors and answers ≥ 400) over a row's runs. */
 export const errorsOf = (row: RoundRow) =>
-  [row.wrk, row.sideBySide?.wrk].reduce(
-    (sum, wrk) => sum + (wrk ? Object.values(wrk.errors).reduce((total, count) => total + count, 0) : 0),
-    0,
-  );
+  row.wrk ? Object.values(row.wrk.errors).reduce((total, count) => total + count, 0) : 0;
 
-function roundsTable(suite: SideBySideSuite, results: readonly VariantResult[]): string {
+function roundsTable(suite: InterleavedSuite, results: readonly VariantResult[]): string {
   const rows = results
     .flatMap((result) => result.rows.map((row) => ({ name: result.name, row })))
     .sort((a, b) => (a.row.round ?? 0) - (b.row.round ?? 0));
   const column = suite.checkColumn;
   return markdownTable(
-    [
-      'round',
-      'route',
-      'side by side req/s',
-      'side by side CPU µs/req',
-      'alone req/s',
-      'alone CPU µs/req',
-      'errors',
-      'others CPU %',
-      ...(column ? [column.heading] : []),
-    ],
+    ['round', 'route', 'req/s', 'CPU µs/req', 'errors', 'others CPU %', ...(column ? [column.heading] : [])],
     rows.map(({ name, row }) => [
       String(row.round),
       name,
-      row.status === 'ok' ? integer(row.sideBySide?.wrk.requestsPerSecond) : row.status,
-      fixed(row.sideBySide?.cpuMicrosPerRequest, 1),
       row.status === 'ok' ? integer(row.wrk?.requestsPerSecond) : row.status,
       fixed(row.cpuMicrosPerRequest, 1),
       String(errorsOf(row)),
@@ -326,21 +372,19 @@ function roundsTable(suite: SideBySideSuite, results: readonly VariantResult[]):
   );
 }
 
-/** A round's four ratios, a variant over the baseline (CPU: the baseline's over the variant's). */
+/** A round's two ratios, a variant over the baseline (CPU: the baseline's over the variant's). */
 interface RoundRatios {
   round: number;
-  sideBySide: number;
-  sideBySideCpu: number;
   alone: number;
   aloneCpu: number;
 }
 
-const KEYS = ['sideBySide', 'sideBySideCpu', 'alone', 'aloneCpu'] as const;
+const KEYS = ['alone', 'aloneCpu'] as const;
 type Medians = Record<(typeof KEYS)[number], number>;
 
 /** Round by round, each variant against the baseline, and the medians of the rounds. */
 function summarise(name: string, results: readonly VariantResult[]) {
-  const ok = (result: VariantResult) => result.rows.filter((row) => row.status === 'ok' && row.sideBySide);
+  const ok = (result: VariantResult) => result.rows.filter((row) => row.status === 'ok' && row.wrk);
   const [plain, ...others] = results as [VariantResult, ...VariantResult[]];
   const byVariant = others.map((variant) => {
     const byRound: RoundRatios[] = ok(variant).flatMap((row) => {
@@ -349,8 +393,6 @@ function summarise(name: string, results: readonly VariantResult[]) {
       return [
         {
           round: row.round!,
-          sideBySide: row.sideBySide!.wrk.requestsPerSecond / base.sideBySide!.wrk.requestsPerSecond,
-          sideBySideCpu: base.sideBySide!.cpuMicrosPerRequest / row.sideBySide!.cpuMicrosPerRequest,
           alone: row.wrk!.requestsPerSecond / base.wrk!.requestsPerSecond,
           aloneCpu: base.cpuMicrosPerRequest! / row.cpuMicrosPerRequest!,
         },
@@ -362,14 +404,7 @@ function summarise(name: string, results: readonly VariantResult[]) {
     return { variant: variant.name, byRound, medians };
   });
   const table = markdownTable(
-    [
-      'route',
-      'round',
-      'side by side: req/s ratio',
-      'side by side: CPU ratio',
-      'alone: req/s ratio',
-      'alone: CPU ratio',
-    ],
+    ['route', 'round', 'req/s ratio', 'CPU ratio'],
     byVariant.flatMap(({ variant, byRound, medians }) => [
       ...byRound.map((ratios) => [
         variant,
@@ -385,7 +420,7 @@ function summarise(name: string, results: readonly VariantResult[]) {
     table,
     '',
     `req/s ratio: the route's req/s over ${plain.name}'s; CPU ratio: ${plain.name}'s CPU per request ` +
-      "over the route's (what the req/s ratio is when the gateway has its core to itself).",
+      "over the route's (what the req/s ratio is when the gateway is the core's bottleneck): what the targets read.",
   ].join('\n');
   return {
     text,
@@ -399,18 +434,19 @@ function summarise(name: string, results: readonly VariantResult[]) {
 }
 
 function evaluate(
-  suite: SideBySideSuite,
+  suite: InterleavedSuite,
   byVariant: readonly { variant: string; medians: Medians }[],
 ): Target[] {
   return suite.variants.flatMap((variant) => {
     if (variant.target === undefined) return [];
-    const sideBySide = byVariant.find((entry) => entry.variant === variant.name)?.medians.sideBySide;
+    // What the targets read (decision 0114): the CPU ratio of the runs alone.
+    const ratio = byVariant.find((entry) => entry.variant === variant.name)?.medians.aloneCpu;
     return [
-      sideBySide !== undefined && Number.isFinite(sideBySide)
+      ratio !== undefined && Number.isFinite(ratio)
         ? {
             text: suite.targetText(variant),
-            status: sideBySide >= variant.target ? ('met' as const) : ('missed' as const),
-            value: `${sideBySide.toFixed(2)}×`,
+            status: ratio >= variant.target ? ('met' as const) : ('missed' as const),
+            value: `${ratio.toFixed(2)}×`,
           }
         : {
             text: `${suite.name}: ${variant.name} against ${suite.variants[0]!.name}`,

@@ -1,7 +1,7 @@
 import { proxiedRoute } from './audit-route.ts';
+import { runInterleaved, TARGET_READING, type Variant } from './interleaved.ts';
 import { SMALL_BODY } from './proxy/nginx.ts';
 import type { BenchValues } from './proxy/suite.ts';
-import { runSideBySide, type Variant } from './side-by-side.ts';
 
 /**
  * What the Prometheus metrics cost the request path (issue 43): one proxied route on a gateway with
@@ -37,12 +37,12 @@ function variants(): Variant[] {
 
 export async function metricsBenchmark(values: BenchValues = {}): Promise<void> {
   const routes = variants();
-  await runSideBySide(
+  await runInterleaved(
     {
       name: 'metrics',
       variants: routes,
       targetText: () =>
-        `metrics: the route with metrics on ≥ ${TARGET} × the same route's throughput with them off (side by side, median of the rounds)`,
+        `metrics: the route with metrics on ≥ ${TARGET} × the same route's throughput with them off ${TARGET_READING}`,
       checks: () => [],
       recorded: {
         routes: Object.fromEntries(routes.map((variant) => [variant.name, variant.routes('<upstream>')])),

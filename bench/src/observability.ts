@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { proxiedRoute } from './audit-route.ts';
+import { runInterleaved, TARGET_READING, type Variant } from './interleaved.ts';
 import { SMALL_BODY } from './proxy/nginx.ts';
 import type { BenchValues } from './proxy/suite.ts';
-import { runSideBySide, type Variant } from './side-by-side.ts';
 
 /**
  * What the access log and traces cost the request path (issue 43): one proxied route with neither
@@ -88,12 +88,12 @@ export async function observabilityBenchmark(values: BenchValues = {}): Promise<
   const receiver = await startReceiver();
   try {
     const routes = variants(receiver.url);
-    await runSideBySide(
+    await runInterleaved(
       {
         name: 'observability',
         variants: routes,
         targetText: (variant) =>
-          `observability: the route with ${variant.name === 'tracing' ? 'tracing at 100 % sampling' : 'the access log on (to a file)'} ≥ ${variant.target} × the same route's throughput without it (side by side, median of the rounds)`,
+          `observability: the route with ${variant.name === 'tracing' ? 'tracing at 100 % sampling' : 'the access log on (to a file)'} ≥ ${variant.target} × the same route's throughput without it ${TARGET_READING}`,
         services: 'an OTLP/HTTP receiver (this process)',
         checks: () => [
           {

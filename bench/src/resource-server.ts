@@ -1,17 +1,18 @@
-import { SMALL_BODY } from './proxy/nginx.ts';
-import type { Target } from './proxy/results.ts';
-import { chainRoute } from './proxy/scenarios.ts';
-import type { BenchValues } from './proxy/suite.ts';
 import {
   type CheckedRow,
   errorsOf,
   measuredRows,
   type RoundRow,
-  runSideBySide,
+  runInterleaved,
   type Settings,
+  TARGET_READING,
   type Variant,
   type VariantResult,
-} from './side-by-side.ts';
+} from './interleaved.ts';
+import { SMALL_BODY } from './proxy/nginx.ts';
+import type { Target } from './proxy/results.ts';
+import { chainRoute } from './proxy/scenarios.ts';
+import type { BenchValues } from './proxy/suite.ts';
 import {
   BEARER_HEADERS,
   countTokenLookups,
@@ -95,12 +96,12 @@ export function tokenLookupTarget(
 export async function resourceServerBenchmark(values: BenchValues = {}): Promise<void> {
   const tokenInfo = await startTokenInfo();
   try {
-    await runSideBySide(
+    await runInterleaved(
       {
         name: 'resource-server',
         variants: variants(tokenInfo.url),
         targetText: () =>
-          `resource-server: the route with OAuth2ResourceServerFilter (token cached) ≥ ${TARGET} × the same route's throughput without it (side by side, median of the rounds)`,
+          `resource-server: the route with OAuth2ResourceServerFilter (token cached) ≥ ${TARGET} × the same route's throughput without it ${TARGET_READING}`,
         services: 'token info',
         checkColumn: { heading: 'token info asked', cell: tokenLookupCell },
         round: tokenLookupCheck(tokenInfo, ['resource-server']),

@@ -19,7 +19,7 @@ import { typicalChainBenchmark } from './typical-chain.ts';
  * `npm run bench [-- --only NAME]`: runs every benchmark (or one) and prints its table. The proxy
  * suite's own options (`--duration`, `--quick`, `--scenarios`, `--contenders` ...) are listed in
  * PROXY_OPTIONS; the resource-server, audit-route, typical-chain, metrics and observability suites read `--duration`, `--warmup`, `--connections`,
- * `--rounds`, `--quick` and `--keep-temp` from them.
+ * `--rounds`, `--quick`, `--keep-temp` and `--a-a` from them.
  */
 const SUITES: Record<string, (values: BenchValues) => Promise<void> | void> = {
   expression: expressionBenchmark,

@@ -1,9 +1,9 @@
 import { auditRowCell, auditRowCheck, auditRowTarget, csvAuditService, proxiedRoute } from './audit-route.ts';
+import { runInterleaved, TARGET_READING, type Variant } from './interleaved.ts';
 import { SMALL_BODY } from './proxy/nginx.ts';
 import { CHAIN_FILTERS } from './proxy/scenarios.ts';
 import type { BenchValues } from './proxy/suite.ts';
 import { tokenLookupCell, tokenLookupCheck, tokenLookupTarget } from './resource-server.ts';
-import { runSideBySide, type Variant } from './side-by-side.ts';
 import {
   BEARER_HEADERS,
   RESOURCE_SERVER_DESCRIPTION,
@@ -57,12 +57,12 @@ export async function typicalChainBenchmark(values: BenchValues = {}): Promise<v
     const routes = variants(tokenInfo.url);
     const lookups = tokenLookupCheck(tokenInfo, ['typical-chain']);
     const rows = auditRowCheck(routes.slice(1));
-    await runSideBySide(
+    await runInterleaved(
       {
         name: 'typical-chain',
         variants: routes,
         targetText: () =>
-          `typical-chain: HeaderFilter, ThrottlingFilter, OAuth2ResourceServerFilter (token cached) and CSV audit (buffered) ≥ ${TARGET} × the plain route's throughput (side by side, median of the rounds)`,
+          `typical-chain: HeaderFilter, ThrottlingFilter, OAuth2ResourceServerFilter (token cached) and CSV audit (buffered) ≥ ${TARGET} × the plain route's throughput ${TARGET_READING}`,
         services: 'token info',
         checkColumn: {
           heading: 'token info asked; access.csv rows / upstream requests',

@@ -78,6 +78,7 @@ export const PROXY_OPTIONS = {
   'startup-runs': { type: 'string' },
   rounds: { type: 'string' },
   'keep-temp': { type: 'boolean' },
+  'a-a': { type: 'boolean' },
   'profile-seconds': { type: 'string' },
 } as const;
 
