@@ -121,7 +121,7 @@ export class AccessLog {
   write(r: AccessRecord): void {
     const out = this.#pending;
     out.constant(LINE_START);
-    out.number(Date.now());
+    out.epochMillis(Date.now());
     out.constant(AFTER_TIME);
     textOrNull(out, r.client);
     out.constant(METHOD);
@@ -134,7 +134,7 @@ export class AccessLog {
     out.constant(BYTES);
     out.number(r.bytes);
     out.constant(DURATION);
-    out.number(r.duration);
+    out.thousandths(Math.round(r.duration * 1000));
     out.constant(ROUTE);
     textOrNull(out, r.route);
     out.constant(TRANSACTION);

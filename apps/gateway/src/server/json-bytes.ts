@@ -93,6 +93,47 @@ export class JsonBytes {
   }
 
   /**
+   * A number of thousandths (a non-negative integer) as the decimal JavaScript writes for it divided
+   * by 1,000 (`1234` as `1.234`, `1500` as `1.5`, `2000` as `2`), without making a string.
+   */
+  thousandths(value: number): void {
+    // Below 10^15 (15 digits) a double holds every such decimal exactly, and JavaScript writes it so.
+    if (!Number.isInteger(value) || value < 0 || value >= 1e15) {
+      this.number(value / 1000);
+      return;
+    }
+    const whole = Math.floor(value / 1000);
+    const fraction = value - whole * 1000;
+    this.#integer(whole);
+    if (fraction === 0) return;
+    this.#room(4);
+    const buffer = this.#buffer;
+    const tenths = Math.floor(fraction / 100);
+    const hundredths = Math.floor(fraction / 10) % 10;
+    const last = fraction % 10;
+    buffer[this.#at++] = 0x2e;
+    buffer[this.#at++] = 0x30 + tenths;
+    if (hundredths === 0 && last === 0) return;
+    buffer[this.#at++] = 0x30 + hundredths;
+    if (last !== 0) buffer[this.#at++] = 0x30 + last;
+  }
+
+  /** Epoch milliseconds (`Date.now()`): many lines fall in one millisecond under load, its digits are made once. */
+  epochMillis(millis: number): void {
+    if (!Number.isSafeInteger(millis) || millis < 0) {
+      this.number(millis);
+      return;
+    }
+    this.#digitsOf(millis);
+    this.#room(this.#millisLength);
+    const digits = this.#millisDigits;
+    const buffer = this.#buffer;
+    let at = this.#at;
+    for (let i = 0; i < this.#millisLength; i++) buffer[at++] = digits[i]!;
+    this.#at = at;
+  }
+
+  /**
    * Epoch nanoseconds of a `performance.now()` reading, in decimal (to a quarter of a microsecond, a
    * double's precision here): the milliseconds, then the six digits of nanoseconds past them. Many
    * readings fall in one millisecond under load: its digits are made once.
@@ -100,10 +141,7 @@ export class JsonBytes {
   epochNanos(at: number): void {
     const epochMillis = performance.timeOrigin + at;
     const millis = Math.floor(epochMillis);
-    if (millis !== this.#millis) {
-      this.#millis = millis;
-      this.#millisLength = digitsInto(this.#millisDigits, millis);
-    }
+    this.#digitsOf(millis);
     let nanos = Math.floor((epochMillis - millis) * 1e6);
     this.#room(this.#millisLength + 6);
     const digits = this.#millisDigits;
@@ -114,6 +152,13 @@ export class JsonBytes {
       nanos = (nanos / 10) | 0;
     }
     this.#at += 6;
+  }
+
+  /** Makes `millis`'s digits the cached ones, if they are not already. */
+  #digitsOf(millis: number): void {
+    if (millis === this.#millis) return;
+    this.#millis = millis;
+    this.#millisLength = digitsInto(this.#millisDigits, millis);
   }
 
   #integer(value: number): void {
