@@ -113,14 +113,16 @@ class ObservedExchange implements Observation {
     this.#context = context;
     const tracing = observer.tracing;
     if (tracing !== undefined) {
-      this.#span = tracing.serverSpan(request.method, request.headers, {
-        'http.request.method': request.method,
-        'url.path': loggedPath(request.uri.rawPath),
-        'url.scheme': request.uri.scheme ?? 'http',
-        'client.address': context.client.remoteAddress,
-        [TRANSACTION]: context.transactionId,
-      });
-      this.#current = this.#span;
+      const span = tracing.serverSpan(request.method, request.headers);
+      if (span.sampled) {
+        span.addAttribute('http.request.method', request.method);
+        span.addAttribute('url.path', loggedPath(request.uri.rawPath));
+        span.addAttribute('url.scheme', request.uri.scheme ?? 'http');
+        span.addAttribute('client.address', context.client.remoteAddress);
+        span.addAttribute(TRANSACTION, context.transactionId);
+      }
+      this.#span = span;
+      this.#current = span;
     }
   }
 
@@ -134,11 +136,12 @@ class ObservedExchange implements Observation {
     const tracing = this.#observer.tracing;
     const parent = this.#current;
     if (tracing === undefined || parent === undefined) return undefined;
-    const span = tracing.childSpan(method, CLIENT, parent, {
-      'http.request.method': method,
-      'url.full': origin + loggedPath(withoutQuery(path)),
-      [TRANSACTION]: this.#context.transactionId,
-    });
+    const span = tracing.childSpan(method, CLIENT, parent);
+    if (span.sampled) {
+      span.addAttribute('http.request.method', method);
+      span.addAttribute('url.full', origin + loggedPath(withoutQuery(path)));
+      span.addAttribute(TRANSACTION, this.#context.transactionId);
+    }
     const observer = this.#observer;
     return {
       headers: tracing.fieldsOf(span),
@@ -150,7 +153,8 @@ class ObservedExchange implements Observation {
     const tracing = this.#observer.tracing;
     const parent = this.#current;
     if (tracing === undefined || parent === undefined) return undefined;
-    const span = tracing.childSpan(name, INTERNAL, parent, { 'portico.filter': name });
+    const span = tracing.childSpan(name, INTERNAL, parent);
+    span.addAttribute('portico.filter', name);
     this.#current = span;
     return (failed) => {
       if (failed) span.setStatus({ code: 2 });

@@ -42,40 +42,50 @@ export class Tracing {
     });
   }
 
-  /** A request's server span, a child of the client's trace when its `traceparent` names one. */
-  serverSpan(method: string, headers: Headers, attributes: Record<string, string | number>): TraceSpan {
+  /**
+   * A request's server span, a child of the client's trace when its `traceparent` names one. Its
+   * attributes are the caller's to add (`addAttribute`): made here from an object, they cost a
+   * walk of its keys per request.
+   */
+  serverSpan(method: string, headers: Headers): TraceSpan {
     const parent = parseTraceparent(headers.get('traceparent'), headers.get('tracestate'));
     const spanId = this.#ids.spanId();
-    if (parent !== undefined) {
-      const ids = { traceId: parent.traceId, spanId, parentSpanId: parent.spanId, remoteParent: true };
-      return this.#start(method, SpanKind.SERVER, ids, parent.traceState, parent.sampled, attributes);
-    }
+    if (parent !== undefined)
+      return this.#start(
+        method,
+        SpanKind.SERVER,
+        parent.traceId,
+        spanId,
+        parent.spanId,
+        true,
+        parent.traceState,
+        parent.sampled,
+      );
     const traceId = this.#ids.traceId();
-    const ids = { traceId, spanId, parentSpanId: undefined, remoteParent: false };
     return this.#start(
       method,
       SpanKind.SERVER,
-      ids,
+      traceId,
+      spanId,
+      undefined,
+      false,
       undefined,
       sampledByRatio(traceId, this.#ratio),
-      attributes,
     );
   }
 
   /** A span under `parent`: an upstream call's (CLIENT) or a filter's (INTERNAL). */
-  childSpan(
-    name: string,
-    kind: SpanKindValue,
-    parent: TraceSpan,
-    attributes?: Record<string, string | number>,
-  ): TraceSpan {
-    const ids = {
-      traceId: parent.traceId,
-      spanId: this.#ids.spanId(),
-      parentSpanId: parent.spanId,
-      remoteParent: false,
-    };
-    return this.#start(name, kind, ids, parent.traceState, parent.sampled, attributes);
+  childSpan(name: string, kind: SpanKindValue, parent: TraceSpan): TraceSpan {
+    return this.#start(
+      name,
+      kind,
+      parent.traceId,
+      this.#ids.spanId(),
+      parent.spanId,
+      false,
+      parent.traceState,
+      parent.sampled,
+    );
   }
 
   /** The W3C fields (`traceparent`, `tracestate`) that carry a span's context to the upstream. */
@@ -95,14 +105,15 @@ export class Tracing {
   #start(
     name: string,
     kind: SpanKindValue,
-    ids: ConstructorParameters<typeof TraceSpan>[2],
+    traceId: string,
+    spanId: string,
+    parentSpanId: string | undefined,
+    remoteParent: boolean,
     traceState: string | undefined,
     sampled: boolean,
-    attributes: Record<string, string | number> | undefined,
   ): TraceSpan {
-    const span = new TraceSpan(name, kind, ids, traceState, sampled ? this.#exporter : undefined);
-    if (attributes !== undefined) span.setAttributes(attributes);
-    return span;
+    const sink = sampled ? this.#exporter : undefined;
+    return new TraceSpan(name, kind, traceId, spanId, parentSpanId, remoteParent, traceState, sink);
   }
 }
 

@@ -22,13 +22,14 @@ interface Made {
 function made(
   name: string,
   kind: SpanKindValue,
-  ids: ConstructorParameters<typeof TraceSpan>[2],
+  ids: { traceId: string; spanId: string; parentSpanId: string | undefined; remoteParent: boolean },
   traceState: string | undefined,
   attributes: Record<string, string | number | boolean>,
   status = 0,
 ): Made {
-  const span = new TraceSpan(name, kind, ids, traceState, sink);
-  span.setAttributes(attributes);
+  const { traceId, spanId, parentSpanId, remoteParent } = ids;
+  const span = new TraceSpan(name, kind, traceId, spanId, parentSpanId, remoteParent, traceState, sink);
+  for (const [key, value] of Object.entries(attributes)) span.setAttribute(key, value);
   span.setStatus({ code: status });
   return { span, endedAt: span.startedAt + 12.345678 };
 }
@@ -187,12 +188,18 @@ describe('OTLP/HTTP JSON, written span by span into a batch', () => {
     const span = new TraceSpan(
       'x',
       SpanKind.SERVER,
-      { traceId: TRACE, spanId: 'b7ad6b7169203331', parentSpanId: undefined, remoteParent: false },
+      TRACE,
+      'b7ad6b7169203331',
+      undefined,
+      false,
       undefined,
       sink,
     );
     span.setAttribute('http.route', 'a');
     span.setAttribute('http.route', 'b');
     expect(span.attributes).toEqual(['http.route', 'b']);
+    // addAttribute is for a key not set yet: it does not look.
+    span.addAttribute('url.path', '/x');
+    expect(span.attributes).toEqual(['http.route', 'b', 'url.path', '/x']);
   });
 });

@@ -52,13 +52,8 @@ function exporter(endpoint: string, options: Partial<ConstructorParameters<typeo
 
 let sequence = 0;
 function end(sink: SpanExporter, name = `span-${++sequence}`): void {
-  const ids = {
-    traceId: '0af7651916cd43dd8448eb211c80319c',
-    spanId: 'b7ad6b7169203331',
-    parentSpanId: undefined,
-    remoteParent: false,
-  };
-  new TraceSpan(name, SpanKind.SERVER, ids, undefined, sink).end();
+  const traceId = '0af7651916cd43dd8448eb211c80319c';
+  new TraceSpan(name, SpanKind.SERVER, traceId, 'b7ad6b7169203331', undefined, false, undefined, sink).end();
 }
 
 describe('SpanExporter: batches over OTLP/HTTP JSON', () => {

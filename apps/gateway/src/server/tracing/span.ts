@@ -34,20 +34,28 @@ export class TraceSpan {
   constructor(
     name: string,
     kind: SpanKindValue,
-    ids: { traceId: string; spanId: string; parentSpanId: string | undefined; remoteParent: boolean },
+    traceId: string,
+    spanId: string,
+    parentSpanId: string | undefined,
+    remoteParent: boolean,
     traceState: string | undefined,
     sink: SpanSink | undefined,
   ) {
     this.name = name;
     this.kind = kind;
-    this.traceId = ids.traceId;
-    this.spanId = ids.spanId;
-    this.parentSpanId = ids.parentSpanId;
-    this.remoteParent = ids.remoteParent;
+    this.traceId = traceId;
+    this.spanId = spanId;
+    this.parentSpanId = parentSpanId;
+    this.remoteParent = remoteParent;
     this.traceState = traceState;
     this.sampled = sink !== undefined;
     this.startedAt = performance.now();
     this.#sink = sink;
+  }
+
+  /** Adds an attribute the span does not have yet (no look for an earlier value of the key). */
+  addAttribute(key: string, value: string | number | boolean): void {
+    if (this.#sink !== undefined) this.attributes.push(key, value);
   }
 
   setAttribute(key: string, value: string | number | boolean): void {
@@ -60,11 +68,6 @@ export class TraceSpan {
       }
     }
     attributes.push(key, value);
-  }
-
-  setAttributes(attributes: Readonly<Record<string, string | number | boolean>>): void {
-    if (this.#sink === undefined) return;
-    for (const key in attributes) this.setAttribute(key, attributes[key]!);
   }
 
   updateName(name: string): void {
