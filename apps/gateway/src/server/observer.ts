@@ -92,7 +92,8 @@ const elapsed = (started: number): number => Math.round((performance.now() - sta
 
 class ObservedExchange implements Observation {
   readonly #observer: ServerObserver;
-  readonly #started = performance.now();
+  /** When it began and the socket's bytes written by then: the access log's (0 without one). */
+  readonly #started: number;
   readonly #socket: Socket | null;
   readonly #written: number;
   readonly #method: string;
@@ -106,7 +107,10 @@ class ObservedExchange implements Observation {
   constructor(observer: ServerObserver, req: IncomingMessage, request: Request, context: Context) {
     this.#observer = observer;
     this.#socket = req.socket as Socket | null;
-    this.#written = this.#socket?.bytesWritten ?? 0;
+    // The socket's bytesWritten walks its pending writes and makes an array: read only for the log.
+    const logged = observer.accessLog !== undefined;
+    this.#started = logged ? performance.now() : 0;
+    this.#written = logged ? (this.#socket?.bytesWritten ?? 0) : 0;
     // The request as it arrived: a route hands filters a copy of its URI, and filters may change the method.
     this.#method = request.method;
     this.#uri = request.uri;

@@ -119,7 +119,8 @@ export class Tracing {
 
 /** Marks a span failed when the status says so (5xx, or no answer), then ends it. */
 export function endWithStatus(span: TraceSpan, status: number | null | undefined, kind: SpanKindValue): void {
-  if (status !== null && status !== undefined) span.setAttribute('http.response.status_code', status);
+  // Set once, as the span ends: nothing to look for.
+  if (status !== null && status !== undefined) span.addAttribute('http.response.status_code', status);
   // A server span fails on 5xx; a client span on any error status and on no answer (semantic conventions).
   if (status === null || status === undefined || status >= (kind === SpanKind.CLIENT ? 400 : 500))
     span.setStatus({ code: STATUS_ERROR });

@@ -20,12 +20,13 @@ const KIND = bytes(',"kind":');
 const START = bytes(',"startTimeUnixNano":');
 const END = bytes('","endTimeUnixNano":"');
 const ATTRIBUTES = bytes(',"attributes":[');
-const KEY = bytes('{"key":');
 const STRING_VALUE = bytes(',"value":{"stringValue":');
 const INT_VALUE = bytes(',"value":{"intValue":');
 const DOUBLE_VALUE = bytes(',"value":{"doubleValue":');
 const TRUE_VALUE = bytes(',"value":{"boolValue":true');
 const FALSE_VALUE = bytes(',"value":{"boolValue":false');
+/** Keys whose `{"key":...` is kept written (the gateway sets a dozen; a bound for any other use). */
+const MAX_KEYS = 256;
 const ATTRIBUTE_END = bytes('}');
 const STATUS = bytes('],"status":{');
 const STATUS_CODE = bytes('"code":');
@@ -62,11 +63,13 @@ export class JsonBatch {
   readonly #out: JsonBytes;
   #spans = 0;
   readonly #tail: Uint8Array;
+  readonly #keys: Map<string, Uint8Array>;
 
-  constructor(head: Uint8Array, tail: Uint8Array, storage: Buffer) {
+  constructor(head: Uint8Array, tail: Uint8Array, storage: Buffer, keys: Map<string, Uint8Array>) {
     this.#out = new JsonBytes(storage);
     this.#out.constant(head);
     this.#tail = tail;
+    this.#keys = keys;
   }
 
   get spans(): number {
@@ -106,8 +109,7 @@ export class JsonBatch {
     const attributes = span.attributes;
     for (let i = 0; i < attributes.length; i += 2) {
       if (i > 0) out.byte(COMMA);
-      out.constant(KEY);
-      out.string(attributes[i] as string);
+      out.constant(this.#key(attributes[i] as string));
       this.#value(attributes[i + 1]!);
       out.constant(ATTRIBUTE_END);
     }
@@ -132,6 +134,16 @@ export class JsonBatch {
     return this.#out.storage;
   }
 
+  /** `{"key":"<key>"`, written once per key: every span repeats the same few keys. */
+  #key(key: string): Uint8Array {
+    let written = this.#keys.get(key);
+    if (written === undefined) {
+      written = Buffer.from(`{"key":${JSON.stringify(key)}`);
+      if (this.#keys.size < MAX_KEYS) this.#keys.set(key, written);
+    }
+    return written;
+  }
+
   #value(value: string | number | boolean): void {
     const out = this.#out;
     if (typeof value === 'string') {
@@ -151,6 +163,7 @@ export class JsonBatch {
 export class ExportEnvelope {
   readonly #head: Buffer;
   readonly #tail = bytes(']}]}]}');
+  readonly #keys = new Map<string, Uint8Array>();
 
   constructor(resource: Readonly<Record<string, string>>, scope: string) {
     const attributes = Object.entries(resource)
@@ -167,6 +180,7 @@ export class ExportEnvelope {
    * new buffer sized for about `spans` of them.
    */
   batch(spans: number, storage?: Buffer): JsonBatch {
-    return new JsonBatch(this.#head, this.#tail, storage ?? Buffer.allocUnsafe(spans * 640 + 1024));
+    const buffer = storage ?? Buffer.allocUnsafe(spans * 640 + 1024);
+    return new JsonBatch(this.#head, this.#tail, buffer, this.#keys);
   }
 }
