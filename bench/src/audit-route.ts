@@ -19,8 +19,8 @@ import type { BenchValues } from './proxy/suite.ts';
  * What CSV audit costs the request path: one proxied route without an audit service, and the same
  * route with an AuditService (declared in the route) whose one handler is a CsvAuditEventHandler,
  * buffered (`buffering.enabled`, autoFlush as by default: a write per batch the service hands over)
- * and unbuffered (the default: a write per event). Side by side through the built gateway
- * (side-by-side.ts). Target (issue 39): the buffered route's throughput ≥ 0.85 × the route's
+ * and unbuffered (the default: a write per event). Through the built gateway
+ * (interleaved.ts). Target (issue 39): the buffered route's throughput ≥ 0.85 × the route's
  * without audit; the unbuffered one is measured beside it, for information.
  *
  * After each round (the gateways stopped by SIGTERM, which flushes the audit queue), every audited

@@ -245,9 +245,8 @@ function combined(runs: readonly Measured[]): Measured {
 }
 
 /**
- * One round: every gateway started afresh (in the round's order) and warmed up alone, each variant
- * measured side by side with the baseline, then each alone twice (the round's order, then its
- * reverse); stopped, then checked. A row per route.
+ * One round: every gateway started afresh (in the round's order) and warmed up alone, then each
+ * measured alone twice (the round's order, then its reverse); stopped, then checked. A row per route.
  */
 async function measureRound(
   suite: InterleavedSuite,

@@ -7,7 +7,7 @@ import type { BenchValues } from './proxy/suite.ts';
  * What the Prometheus metrics cost the request path (issue 43): one proxied route on a gateway with
  * metrics on (the default: the route's counters, status families and latency histogram, the pool
  * observers, prom-client's process metrics), beside the same route on a gateway with admin.json
- * `"metrics": {"enabled": false}`. Side by side through the built gateway (side-by-side.ts), nothing
+ * `"metrics": {"enabled": false}`. Through the built gateway (interleaved.ts), nothing
  * scraping. Target: with metrics ≥ 0.97 × the throughput without.
  */
 

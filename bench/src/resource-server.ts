@@ -25,8 +25,8 @@ import {
 
 /**
  * What OAuth2ResourceServerFilter costs a route once its token is cached: the same proxied route
- * (a Chain, then the ReverseProxyHandler) with no filter and with the filter, side by side through
- * the built gateway (side-by-side.ts). Every request carries the same bearer token; a token info
+ * (a Chain, then the ReverseProxyHandler) with no filter and with the filter, each measured alone through
+ * the built gateway (interleaved.ts). Every request carries the same bearer token; a token info
  * endpoint served by this process answers each filtered gateway's first lookup, and the filter's
  * cache the rest (the endpoint counts what it is asked). Target (issue 38): the filtered route's
  * throughput ≥ 0.8 × the plain route's. See the README's "resource-server" section.

@@ -17,7 +17,7 @@ import {
  * HeaderFilter, an in-memory ThrottlingFilter whose limit is never reached), then an
  * OAuth2ResourceServerFilter with its token cached (as the resource-server suite runs it), the route
  * audited by an AuditService with a buffered CSV handler; the baseline is one proxied route with
- * none of it. Side by side through the built gateway (side-by-side.ts). Target: ≥ 0.6 × the plain
+ * none of it. Through the built gateway (interleaved.ts). Target: ≥ 0.6 × the plain
  * route's throughput. Checked each round: the token info endpoint asked once per chained gateway,
  * and one access.csv row per request that reached the upstream through it.
  */

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_LOGGED_PATH } from './access-log.ts';
 import { locateInstance } from './instance.ts';
 import { type RunningServer, startServer } from './server.ts';
+import { spansOfRequest } from './tracing/otlp-decode.testing.ts';
 
 const logger = createMemoryLogger();
 const running: { stop(): Promise<void> }[] = [];
@@ -72,17 +73,23 @@ function get(url: string, headers: Record<string, string> = {}): Promise<{ statu
   });
 }
 
-/** A local OTLP/HTTP receiver: the JSON export requests it received, their spans flattened. */
+/** A local OTLP/HTTP receiver: the export requests it received (protobuf or JSON), their spans flattened. */
 async function otlpReceiver() {
   const spans: OtlpSpan[] = [];
   const contentTypes: string[] = [];
   const server = await startHttpServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      contentTypes.push(String(req.headers['content-type']));
-      const exported = JSON.parse(body) as {
+      const contentType = String(req.headers['content-type']);
+      contentTypes.push(contentType);
+      res.writeHead(200, { 'Content-Type': contentType });
+      if (contentType === 'application/x-protobuf') {
+        spans.push(...spansOfRequest(Buffer.concat(chunks)));
+        res.end();
+        return;
+      }
+      const exported = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
         resourceSpans: {
           resource: { attributes: OtlpAttribute[] };
           scopeSpans: { spans: Omit<OtlpSpan, 'service'>[] }[];
@@ -93,7 +100,6 @@ async function otlpReceiver() {
         for (const scope of resource.scopeSpans)
           for (const span of scope.spans) spans.push({ ...span, service: String(service) });
       }
-      res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end('{}');
     });
   });
@@ -255,53 +261,63 @@ describe('the log level at run time (<prefix>/api/logging)', () => {
 });
 
 describe('traces (admin.json openTelemetry.tracing), exported over OTLP/HTTP', () => {
-  it('exports a server span per request and a client span per upstream call, its traceparent seen by the upstream (departures 123, 124)', async () => {
-    const receiver = await otlpReceiver();
-    const upstream = await startUpstream();
-    running.push({ stop: upstream.close });
-    const server = await serve(
-      {
-        openTelemetry: {
-          tracing: {
-            enabled: true,
-            exporter: { type: 'otlp', config: { endpoint: receiver.url } },
-            serviceName: 'gw-test',
-            filterSpans: true,
+  it.each([
+    ['http/protobuf', 'application/x-protobuf'],
+    ['http/json', 'application/json'],
+  ])(
+    'exports a server span per request and a client span per upstream call, its traceparent seen by the upstream, in %s (departures 123, 124)',
+    async (protocol, contentType) => {
+      const receiver = await otlpReceiver();
+      const upstream = await startUpstream();
+      running.push({ stop: upstream.close });
+      const server = await serve(
+        {
+          openTelemetry: {
+            tracing: {
+              enabled: true,
+              // protobuf is the default: said only for JSON.
+              exporter: {
+                type: 'otlp',
+                config: { endpoint: receiver.url, ...(protocol === 'http/json' ? { protocol } : {}) },
+              },
+              serviceName: 'gw-test',
+              filterSpans: true,
+            },
           },
         },
-      },
-      upstream,
-    );
-    const clientTrace = '0af7651916cd43dd8448eb211c80319c';
-    const clientSpan = 'b7ad6b7169203331';
-    await get(`${server.urls[0]}/app/traced?q=1`, { traceparent: `00-${clientTrace}-${clientSpan}-01` });
-    await get(`${server.urls[0]}/static/alone`);
-    await server.stop();
-    await waitFor('the spans', () => (receiver.spans.length >= 4 ? true : undefined));
-    expect(receiver.contentTypes[0]).toContain('application/json');
-    const traced = receiver.spans.filter((s) => s.traceId === clientTrace);
-    const serverSpan = traced.find((s) => s.kind === 2)!;
-    const filterSpan = traced.find((s) => s.kind === 1)!;
-    const client = traced.find((s) => s.kind === 3)!;
-    expect(serverSpan).toMatchObject({ name: 'GET proxied', parentSpanId: clientSpan, service: 'gw-test' });
-    expect(attribute(serverSpan.attributes, 'http.response.status_code')).toBe(200);
-    expect(attribute(serverSpan.attributes, 'url.path')).toBe('/app/traced');
-    expect(attribute(serverSpan.attributes, 'portico.transaction_id')).toMatch(/^[0-9a-f-]{36}$/);
-    // The filter's span under the server's, the upstream call's under the filter's.
-    expect(filterSpan).toMatchObject({ name: 'AddMark', parentSpanId: serverSpan.spanId });
-    expect(client.parentSpanId).toBe(filterSpan.spanId);
-    expect(attribute(client.attributes, 'url.full')).toBe(`${upstream.url}/app/traced`);
-    expect(attribute(client.attributes, 'portico.transaction_id')).toBe(
-      attribute(serverSpan.attributes, 'portico.transaction_id'),
-    );
-    // The upstream saw the client span's context, not the client's.
-    expect(upstream.received[0]!.headers.traceparent).toBe(`00-${clientTrace}-${client.spanId}-01`);
-    // A request without a traceparent starts a trace of its own.
-    const alone = receiver.spans.find((s) => s.name === 'GET static')!;
-    expect(alone.traceId).not.toBe(clientTrace);
-    expect(alone.parentSpanId ?? '').toBe('');
-    expect(attribute(alone.attributes, 'http.response.status_code')).toBe(201);
-  });
+        upstream,
+      );
+      const clientTrace = '0af7651916cd43dd8448eb211c80319c';
+      const clientSpan = 'b7ad6b7169203331';
+      await get(`${server.urls[0]}/app/traced?q=1`, { traceparent: `00-${clientTrace}-${clientSpan}-01` });
+      await get(`${server.urls[0]}/static/alone`);
+      await server.stop();
+      await waitFor('the spans', () => (receiver.spans.length >= 4 ? true : undefined));
+      expect(receiver.contentTypes[0]).toBe(contentType);
+      const traced = receiver.spans.filter((s) => s.traceId === clientTrace);
+      const serverSpan = traced.find((s) => s.kind === 2)!;
+      const filterSpan = traced.find((s) => s.kind === 1)!;
+      const client = traced.find((s) => s.kind === 3)!;
+      expect(serverSpan).toMatchObject({ name: 'GET proxied', parentSpanId: clientSpan, service: 'gw-test' });
+      expect(attribute(serverSpan.attributes, 'http.response.status_code')).toBe(200);
+      expect(attribute(serverSpan.attributes, 'url.path')).toBe('/app/traced');
+      expect(attribute(serverSpan.attributes, 'portico.transaction_id')).toMatch(/^[0-9a-f-]{36}$/);
+      // The filter's span under the server's, the upstream call's under the filter's.
+      expect(filterSpan).toMatchObject({ name: 'AddMark', parentSpanId: serverSpan.spanId });
+      expect(client.parentSpanId).toBe(filterSpan.spanId);
+      expect(attribute(client.attributes, 'url.full')).toBe(`${upstream.url}/app/traced`);
+      expect(attribute(client.attributes, 'portico.transaction_id')).toBe(
+        attribute(serverSpan.attributes, 'portico.transaction_id'),
+      );
+      // The upstream saw the client span's context, not the client's.
+      expect(upstream.received[0]!.headers.traceparent).toBe(`00-${clientTrace}-${client.spanId}-01`);
+      // A request without a traceparent starts a trace of its own.
+      const alone = receiver.spans.find((s) => s.name === 'GET static')!;
+      expect(alone.traceId).not.toBe(clientTrace);
+      expect(alone.parentSpanId ?? '').toBe('');
+      expect(attribute(alone.attributes, 'http.response.status_code')).toBe(201);
+    },
+  );
 
   it('leaves filters without spans unless filterSpans asks for them', async () => {
     const receiver = await otlpReceiver();

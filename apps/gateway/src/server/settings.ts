@@ -128,14 +128,17 @@ const exporterSchema = s.object({
           'the collector\'s OTLP/HTTP traces URL, such as "http://localhost:4318/v1/traces"',
         )
         .default(DEFAULT_OTLP_ENDPOINT),
+      // OTLP/HTTP's two encodings, named as OTEL_EXPORTER_OTLP_PROTOCOL names them; protobuf is
+      // OTLP's default and a third of JSON's bytes.
+      protocol: s.enumOf(['http/protobuf', 'http/json'] as const).default('http/protobuf'),
     })
-    .default(() => ({ endpoint: DEFAULT_OTLP_ENDPOINT })),
+    .default(() => ({ endpoint: DEFAULT_OTLP_ENDPOINT, protocol: 'http/protobuf' as const })),
 });
 
 /**
  * admin.json `openTelemetry.tracing`, in the incumbents' shape (`enabled`, `exporter`), with
  * Portico's `serviceName`, `samplingRatio` and `filterSpans`: OpenTelemetry traces exported over
- * OTLP/HTTP (JSON), a server span per request, a client span per upstream call, and with
+ * OTLP/HTTP (protobuf, or JSON with `exporter.config.protocol`), a server span per request, a client span per upstream call, and with
  * `filterSpans` a span per filter. `samplingRatio` of the traces that start here are kept (a
  * client's `traceparent` decides for its own: parent-based). Off unless `enabled` is true.
  */
@@ -143,7 +146,7 @@ export const tracingSchema = s.object({
   enabled: s.boolean().default(false),
   exporter: exporterSchema.default(() => ({
     type: 'otlp' as const,
-    config: { endpoint: DEFAULT_OTLP_ENDPOINT },
+    config: { endpoint: DEFAULT_OTLP_ENDPOINT, protocol: 'http/protobuf' as const },
   })),
   serviceName: s.string().default('portico'),
   samplingRatio: s.number({ min: 0, max: 1 }).default(1),

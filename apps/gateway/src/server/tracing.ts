@@ -1,6 +1,7 @@
 import type { Headers, Logger } from '@portico/gateway-core';
 import type { TracingSettings } from './settings.ts';
 import { ExportEnvelope } from './tracing/otlp-json.ts';
+import { ProtobufEnvelope } from './tracing/otlp-protobuf.ts';
 import { SpanKind, type SpanKindValue, STATUS_ERROR, TraceSpan } from './tracing/span.ts';
 import { SpanExporter } from './tracing/span-exporter.ts';
 import { formatTraceparent, IdSource, parseTraceparent, sampledByRatio } from './tracing/trace-context.ts';
@@ -14,7 +15,7 @@ const SCOPE = '@portico/gateway';
  * The server's OpenTelemetry traces (decision 0112): spans in OpenTelemetry's model, sampled
  * parent-based (a client's `traceparent` decides for its trace; `samplingRatio` of the traces that
  * start here are kept), the W3C trace context read from the client's request and written on each
- * upstream call, and batches exported over OTLP/HTTP in JSON. Made here rather than with
+ * upstream call, and batches exported over OTLP/HTTP in protobuf (or JSON). Made here rather than with
  * OpenTelemetry's SDK, whose span objects, context objects and export transform cost a traced
  * request about twice what the gateway spends proxying it (bench/README.md, "observability").
  * Loaded only when admin.json turns tracing on.
@@ -28,16 +29,18 @@ export class Tracing {
   constructor(settings: TracingSettings, logger: Logger) {
     this.filterSpans = settings.filterSpans;
     this.#ratio = settings.samplingRatio;
+    const resource = {
+      'service.name': settings.serviceName,
+      'telemetry.sdk.language': 'nodejs',
+      'telemetry.sdk.name': 'portico',
+    };
+    const { endpoint, protocol } = settings.exporter.config;
     this.#exporter = new SpanExporter({
-      endpoint: settings.exporter.config.endpoint,
-      envelope: new ExportEnvelope(
-        {
-          'service.name': settings.serviceName,
-          'telemetry.sdk.language': 'nodejs',
-          'telemetry.sdk.name': 'portico',
-        },
-        SCOPE,
-      ),
+      endpoint,
+      envelope:
+        protocol === 'http/json'
+          ? new ExportEnvelope(resource, SCOPE)
+          : new ProtobufEnvelope(resource, SCOPE),
       logger,
     });
   }

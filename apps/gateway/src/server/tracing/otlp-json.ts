@@ -161,6 +161,7 @@ export class JsonBatch {
 
 /** The `ExportTraceServiceRequest` around spans of one resource and one instrumentation scope. */
 export class ExportEnvelope {
+  readonly contentType = 'application/json';
   readonly #head: Buffer;
   readonly #tail = bytes(']}]}]}');
   readonly #keys = new Map<string, Uint8Array>();

@@ -1,13 +1,27 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from '@portico/gateway-core';
-import type { ExportEnvelope, JsonBatch } from './otlp-json.ts';
 import type { SpanSink, TraceSpan } from './span.ts';
+
+/** A batch of spans being encoded (OTLP JSON or protobuf), its body once sealed. */
+export interface SpanBatch {
+  readonly spans: number;
+  add(span: TraceSpan, endedAt: number): void;
+  seal(): Buffer;
+  /** The buffer it was written into, reused for a later batch. */
+  readonly storage: Buffer;
+}
+
+/** What makes the batches of one encoding, and says its content type. */
+export interface BatchEnvelope {
+  readonly contentType: string;
+  batch(spans: number, storage?: Buffer): SpanBatch;
+}
 
 export interface ExporterOptions {
   /** The collector's OTLP/HTTP traces URL. */
   endpoint: string;
-  envelope: ExportEnvelope;
+  envelope: BatchEnvelope;
   logger: Logger;
   /** Spans per export request (OpenTelemetry's batch processor's default). */
   maxBatch?: number;
@@ -28,7 +42,7 @@ const MAX_SPARE = 2;
 const LOG_EVERY_MS = 60_000;
 
 /**
- * Ended spans gathered into batches and sent to the collector over OTLP/HTTP (JSON), one export at
+ * Ended spans gathered into batches and sent to the collector over OTLP/HTTP (protobuf or JSON), one export at
  * a time, as OpenTelemetry's batch span processor and OTLP exporter do: a batch goes when it is
  * full or `delayMs` after its first span; spans beyond `maxQueued` waiting are dropped (counted);
  * an export answered 429/502/503/504, or not answered, is retried with backoff within `timeoutMs`.
@@ -36,15 +50,15 @@ const LOG_EVERY_MS = 60_000;
  */
 export class SpanExporter implements SpanSink {
   readonly #url: URL;
-  readonly #envelope: ExportEnvelope;
+  readonly #envelope: BatchEnvelope;
   readonly #logger: Logger;
   readonly #maxBatch: number;
   readonly #maxQueued: number;
   readonly #timeoutMs: number;
   readonly #agent: http.Agent;
   readonly #flusher: NodeJS.Timeout;
-  #batch: JsonBatch;
-  readonly #waiting: JsonBatch[] = [];
+  #batch: SpanBatch;
+  readonly #waiting: SpanBatch[] = [];
   /**
    * Buffers of batches exported, reused for the next ones: a new 320 KB buffer per batch was 20 MB/s
    * of memory outside V8's heap under load, which V8 answers with mark-compacts (8 in 5 s).
@@ -109,7 +123,7 @@ export class SpanExporter implements SpanSink {
     });
   }
 
-  async #export(batch: JsonBatch): Promise<void> {
+  async #export(batch: SpanBatch): Promise<void> {
     const body = batch.seal();
     const deadline = Date.now() + this.#timeoutMs;
     let last = '';
@@ -158,7 +172,7 @@ export class SpanExporter implements SpanSink {
           method: 'POST',
           agent: this.#agent,
           timeout: Math.max(1, timeoutMs),
-          headers: { 'Content-Type': 'application/json', 'Content-Length': body.length },
+          headers: { 'Content-Type': this.#envelope.contentType, 'Content-Length': body.length },
         },
         (res) => {
           res.resume();
