@@ -54,7 +54,7 @@ export class Tracing {
     const parent = parseTraceparent(headers.get('traceparent'), headers.get('tracestate'));
     const spanId = this.#ids.spanId();
     if (parent !== undefined)
-      return this.#start(
+      return new TraceSpan(
         method,
         SpanKind.SERVER,
         parent.traceId,
@@ -62,10 +62,10 @@ export class Tracing {
         parent.spanId,
         true,
         parent.traceState,
-        parent.sampled,
+        this.#sinkIf(parent.sampled),
       );
     const traceId = this.#ids.traceId();
-    return this.#start(
+    return new TraceSpan(
       method,
       SpanKind.SERVER,
       traceId,
@@ -73,13 +73,13 @@ export class Tracing {
       undefined,
       false,
       undefined,
-      sampledByRatio(traceId, this.#ratio),
+      this.#sinkIf(sampledByRatio(traceId, this.#ratio)),
     );
   }
 
   /** A span under `parent`: an upstream call's (CLIENT) or a filter's (INTERNAL). */
   childSpan(name: string, kind: SpanKindValue, parent: TraceSpan): TraceSpan {
-    return this.#start(
+    return new TraceSpan(
       name,
       kind,
       parent.traceId,
@@ -87,7 +87,7 @@ export class Tracing {
       parent.spanId,
       false,
       parent.traceState,
-      parent.sampled,
+      this.#sinkIf(parent.sampled),
     );
   }
 
@@ -100,23 +100,14 @@ export class Tracing {
     return fields;
   }
 
+  /** Where a span of a sampled trace goes when it ends; a span of another records nothing. */
+  #sinkIf(sampled: boolean): SpanExporter | undefined {
+    return sampled ? this.#exporter : undefined;
+  }
+
   /** Exports what is still gathered and stops. */
   shutdown(): Promise<void> {
     return this.#exporter.shutdown();
-  }
-
-  #start(
-    name: string,
-    kind: SpanKindValue,
-    traceId: string,
-    spanId: string,
-    parentSpanId: string | undefined,
-    remoteParent: boolean,
-    traceState: string | undefined,
-    sampled: boolean,
-  ): TraceSpan {
-    const sink = sampled ? this.#exporter : undefined;
-    return new TraceSpan(name, kind, traceId, spanId, parentSpanId, remoteParent, traceState, sink);
   }
 }
 

@@ -38,7 +38,7 @@ function spanFlags(span: TraceSpan): number {
 }
 
 /** One attribute as an OTLP `KeyValue`, as a string (the resource's, written once). */
-export function attributeJson(key: string, value: string | number | boolean): string {
+function attributeJson(key: string, value: string | number | boolean): string {
   const typed =
     typeof value === 'string'
       ? `{"stringValue":${JSON.stringify(value)}}`
@@ -59,7 +59,7 @@ const COMMA = 0x2c;
  * buffer, constants copied and short strings and numbers written by loops: building it as a string
  * first made about 1.7 KB of garbage per request for V8 to collect.
  */
-export class JsonBatch {
+class JsonBatch {
   readonly #out: JsonBytes;
   #spans = 0;
   readonly #tail: Uint8Array;

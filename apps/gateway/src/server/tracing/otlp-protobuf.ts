@@ -261,7 +261,7 @@ function hexValue(c: number): number {
 }
 
 /** One export request's body being written: room for the envelope's head, then the spans as they end. */
-export class ProtobufBatch {
+class ProtobufBatch {
   readonly #out: ProtoWriter;
   readonly #envelope: ProtobufEnvelope;
   #spans = 0;
