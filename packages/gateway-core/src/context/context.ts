@@ -83,6 +83,12 @@ function transactionIdOf(serial: number): string {
   return TRANSACTION_PREFIX + serial.toString(16).padStart(12, '0');
 }
 
+/** Reads and writes a context's observation slot: for context/observation.ts only, not exported by the package. */
+export let observationSlot: {
+  read(context: Context): unknown;
+  write(context: Context, observation: unknown): void;
+};
+
 /** The named contexts every root context has. */
 const ROOT_CONTEXTS: ReadonlySet<string> = new Set(['transactionId', 'client', 'attributes']);
 const NO_INIT = Object.freeze({});
@@ -118,6 +124,22 @@ export class Context {
    * lives in one holder shared by every context of the request (but see `withSession`).
    */
   #session: { value: Session | (() => Session) };
+  /**
+   * What observes the exchange (context/observation.ts), kept on its root context. A field of every
+   * context, so that observing one does not add a property to it: an added property changed the
+   * shape of each observed root context, a backing store per request and two shapes to every
+   * function that reads a context.
+   */
+  #observation: unknown = undefined;
+
+  static {
+    observationSlot = {
+      read: (context) => context.#observation,
+      write: (context, observation) => {
+        context.#observation = observation;
+      },
+    };
+  }
 
   constructor(
     init: {

@@ -39,4 +39,17 @@ describe('exchange observation', () => {
     expect(observing()).toBe(false);
     expect(observingFilters()).toBe(false);
   });
+
+  it('keeps the observation without adding a property to the context (its shape stays as made)', () => {
+    const stop = watchExchanges();
+    try {
+      const root = new Context();
+      const keys = Reflect.ownKeys(root);
+      observe(root, observation);
+      expect(Reflect.ownKeys(root)).toEqual(keys);
+      expect(observationOf(root)).toBe(observation);
+    } finally {
+      stop();
+    }
+  });
 });
