@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { median } from './median.ts';
+import { type Interval, median, medianInterval } from './median.ts';
 import { type Environment, type Running, startContender } from './proxy/contenders.ts';
 import { runWrk, sampled, type WrkResult } from './proxy/load.ts';
 import { type Started, stop, stopAll } from './proxy/processes.ts';
@@ -402,17 +402,20 @@ function summarise(name: string, results: readonly VariantResult[]) {
     const medians = Object.fromEntries(
       KEYS.map((key) => [key, median(byRound.map((ratios) => ratios[key]))]),
     ) as Medians;
-    return { variant: variant.name, byRound, medians };
+    // How far the target's reading could move by chance: a figure near its line is read with it.
+    const interval = medianInterval(byRound.map((ratios) => ratios.aloneCpu));
+    return { variant: variant.name, byRound, medians, interval };
   });
   const table = markdownTable(
     ['route', 'round', 'req/s ratio', 'CPU ratio'],
-    byVariant.flatMap(({ variant, byRound, medians }) => [
+    byVariant.flatMap(({ variant, byRound, medians, interval }) => [
       ...byRound.map((ratios) => [
         variant,
         String(ratios.round),
         ...KEYS.map((key) => fixed(ratios[key], 3)),
       ]),
       [variant, 'median', ...KEYS.map((key) => fixed(medians[key], 3))],
+      [variant, '95 % interval', '', intervalText(interval, 3)],
     ]),
   );
   const text = [
@@ -434,20 +437,24 @@ function summarise(name: string, results: readonly VariantResult[]) {
   };
 }
 
+const intervalText = (interval: Interval, digits: number) =>
+  `${fixed(interval.low, digits)}–${fixed(interval.high, digits)}`;
+
 function evaluate(
   suite: InterleavedSuite,
-  byVariant: readonly { variant: string; medians: Medians }[],
+  byVariant: readonly { variant: string; medians: Medians; interval: Interval }[],
 ): Target[] {
   return suite.variants.flatMap((variant) => {
     if (variant.target === undefined) return [];
     // What the targets read (decision 0114): the CPU ratio of the runs alone.
-    const ratio = byVariant.find((entry) => entry.variant === variant.name)?.medians.aloneCpu;
+    const measured = byVariant.find((entry) => entry.variant === variant.name);
+    const ratio = measured?.medians.aloneCpu;
     return [
       ratio !== undefined && Number.isFinite(ratio)
         ? {
             text: suite.targetText(variant),
             status: ratio >= variant.target ? ('met' as const) : ('missed' as const),
-            value: `${ratio.toFixed(2)}×`,
+            value: `${ratio.toFixed(2)}× (95 % interval of the median ${intervalText(measured!.interval, 2)})`,
           }
         : {
             text: `${suite.name}: ${variant.name} against ${suite.variants[0]!.name}`,
