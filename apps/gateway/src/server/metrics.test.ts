@@ -132,6 +132,9 @@ describe('the Prometheus endpoint (<prefix>/metrics/prometheus)', () => {
     expect(text).toContain('PORTICO_E_');
     expect(text).toContain('admin.json');
     expect(text).toContain('$.metrics.enabled');
+    const gc = await serve({ 'admin.json': { metrics: { gcDurations: 1 } } }).catch((e: unknown) => e);
+    expect(isPorticoError(gc)).toBe(true);
+    expect(String(gc)).toContain('$.metrics.gcDurations');
   });
 
   it('is behind the API protection filter: refused to a client that is not on the loopback', async () => {
@@ -356,5 +359,29 @@ describe('ServerMetrics', () => {
     expect(sample(text, 'h_bucket', 'le="2"')).toBe(3);
     expect(sample(text, 'h_bucket', 'le="+Inf"')).toBe(4);
     expect(sample(text, 'h_sum', '')).toBe(6);
+  });
+
+  it("lists prom-client's process metrics, its GC duration histogram only when asked for (it observes every collection)", async () => {
+    const always = [
+      'process_cpu_user_seconds_total',
+      'process_start_time_seconds',
+      'process_resident_memory_bytes',
+      'process_open_fds',
+      'process_max_fds',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_eventloop_lag_p99_seconds',
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      'nodejs_active_resources_total',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_heap_space_size_used_bytes',
+      'nodejs_version_info',
+    ];
+    const plain = await new ServerMetrics().text();
+    const asked = await new ServerMetrics({ gcDurations: true }).text();
+    for (const text of [plain, asked])
+      for (const name of always) expect(text).toMatch(new RegExp(`^# TYPE ${name} `, 'm'));
+    expect(plain).not.toContain('nodejs_gc_duration_seconds');
+    expect(asked).toMatch(/^# TYPE nodejs_gc_duration_seconds histogram$/m);
   });
 });

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type {
   Counter,
   Family,
@@ -40,11 +41,17 @@ export async function loadPromClient(): Promise<PromClient> {
  */
 export class ServerMetrics implements Metrics {
   readonly enabled = true;
+  readonly #gcDurations: boolean;
   readonly #families = new Map<string, SeriesFamily<Cell | HistogramCell>>();
   readonly #observed = new Map<string, ObservedMetric>();
   /** The registry, once prom-client is loaded (`start`). */
   #registry: Registry | undefined;
   #starting: Promise<Registry> | undefined;
+
+  /** `gcDurations`: prom-client's `nodejs_gc_duration_seconds` too (admin.json `metrics.gcDurations`). */
+  constructor(options: { gcDurations?: boolean } = {}) {
+    this.#gcDurations = options.gcDurations ?? false;
+  }
 
   /**
    * Loads prom-client (80-150 ms of a start on a busy machine: not on the way to listening), makes
@@ -54,7 +61,7 @@ export class ServerMetrics implements Metrics {
   start(): Promise<Registry> {
     this.#starting ??= loadPromClient().then((client) => {
       const registry = new client.Registry();
-      client.collectDefaultMetrics({ register: registry });
+      collectProcessMetrics(client, registry, this.#gcDurations);
       for (const metric of [...this.#families.values(), ...this.#observed.values()])
         registry.registerMetric(metric as never);
       this.#registry = registry;
@@ -138,6 +145,30 @@ export class ServerMetrics implements Metrics {
     if (others.has(name)) throw new Error(`the metric ${name} is already defined otherwise`);
   }
 }
+
+/**
+ * prom-client's default metrics, its GC duration histogram only when asked for. That one keeps a
+ * `PerformanceObserver` on every collection, whose cost under load was measured at about 3 % of a
+ * plain route's throughput (bench/README.md, "metrics"); the others are read when scraped, or kept
+ * by a timer (the event-loop delay). prom-client has no option to leave one out, so without it each
+ * of its default metrics is started by its own module (`lib/metrics/<name>`, the names it lists).
+ */
+function collectProcessMetrics(client: PromClient, registry: Registry, gcDurations: boolean): void {
+  if (gcDurations) {
+    client.collectDefaultMetrics({ register: registry });
+    return;
+  }
+  const load = createRequire(import.meta.url);
+  const config = { register: registry, eventLoopMonitoringPrecision: DEFAULT_METRICS_PRECISION_MS };
+  for (const name of client.collectDefaultMetrics.metricsList) {
+    if (name === 'gc') continue;
+    const start = load(`prom-client/lib/metrics/${name}`) as (into: Registry, settings: object) => void;
+    start(registry, config);
+  }
+}
+
+/** The event-loop delay monitor's resolution, prom-client's default. */
+const DEFAULT_METRICS_PRECISION_MS = 10;
 
 type MetricType = 'counter' | 'gauge' | 'histogram';
 

@@ -248,7 +248,7 @@ async function serverMetrics(
   });
   if (value === undefined) throw combineProblems(errors);
   if (!value.enabled) return undefined;
-  const collector = new ServerMetrics();
+  const collector = new ServerMetrics({ gcDurations: value.gcDurations });
   return { collector, scrape: () => collector.text() };
 }
 

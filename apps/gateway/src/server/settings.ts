@@ -25,8 +25,10 @@ export const serverTlsSchema = s.object({
 export const metricsSchema = s
   .object({
     enabled: s.boolean().default(true),
+    // prom-client's GC duration histogram, asked for: it observes every collection (metrics.ts).
+    gcDurations: s.boolean().default(false),
   })
-  .default(() => ({ enabled: true }));
+  .default(() => ({ enabled: true, gcDurations: false }));
 export type MetricsSettings = Infer<typeof metricsSchema>;
 
 /** Sessions the memory store keeps at most, unless admin.json says otherwise. */
