@@ -148,20 +148,17 @@ export class ServerMetrics implements Metrics {
 
 /**
  * prom-client's default metrics, its GC duration histogram only when asked for. That one keeps a
- * `PerformanceObserver` on every collection, whose cost under load was measured at about 3 % of a
- * plain route's throughput (bench/README.md, "metrics"); the others are read when scraped, or kept
- * by a timer (the event-loop delay). prom-client has no option to leave one out, so without it each
- * of its default metrics is started by its own module (`lib/metrics/<name>`, the names it lists).
+ * `PerformanceObserver` on every collection, which experiments put at up to about 3 % of a plain
+ * route's throughput (bench/README.md, "metrics"); the others are read when scraped, or kept by a
+ * timer (the event-loop delay). prom-client has no option to leave one out, so each of its default
+ * metrics is started by its own module (`lib/metrics/<name>`, the names it lists), as
+ * `collectDefaultMetrics` does.
  */
 function collectProcessMetrics(client: PromClient, registry: Registry, gcDurations: boolean): void {
-  if (gcDurations) {
-    client.collectDefaultMetrics({ register: registry });
-    return;
-  }
   const load = createRequire(import.meta.url);
   const config = { register: registry, eventLoopMonitoringPrecision: DEFAULT_METRICS_PRECISION_MS };
   for (const name of client.collectDefaultMetrics.metricsList) {
-    if (name === 'gc') continue;
+    if (name === 'gc' && !gcDurations) continue;
     const start = load(`prom-client/lib/metrics/${name}`) as (into: Registry, settings: object) => void;
     start(registry, config);
   }
