@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeAuditKeystore } from '@portico/test-support/audit-keystore';
 import { describe, expect, it } from 'vitest';
 import { instanceDirectory, startGateway, writeInstanceFile } from '../support/gateway.ts';
-import { send, waitFor } from '../support/http.ts';
+import { keepAliveAgent, send, waitFor } from '../support/http.ts';
 import { runPortico } from '../support/portico.ts';
 
 /**
@@ -14,7 +13,7 @@ import { runPortico } from '../support/portico.ts';
  */
 async function load(url: string, count: number, concurrency = 16, prefix = 'r'): Promise<string[]> {
   const pending = Array.from({ length: count }, (_, n) => `${prefix}-${n}`);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const agent = keepAliveAgent(concurrency);
   const worker = async (answered: string[]) => {
     for (let id = pending.shift(); id !== undefined; id = pending.shift()) {
       if ((await send(`${url}/audited/${id}`, { agent })).status === 200) answered.push(id);

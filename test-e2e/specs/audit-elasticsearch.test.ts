@@ -1,8 +1,7 @@
-import http from 'node:http';
 import { serviceUrl } from '@portico/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, startGateway, writeInstanceFile } from '../support/gateway.ts';
-import { json, send } from '../support/http.ts';
+import { json, keepAliveAgent, send } from '../support/http.ts';
 
 const ES_URL = await serviceUrl('PORTICO_ES_URL', 'Elasticsearch');
 const INDEX = `portico-e2e-es-${process.pid}-${Date.now().toString(36)}`;
@@ -18,7 +17,7 @@ async function es(method: string, at: string, body?: unknown): Promise<Record<st
 
 /** `count` requests to /audited/<prefix>-<n>, sixteen at a time; the URLs answered 200. */
 async function load(url: string, count: number, prefix: string): Promise<string[]> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+  const agent = keepAliveAgent(16);
   const urls = Array.from({ length: count }, (_, n) => `${url}/audited/${prefix}-${n}`);
   const answered: string[] = [];
   for (let i = 0; i < urls.length; i += 16) {

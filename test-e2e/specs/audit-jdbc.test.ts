@@ -1,10 +1,9 @@
-import http from 'node:http';
 import { createRequire } from 'node:module';
 import { startTcpRelay } from '@portico/test-support';
 import mysql from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { instanceDirectory, startGateway, writeInstanceFile } from '../support/gateway.ts';
-import { json, send } from '../support/http.ts';
+import { json, keepAliveAgent, send } from '../support/http.ts';
 import { runPortico } from '../support/portico.ts';
 
 const require = createRequire(import.meta.url);
@@ -150,9 +149,12 @@ describe.each(DATABASES)('JdbcAuditEventHandler in the real gateway, $name cut u
       );
       const gw = await startGateway({ base });
       try {
-        const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+        const agent = keepAliveAgent(32);
         const latencies: [number[], number[], number[]] = [[], [], []];
         const answered: string[] = [];
+        // A request the gateway did not answer is listed with how it failed, not left to reject
+        // Promise.all with the first failure alone (which says neither which request nor when).
+        const failed: string[] = [];
         const inFlight: Promise<void>[] = [];
         const total = RATE * SECONDS;
         const third = (SECONDS * 1000) / 3;
@@ -176,10 +178,18 @@ describe.each(DATABASES)('JdbcAuditEventHandler in the real gateway, $name cut u
             const at = phase;
             const t = performance.now();
             inFlight.push(
-              send(`${gw.url}/audited/${id}`, { agent }).then((reply) => {
-                latencies[at]!.push(performance.now() - t);
-                if (reply.status === 200) answered.push(id);
-              }),
+              send(`${gw.url}/audited/${id}`, { agent }).then(
+                (reply) => {
+                  latencies[at]!.push(performance.now() - t);
+                  if (reply.status === 200) answered.push(id);
+                  else failed.push(`${id}: status ${reply.status} ${reply.text.slice(0, 200)}`);
+                },
+                (error: NodeJS.ErrnoException & { reusedSocket?: boolean; answered?: boolean }) => {
+                  failed.push(
+                    `${id} (phase ${at}, sent at ${((t - start) / 1000).toFixed(3)} s, failed after ${(performance.now() - t).toFixed(0)} ms): ${error.code ?? ''} ${error.message} reusedSocket=${error.reusedSocket} answered=${error.answered}`,
+                  );
+                },
+              ),
             );
           }
           await new Promise((resolve) => setTimeout(resolve, 5));
@@ -187,6 +197,7 @@ describe.each(DATABASES)('JdbcAuditEventHandler in the real gateway, $name cut u
         await Promise.all([...inFlight, ...cuts]);
         const loadSeconds = (performance.now() - start) / 1000;
         agent.destroy();
+        expect(failed, `the gateway's last output:\n${gw.output().slice(-4000)}`).toEqual([]);
         expect(answered).toHaveLength(total);
 
         const handlerStatus = async () => {
@@ -266,7 +277,7 @@ describe.each(DATABASES)('JdbcAuditEventHandler in the real gateway on $name, st
         autoFlush: false,
       });
       const gw = await startGateway({ base });
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+      const agent = keepAliveAgent(8);
       const replies = await Promise.all(
         Array.from({ length: 300 }, (_, i) => send(`${gw.url}/audited/s-${i}`, { agent })),
       );

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, startGateway, writeInstanceFile } from '../support/gateway.ts';
-import { json, send, waitFor } from '../support/http.ts';
+import { json, keepAliveAgent, send, waitFor } from '../support/http.ts';
 import { runPortico } from '../support/portico.ts';
 
 const run = promisify(execFile);
@@ -35,7 +34,7 @@ function lines(file: string): Record<string, any>[] {
 async function load(url: string, count: number, concurrency = 16, prefix = 'r'): Promise<string[]> {
   const answered: string[] = [];
   let next = 0;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const agent = keepAliveAgent(concurrency);
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < count) {

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { serviceSetting, serviceUrl } from '@portico/test-support';
 import { describe, expect, it } from 'vitest';
 import { instanceDirectory, startGateway, writeInstanceFile } from '../support/gateway.ts';
-import { send } from '../support/http.ts';
+import { keepAliveAgent, send } from '../support/http.ts';
 
 const host = serviceSetting('PORTICO_SYSLOG_HOST');
 const port = serviceSetting('PORTICO_SYSLOG_PORT');
@@ -73,7 +72,7 @@ describe.skipIf(rsyslog === undefined)('SyslogAuditEventHandler in the real gate
         handler: { type: 'StaticResponseHandler', config: { status: 200, entity: 'ok' } },
       });
       const gw = await startGateway({ base });
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+      const agent = keepAliveAgent(8);
       const answered: string[] = [];
       // 300 requests, paced (UDP has no flow control: a burst can overflow the daemon's buffer).
       for (let n = 0; n < 300; n += 10) {

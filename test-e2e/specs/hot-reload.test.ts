@@ -1,5 +1,4 @@
 import { rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +8,7 @@ import {
   startGateway,
   writeInstanceFile,
 } from '../support/gateway.ts';
-import { errorCode, json, send, waitFor } from '../support/http.ts';
+import { errorCode, json, keepAliveAgent, send, waitFor } from '../support/http.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 /** A static route answering `text` at `/dynamic`. */
@@ -36,7 +35,7 @@ function traffic(url: string, clients: number, classify: (status: number, text: 
   const count = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
   let running = true;
   const loops = Array.from({ length: clients }, async () => {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const agent = keepAliveAgent(1);
     try {
       while (running) {
         try {

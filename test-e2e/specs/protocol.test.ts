@@ -1,6 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
-import { raw, send } from '../support/http.ts';
+import { keepAliveAgent, raw, send } from '../support/http.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 /**
@@ -119,6 +120,32 @@ describe('the HTTP edge of portico start', () => {
       const reply = await raw(gw.url, [], { waitMs: 8000 });
       expect(reply.closedByServer, `the server kept the connection ${reply.elapsedMs} ms`).toBe(true);
       expect(reply.elapsedMs).toBeLessThan(4000);
+    });
+
+    it('announces how long it keeps an idle connection (Keep-Alive: timeout=5) and keeps it that long', async () => {
+      const reply = await raw(gw.url, 'GET /idle HTTP/1.1\r\nHost: a\r\n\r\n', { waitMs: 12_000 });
+      expect(reply.status).toBe(200);
+      expect(reply.text).toContain('\r\nKeep-Alive: timeout=5\r\n');
+      expect(reply.closedByServer, `the server kept the connection ${reply.elapsedMs} ms`).toBe(true);
+      // No sooner than announced, so that a client honouring it is never reset; and not for ever.
+      expect(reply.elapsedMs).toBeGreaterThanOrEqual(5000);
+      expect(reply.elapsedMs).toBeLessThan(9000);
+    });
+
+    it("the tests' keep-alive agent lets go of an idle connection before the gateway closes it", async () => {
+      const agent = keepAliveAgent(1);
+      try {
+        expect((await send(`${gw.url}/idle`, { agent })).status).toBe(200);
+        const answered = Date.now();
+        const idle = () => Object.values(agent.freeSockets).flat().length;
+        expect(idle()).toBe(1);
+        while (idle() > 0 && Date.now() - answered < 8000) await sleep(50);
+        // The announced 5 s less Node's second: dropped by the client, never reset by the server.
+        expect(idle()).toBe(0);
+        expect(Date.now() - answered).toBeLessThan(5000);
+      } finally {
+        agent.destroy();
+      }
     });
   });
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
-import { json, send } from '../support/http.ts';
+import { json, keepAliveAgent, send } from '../support/http.ts';
 import { startBufferingUpstream, type Upstream } from '../support/upstream.ts';
 
 /**
@@ -162,7 +162,7 @@ describe('proxying through portico start', () => {
 
   it('serves many requests, with and without bodies, on one keep-alive connection', async () => {
     let connections = 0;
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const agent = keepAliveAgent(1);
     const connect = agent.createConnection.bind(agent);
     agent.createConnection = ((...args: Parameters<typeof connect>) => {
       connections++;

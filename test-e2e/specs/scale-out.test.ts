@@ -1,8 +1,8 @@
-import http from 'node:http';
+import type http from 'node:http';
 import { serviceUrl } from '@portico/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
-import { send } from '../support/http.ts';
+import { keepAliveAgent, send } from '../support/http.ts';
 import { nginxInstalled, type RunningNginx, startNginx } from '../support/nginx.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
@@ -148,7 +148,7 @@ ${servers.join('\n')}
     concurrency: number,
     headers: http.OutgoingHttpHeaders = {},
   ) {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+    const agent = keepAliveAgent(concurrency);
     const answers: { status: number; instance: string; text: string }[] = [];
     let next = 0;
     await Promise.all(
@@ -211,7 +211,7 @@ ${servers.join('\n')}
     const before = { ...served };
     const answers: { status: number; instance: string }[] = [];
     const transportErrors: string[] = [];
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 24 });
+    const agent = keepAliveAgent(24);
     const until = Date.now() + 3000;
     await Promise.all(
       Array.from({ length: 24 }, async () => {

@@ -1,4 +1,4 @@
-import http from 'node:http';
+import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
@@ -6,6 +6,7 @@ import {
   connectionRefused,
   errorCode,
   isRetryableReset,
+  keepAliveAgent,
   type Reply,
   send,
   waitFor,
@@ -69,7 +70,7 @@ describe('graceful shutdown under load', () => {
     const clients = Array.from({ length: CLIENTS }, async (_, client) => {
       // Staggered, so that at any moment most clients have a request at the upstream.
       await sleep((client * UPSTREAM_DELAY_MS) / CLIENTS);
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const agent = keepAliveAgent(1);
       try {
         // Until refused a connection (at most 100 requests).
         for (let n = 0; n < 100; n++) {

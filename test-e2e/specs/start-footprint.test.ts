@@ -1,8 +1,7 @@
-import http from 'node:http';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
-import { send, waitFor } from '../support/http.ts';
+import { keepAliveAgent, send, waitFor } from '../support/http.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 // What a gateway process loads to serve a proxied request: not undici's index (fetch, WebSocket,
@@ -74,7 +73,7 @@ describe('a gateway process', () => {
     try {
       const [startingUp] = traced.output().split('Portico is listening on');
       expect(startingUp).not.toMatch(/completed optimizing/);
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+      const agent = keepAliveAgent(8);
       try {
         for (let round = 0; round < 100; round++) {
           const replies = await Promise.all(

@@ -1,7 +1,6 @@
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, peakRssOf, type RunningGateway, startGateway } from '../support/gateway.ts';
-import { send } from '../support/http.ts';
+import { keepAliveAgent, send } from '../support/http.ts';
 
 const KEY_LENGTH = 12 * 1024;
 const key = (name: string) => `${name}:`.padEnd(KEY_LENGTH, 'k');
@@ -45,7 +44,7 @@ describe('throttling partitions from a header, through portico start', () => {
 
   /** Sends `count` requests, 16 at a time, each with a new 12 KB partition key; their statuses. */
   async function flood(label: string, count: number): Promise<number[]> {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+    const agent = keepAliveAgent(16);
     let next = 0;
     const statuses: number[] = [];
     await Promise.all(

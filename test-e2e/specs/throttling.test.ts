@@ -1,10 +1,9 @@
-import http from 'node:http';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { serviceUrl } from '@portico/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDirectory, type RunningGateway, startGateway } from '../support/gateway.ts';
-import { send } from '../support/http.ts';
+import { keepAliveAgent, send } from '../support/http.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 const redisUrl = await serviceUrl('PORTICO_REDIS_URL', 'Redis');
@@ -245,7 +244,7 @@ describe.skipIf(!redisUrl)('two gateway processes sharing one Redis', () => {
   it(
     `admits what one token bucket allows over ${RUN_S} s at three times the limit, on the bucket's clock`,
     async () => {
-      const agents = gateways.map(() => new http.Agent({ keepAlive: true, maxSockets: 64 }));
+      const agents = gateways.map(() => keepAliveAgent(64));
       const total = RUN_S * LOAD_PER_S;
       const answers: Promise<number>[] = [];
       // What a request got that was no answer (a reset, a timeout): said if the count falls short.

@@ -69,6 +69,18 @@ export function send(url: string, options: SendOptions = {}): Promise<Reply> {
   });
 }
 
+/**
+ * A keep-alive agent that lets go of an idle connection before the server closes it. Node's agent
+ * honours a server's `Keep-Alive: timeout=N` (dropping an idle connection a second before N) only
+ * when it has a `timeout` of its own; without one it keeps the connection until the server closes
+ * it (Portico: 6 s after the last response, the 5 announced plus Node's second of grace), and a
+ * request sent in the millisecond the server closes it is reset (`ECONNRESET` on a reused socket,
+ * not the gateway's failure). The timeout itself is far above any test's wait.
+ */
+export function keepAliveAgent(maxSockets: number): http.Agent {
+  return new http.Agent({ keepAlive: true, maxSockets, timeout: 120_000 });
+}
+
 /** GET (or another method) and parse the body as JSON. */
 export async function json<T = any>(
   url: string,
