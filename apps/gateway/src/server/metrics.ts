@@ -148,8 +148,8 @@ export class ServerMetrics implements Metrics {
 
 /**
  * prom-client's default metrics, its GC duration histogram only when asked for. That one keeps a
- * `PerformanceObserver` on every collection, which experiments put at up to about 3 % of a plain
- * route's throughput (bench/README.md, "metrics"); the others are read when scraped, or kept by a
+ * `PerformanceObserver` on every collection, which costs a plain route a few per cent of its
+ * throughput (bench/README.md, "metrics"); the others are read when scraped, or kept by a
  * timer (the event-loop delay). prom-client has no option to leave one out, so each of its default
  * metrics is started by its own module (`lib/metrics/<name>`, the names it lists), as
  * `collectDefaultMetrics` does.
