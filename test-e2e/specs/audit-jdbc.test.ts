@@ -3,7 +3,7 @@ import { startTcpRelay } from '@portico/test-support';
 import mysql from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { instanceDirectory, startGateway, writeInstanceFile } from '../support/gateway.ts';
-import { json, keepAliveAgent, send } from '../support/http.ts';
+import { errorCode, json, keepAliveAgent, send } from '../support/http.ts';
 import { runPortico } from '../support/portico.ts';
 
 const require = createRequire(import.meta.url);
@@ -184,9 +184,9 @@ describe.each(DATABASES)('JdbcAuditEventHandler in the real gateway, $name cut u
                   if (reply.status === 200) answered.push(id);
                   else failed.push(`${id}: status ${reply.status} ${reply.text.slice(0, 200)}`);
                 },
-                (error: NodeJS.ErrnoException & { reusedSocket?: boolean; answered?: boolean }) => {
+                (error: { reusedSocket?: boolean; answered?: boolean }) => {
                   failed.push(
-                    `${id} (phase ${at}, sent at ${((t - start) / 1000).toFixed(3)} s, failed after ${(performance.now() - t).toFixed(0)} ms): ${error.code ?? ''} ${error.message} reusedSocket=${error.reusedSocket} answered=${error.answered}`,
+                    `${id} (phase ${at}, sent at ${((t - start) / 1000).toFixed(3)} s, failed after ${(performance.now() - t).toFixed(0)} ms): ${errorCode(error)} reusedSocket=${error.reusedSocket} answered=${error.answered}`,
                   );
                 },
               ),
